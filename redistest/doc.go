@@ -1,0 +1,18 @@
+// Package redistest starts throwaway redis-server processes on free loopback
+// ports, the way net/http/httptest starts HTTP servers: for tests, examples
+// and benchmarks that need a real Redis and must not depend on one being
+// already there.
+//
+//	srv := redistest.Start(t)          // single node, stopped by t.Cleanup
+//	rdb := srv.Client(t)
+//
+//	cl := redistest.StartCluster(t, 3)  // 3 masters, all 16384 slots assigned
+//	crdb := cl.Client(t)
+//
+// A missing redis-server binary is a test failure, never a skip: the message
+// says what to install. `make test` installs it where it can.
+//
+// Servers keep no data on disk (no RDB, no AOF) and listen on 127.0.0.1
+// only. Launch and LaunchCluster are the same without a testing.TB, for
+// programs such as benchmark harnesses; their Close must be called.
+package redistest

@@ -1,0 +1,232 @@
+package redistest
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// InstallHint is what a caller is told when redis-server is not on the PATH.
+const InstallHint = "redis-server not found on PATH: install it (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis), or run `make test`, which installs it where it can"
+
+// startTimeout bounds how long a server may take to answer its first PING.
+const startTimeout = 10 * time.Second
+
+// Server is one redis-server process.
+type Server struct {
+	Addr string // "127.0.0.1:port"
+	Port int
+	Dir  string // working directory (logs, cluster config)
+
+	cmd      *exec.Cmd
+	done     chan struct{}
+	waitErr  error
+	stopOnce sync.Once
+}
+
+// Start launches a redis-server for the test and stops it when the test
+// ends. extraArgs are passed to redis-server as "--name value" pairs, e.g.
+// Start(t, "--maxmemory", "64mb").
+func Start(tb testing.TB, extraArgs ...string) *Server {
+	tb.Helper()
+	s, err := Launch(extraArgs...)
+	if err != nil {
+		tb.Fatalf("redistest: %v", err)
+	}
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// Launch starts a redis-server on a free loopback port and waits until it
+// answers PING. The caller must Close it.
+func Launch(extraArgs ...string) (*Server, error) {
+	return launch(false, extraArgs)
+}
+
+func launch(clusterMode bool, extraArgs []string) (*Server, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, errors.New(InstallHint)
+	}
+	// A port found free may be taken before redis-server binds it; a few
+	// attempts make that race harmless.
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		port, err := freePort(clusterMode)
+		if err != nil {
+			return nil, err
+		}
+		s, err := startAt(bin, port, clusterMode, extraArgs)
+		if err == nil {
+			return s, nil
+		}
+		lastErr = err
+	}
+	return nil, lastErr
+}
+
+func startAt(bin string, port int, clusterMode bool, extraArgs []string) (*Server, error) {
+	dir, err := os.MkdirTemp("", "redistest-")
+	if err != nil {
+		return nil, err
+	}
+	args := []string{
+		"--port", strconv.Itoa(port),
+		"--bind", "127.0.0.1",
+		"--protected-mode", "yes",
+		"--save", "",
+		"--appendonly", "no",
+		"--dir", dir,
+		"--daemonize", "no",
+		"--logfile", filepath.Join(dir, "redis.log"),
+	}
+	if clusterMode {
+		args = append(args,
+			"--cluster-enabled", "yes",
+			"--cluster-config-file", filepath.Join(dir, "nodes.conf"),
+			"--cluster-node-timeout", "5000",
+		)
+	}
+	args = append(args, extraArgs...)
+	cmd := exec.Command(bin, args...)
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("start redis-server: %w", err)
+	}
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Port: port, Dir: dir, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		s.waitErr = cmd.Wait()
+		close(s.done)
+	}()
+	if err := s.waitReady(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// waitReady polls PING with a bounded deadline; it is only used at start-up,
+// before any test logic runs.
+func (s *Server) waitReady() error {
+	deadline := time.Now().Add(startTimeout)
+	for time.Now().Before(deadline) {
+		select {
+		case <-s.done:
+			return fmt.Errorf("redis-server on port %d exited at start-up (%v); log:\n%s", s.Port, s.waitErr, s.logTail())
+		default:
+		}
+		if conn, err := net.DialTimeout("tcp", s.Addr, 200*time.Millisecond); err == nil {
+			conn.SetDeadline(time.Now().Add(time.Second))
+			fmt.Fprint(conn, "PING\r\n")
+			line, err := bufio.NewReader(conn).ReadString('\n')
+			conn.Close()
+			if err == nil && strings.HasPrefix(line, "+PONG") {
+				return nil
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("redis-server on port %d did not answer PING within %v; log:\n%s", s.Port, startTimeout, s.logTail())
+}
+
+func (s *Server) logTail() string {
+	b, _ := os.ReadFile(filepath.Join(s.Dir, "redis.log"))
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(b)
+}
+
+// Client returns a go-redis client for the server, closed when the test ends.
+func (s *Server) Client(tb testing.TB) *redis.Client {
+	tb.Helper()
+	c := redis.NewClient(&redis.Options{Addr: s.Addr})
+	tb.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Options returns go-redis options for the server, for callers that build
+// their own client.
+func (s *Server) Options() *redis.Options { return &redis.Options{Addr: s.Addr} }
+
+// Kill stops the server abruptly (SIGKILL), as a crash would, and waits for
+// the process to end. Close is still safe to call afterwards.
+func (s *Server) Kill() {
+	if s.cmd.Process != nil {
+		s.cmd.Process.Kill()
+	}
+	<-s.done
+}
+
+// Close stops the server (SIGTERM, then SIGKILL after 5 s) and removes its
+// directory. It is idempotent.
+func (s *Server) Close() {
+	s.stopOnce.Do(func() {
+		if s.cmd.Process != nil {
+			s.cmd.Process.Signal(os.Interrupt)
+			select {
+			case <-s.done:
+			case <-time.After(5 * time.Second):
+				s.cmd.Process.Kill()
+				<-s.done
+			}
+		}
+		os.RemoveAll(s.Dir)
+	})
+}
+
+// Version returns the server's redis_version from INFO.
+func (s *Server) Version(ctx context.Context) (string, error) {
+	c := redis.NewClient(s.Options())
+	defer c.Close()
+	info, err := c.Info(ctx, "server").Result()
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
+			return v, nil
+		}
+	}
+	return "", errors.New("redis_version not in INFO")
+}
+
+// freePort asks the kernel for a free loopback port. In cluster mode the
+// cluster bus port (port+10000) must be free as well.
+func freePort(clusterMode bool) (int, error) {
+	for attempt := 0; attempt < 50; attempt++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		if !clusterMode {
+			ln.Close()
+			return port, nil
+		}
+		if port+10000 > 65535 {
+			ln.Close()
+			continue
+		}
+		bus, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+10000))
+		ln.Close()
+		if err != nil {
+			continue
+		}
+		bus.Close()
+		return port, nil
+	}
+	return 0, errors.New("redistest: no free loopback port pair for a cluster node")
+}
