@@ -1,0 +1,49 @@
+# lockgen — every task a developer or CI runs.
+# `make demo` is the main job, `make test` runs every test.
+
+GO       ?= go
+PACKAGES := ./...
+
+.PHONY: demo test test-offline golden bench lint check-generated generate ensure-redis
+
+## demo: regenerate the orders example with lockgen and run it on the embedded backend (no server)
+demo:
+	$(GO) run ./cmd/lockgen ./examples/orders
+	$(GO) run ./examples/orders
+
+## test: every test, offline and against real redis-server processes the tests start themselves
+test: ensure-redis
+	$(GO) vet $(PACKAGES)
+	$(GO) test -count=1 -timeout 20m $(PACKAGES)
+	cd bench && $(GO) test -count=1 -timeout 10m ./...
+
+## test-offline: only what needs no Redis (for a quick loop while editing)
+test-offline:
+	$(GO) test -count=1 ./lua/... ./luashim/... ./cmd/... ./internal/... ./templates/... ./golden/...
+
+## golden: rewrite the generator's expected outputs (review the diff!)
+golden:
+	$(GO) test ./golden/... -update
+
+## bench: runtime micro-benchmarks, then lockgen against redsync, redislock and rueidislock
+bench: ensure-redis
+	$(GO) test -run '^$$' -bench . -benchmem ./runtime/ ./internal/generator/
+	cd bench && $(GO) run ./cmd/lockbench -out ../docs/benchmarks.md
+
+## lint: gofmt, go vet, staticcheck when installed
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PACKAGES)
+	cd bench && $(GO) vet ./...
+	@if command -v staticcheck >/dev/null 2>&1; then staticcheck $(PACKAGES); else echo "staticcheck not installed; skipped (go install honnef.co/go/tools/cmd/staticcheck@latest)"; fi
+
+## generate: regenerate every lock_gen.go in the repository
+generate:
+	$(GO) generate $(PACKAGES)
+
+## check-generated: fail if any committed lock_gen.go is stale
+check-generated:
+	$(GO) run ./cmd/lockgen -check ./examples/...
+
+ensure-redis:
+	@./scripts/ensure-redis.sh
