@@ -1,0 +1,107 @@
+package annotation
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseValid(t *testing.T) {
+	a, errs := Parse("//lock:semaphore key=jobs:<tenant.ID>:<req.Shard().Name> key=all lease=10s renew=false wait=0 permits=3 onbusy=skip")
+	if len(errs) != 0 {
+		t.Fatalf("unexpected errors: %v", errs)
+	}
+	if a.Kind != Semaphore || a.KindOffset != len(Prefix) {
+		t.Errorf("kind = %q at %d", a.Kind, a.KindOffset)
+	}
+	if a.Lease != 10*time.Second || a.Renew || !a.HasWait || a.Wait != 0 || a.Permits != 3 || a.OnBusy != OnBusySkip {
+		t.Errorf("options parsed wrong: %+v", a)
+	}
+	if len(a.Keys) != 2 {
+		t.Fatalf("got %d keys, want 2", len(a.Keys))
+	}
+	k := a.Keys[0]
+	if len(k.Parts) != 4 {
+		t.Fatalf("parts = %+v", k.Parts)
+	}
+	if k.Parts[0].Literal != "jobs:" || k.Parts[2].Literal != ":" {
+		t.Errorf("literals = %q %q", k.Parts[0].Literal, k.Parts[2].Literal)
+	}
+	ph := k.Parts[3].Placeholder
+	if ph == nil || ph.Root != "req" || len(ph.Selectors) != 2 ||
+		ph.Selectors[0] != (Selector{Name: "Shard", Call: true, Offset: k.Parts[3].Offset + 5}) ||
+		ph.Selectors[1].Name != "Name" || ph.Selectors[1].Call {
+		t.Errorf("placeholder = %+v", ph)
+	}
+	if a.Keys[1].Parts[0].Literal != "all" || a.Keys[1].Parts[0].Placeholder != nil {
+		t.Errorf("constant key = %+v", a.Keys[1])
+	}
+}
+
+func TestParseDefaults(t *testing.T) {
+	a, errs := Parse("//lock:mutex key=order:<id>")
+	if len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	if a.Lease != 0 || !a.Renew || a.HasWait || a.OnBusy != OnBusyError || a.OnBusyOffset != -1 {
+		t.Errorf("defaults wrong: %+v", a)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		text string
+		at   string // the text at the expected offset
+		msg  string // substring of the message
+	}{
+		{"//lock:spin key=a", "spin", `unknown kind "spin"; want one of mutex, fair, read, write, semaphore`},
+		{"//lock:mutex key=a color=red", "color=red", `unknown option "color"; want one of key, lease, renew, wait, permits, onbusy`},
+		{"//lock:mutex key=a lease=10", "10", `bad lease duration "10"`},
+		{"//lock:mutex key=a lease=0s", "0s", "lease must be at least 1ms"},
+		{"//lock:mutex key=a wait=-1s", "-1s", "wait must not be negative"},
+		{"//lock:mutex lease=1s", "mutex", "missing key=<template>"},
+		{"//lock:mutex key=a permits=2", "permits=2", "permits is only valid on semaphore, not on mutex"},
+		{"//lock:semaphore key=a", "semaphore", "semaphore needs permits"},
+		{"//lock:semaphore key=a permits=0", "0", "permits must be at least 1"},
+		{"//lock:mutex key=a lease=1s lease=2s", "lease=2s", "duplicate option lease"},
+		{"//lock:mutex key=a renew=yes", "yes", `bad renew value "yes"`},
+		{"//lock:mutex key=a onbusy=wait", "wait", `bad onbusy value "wait"; want error or skip`},
+		{"//lock:mutex key=a:<id", "<id", "unclosed '<'"},
+		{"//lock:mutex key=a:id>", ">", "unmatched '>'"},
+		{"//lock:mutex key=a{<id>}", "{", "'{' is not allowed"},
+		{"//lock:mutex key=<a><b>", "<b>", "must be separated by literal text"},
+		{"//lock:mutex key=<a>x_<b>", "<b>", "must be separated by literal text"},
+		{"//lock:mutex key=a:<>", "<>", "empty placeholder"},
+		{"//lock:mutex key=a:<x..y>", ".y>", "want an identifier"},
+		{"//lock:mutex key=a:<f()>", "()", "must start with a parameter name"},
+		{"//lock:mutex key=a:<x.f(1)>", "(1)", "unexpected '('"},
+		{"//lock:mutex key=a:<1x>", "1x", "want an identifier"},
+		{"//lock:mutex key=", "key=", "empty value for option key"},
+		{"//lock:mutex key=a stray", "stray", `expected option=value, got "stray"`},
+		{"//lock:", "//lock:", "missing lock kind"},
+		{"//lock: mutex key=a", "//lock:", "missing lock kind"},
+	}
+	for _, tt := range tests {
+		_, errs := Parse(tt.text)
+		if len(errs) == 0 {
+			t.Errorf("%s: no error, want %q", tt.text, tt.msg)
+			continue
+		}
+		found := false
+		for _, e := range errs {
+			if strings.Contains(e.Msg, tt.msg) && strings.HasPrefix(tt.text[e.Offset:], tt.at) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s: got %v, want %q at %q", tt.text, errs, tt.msg, tt.at)
+		}
+	}
+}
+
+func TestParseReportsEveryProblem(t *testing.T) {
+	_, errs := Parse("//lock:mutex key=a:<x><y> lease=soon wait=forever bogus=1")
+	if len(errs) != 4 {
+		t.Fatalf("got %d errors, want 4: %v", len(errs), errs)
+	}
+}
