@@ -1,0 +1,448 @@
+package gopherlua_test
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockgen/lockgen/lua"
+)
+
+// family names the KEYS of one lock family, in the order the scripts take
+// them (docs/design.md, "Script protocol"); the last one is the wake channel.
+type family struct {
+	name     string
+	suffixes []string
+}
+
+var (
+	mutexFamily = family{"mutex", []string{"", ":wake"}}
+	fairFamily  = family{"fair", []string{"", ":queue", ":alive", ":wake"}}
+	rwFamily    = family{"rw", []string{"", ":readers", ":wake"}}
+	semFamily   = family{"sem", []string{"", ":holds", ":wake"}}
+)
+
+// scenario is a story told to one lock: steps at offsets of a clock that
+// starts when the scenario starts.
+type scenario struct {
+	name string
+	fam  family
+	// shimOnly marks a scenario that needs two steps at the very same
+	// instant (a real clock always moves between two calls), such as a
+	// release in the microsecond of the grant.
+	shimOnly bool
+	steps    []step
+	// wakes is every payload expected on the wake channel, in order; none
+	// other may be published.
+	wakes []string
+}
+
+// step is one script call (or one plain command) and what must follow.
+type step struct {
+	at     time.Duration
+	script *lua.Script
+	holder string
+	lease  time.Duration
+	extra  []string // ARGV after the publish command (semaphore permits)
+	args   []string // replaces the whole ARGV (malformed input)
+	keys   []string // replaces KEYS (malformed input)
+	raw    []string // a plain command instead of a script
+	pub    string   // PUBLISH unless set
+
+	want      check     // reply check; nil: anything
+	expect    []keyWant // key state after the step
+	unchanged bool      // every key exactly as before the step
+}
+
+// tolerance is how far a time-valued number (fence offset, wait_ms, PTTL,
+// deadline) from the real server may lie from the expected value or from the
+// shim's: the real run sleeps until each step's offset and two engineers'
+// test runs share two cores, so a step can start late by scheduling noise.
+// The shim's virtual clock is exact.
+const realTolerance = 250 * time.Millisecond
+
+// run is the state of one scenario on one target.
+type run struct {
+	sc        *scenario
+	tg        target
+	tol       int64 // ms
+	lastFence int64
+	fences    map[string]int64 // holder -> fence of its current grant
+	step      int
+}
+
+type check func(r *run, st *step, got any) error
+
+// stepResult is what the differential comparison looks at.
+type stepResult struct {
+	reply any
+	keys  []keyState
+}
+
+func (sc *scenario) keyNames() []string {
+	base := "lockgen:" + sc.fam.name + ":{" + sc.name + "}"
+	out := make([]string, len(sc.fam.suffixes))
+	for i, s := range sc.fam.suffixes {
+		out[i] = base + s
+	}
+	return out
+}
+
+func (sc *scenario) dataKeys() []string {
+	k := sc.keyNames()
+	return k[:len(k)-1]
+}
+
+func (sc *scenario) wakeChannel() string {
+	k := sc.keyNames()
+	return k[len(k)-1]
+}
+
+// play runs sc on tg, checking every expectation, and returns the trace.
+func play(t *testing.T, sc *scenario, tg target, tol time.Duration) []stepResult {
+	t.Helper()
+	r := &run{sc: sc, tg: tg, tol: tol.Milliseconds(), fences: map[string]int64{}}
+	trace := make([]stepResult, 0, len(sc.steps))
+	for i := range sc.steps {
+		st := &sc.steps[i]
+		r.step = i
+		tg.advanceTo(st.at)
+		var before []keyState
+		if st.unchanged {
+			before = tg.snapshot(sc.dataKeys())
+		}
+		got := r.exec(st)
+		if st.want != nil {
+			if err := st.want(r, st, got); err != nil {
+				t.Errorf("%s: %s step %d (%s at %v): %v", tg.name(), sc.name, i, st.label(), st.at, err)
+			}
+		}
+		after := tg.snapshot(sc.dataKeys())
+		if st.unchanged && !sameKeys(before, after, tg.start(), tg.start(), float64(r.tol)) {
+			t.Errorf("%s: %s step %d (%s): keys changed:\nbefore %v\nafter  %v", tg.name(), sc.name, i, st.label(), before, after)
+		}
+		for _, kw := range st.expect {
+			if err := kw.verify(r, after); err != nil {
+				t.Errorf("%s: %s step %d (%s at %v): key %q: %v", tg.name(), sc.name, i, st.label(), st.at, kw.suffix, err)
+			}
+		}
+		trace = append(trace, stepResult{reply: got, keys: after})
+	}
+	msgs := tg.messages(sc.wakeChannel(), len(sc.wakes))
+	if !reflect.DeepEqual(msgs, sc.wakes) && !(len(msgs) == 0 && len(sc.wakes) == 0) {
+		t.Errorf("%s: %s: wake messages %q, want %q", tg.name(), sc.name, msgs, sc.wakes)
+	}
+	return trace
+}
+
+func (st *step) label() string {
+	if st.raw != nil {
+		return strings.Join(st.raw, " ")
+	}
+	return st.script.Name + " " + st.holder
+}
+
+func (r *run) exec(st *step) any {
+	if st.raw != nil {
+		return r.tg.do(st.raw...)
+	}
+	keys := st.keys
+	if keys == nil {
+		keys = r.sc.keyNames()
+	}
+	args := st.args
+	if args == nil {
+		pub := st.pub
+		if pub == "" {
+			pub = "PUBLISH"
+		}
+		args = append([]string{st.holder, strconv.FormatInt(st.lease.Milliseconds(), 10), pub}, st.extra...)
+	}
+	return r.tg.eval(st.script, keys, args)
+}
+
+// Reply checks.
+
+func pair(got any) (int64, int64, error) {
+	a, ok := got.([]any)
+	if !ok || len(a) != 2 {
+		return 0, 0, fmt.Errorf("reply %#v, want a pair", got)
+	}
+	x, ok1 := a[0].(int64)
+	y, ok2 := a[1].(int64)
+	if !ok1 || !ok2 {
+		return 0, 0, fmt.Errorf("reply %#v, want two integers", got)
+	}
+	return x, y, nil
+}
+
+// granted: a new grant whose fence is above every fence seen before.
+func granted() check {
+	return func(r *run, st *step, got any) error {
+		ok, fence, err := pair(got)
+		if err != nil {
+			return err
+		}
+		if ok != 1 {
+			return fmt.Errorf("reply %v, want granted", got)
+		}
+		if fence <= r.lastFence {
+			return fmt.Errorf("fence %d not above the last fence %d", fence, r.lastFence)
+		}
+		r.lastFence = fence
+		r.fences[st.holder] = fence
+		return nil
+	}
+}
+
+// reentered: granted again with the fence of the holder's current grant.
+func reentered() check {
+	return func(r *run, st *step, got any) error {
+		ok, fence, err := pair(got)
+		if err != nil {
+			return err
+		}
+		if ok != 1 || fence != r.fences[st.holder] {
+			return fmt.Errorf("reply %v, want {1, %d} (the fence of the outer hold)", got, r.fences[st.holder])
+		}
+		return nil
+	}
+}
+
+// busy: refused, retry within about ms (±tolerance on the real server).
+func busy(ms int64) check {
+	return func(r *run, st *step, got any) error {
+		ok, wait, err := pair(got)
+		if err != nil {
+			return err
+		}
+		if ok != 0 {
+			return fmt.Errorf("reply %v, want busy", got)
+		}
+		if wait < 1 || wait > st.lease.Milliseconds() {
+			return fmt.Errorf("wait %d ms outside 1..lease", wait)
+		}
+		if d := wait - ms; d > r.tol || -d > r.tol {
+			return fmt.Errorf("wait %d ms, want %d ms", wait, ms)
+		}
+		return nil
+	}
+}
+
+func integer(n int64) check {
+	return func(r *run, st *step, got any) error {
+		if g, ok := got.(int64); !ok || g != n {
+			return fmt.Errorf("reply %#v, want %d", got, n)
+		}
+		return nil
+	}
+}
+
+func fails(prefix string) check {
+	return func(r *run, st *step, got any) error {
+		if e, ok := got.(replyError); !ok || !strings.HasPrefix(string(e), prefix) {
+			return fmt.Errorf("reply %#v, want an error starting %q", got, prefix)
+		}
+		return nil
+	}
+}
+
+// keyWant is an expectation on one key after a step.
+type keyWant struct {
+	suffix  string
+	absent  bool
+	ttl     time.Duration // PTTL about this (within tolerance); 0: unchecked
+	holder  string        // string lock value: its holder ...
+	count   int           // ... and hold count
+	members []string      // zset: members in score order
+	fields  []string      // hash: field names
+}
+
+func (kw keyWant) verify(r *run, keys []keyState) error {
+	name := r.sc.keyNames()[0] + kw.suffix
+	var ks *keyState
+	for i := range keys {
+		if keys[i].Key == name {
+			ks = &keys[i]
+		}
+	}
+	if kw.absent {
+		if ks != nil {
+			return fmt.Errorf("exists (%v), want absent", *ks)
+		}
+		return nil
+	}
+	if ks == nil {
+		return fmt.Errorf("absent")
+	}
+	if ks.PTTL < 0 {
+		return fmt.Errorf("has no TTL: %v", *ks)
+	}
+	if kw.ttl > 0 {
+		want := kw.ttl.Milliseconds()
+		if d := ks.PTTL - want; d > r.tol || -d > r.tol {
+			return fmt.Errorf("PTTL %d ms, want about %d", ks.PTTL, want)
+		}
+	}
+	if kw.holder != "" {
+		f := strings.Fields(ks.Value)
+		if len(f) < 2 || f[0] != kw.holder || f[1] != strconv.Itoa(kw.count) {
+			return fmt.Errorf("value %q, want holder %s count %d", ks.Value, kw.holder, kw.count)
+		}
+	}
+	if kw.members != nil {
+		var got []string
+		for _, m := range ks.ZSet {
+			got = append(got, m.Member)
+		}
+		if !reflect.DeepEqual(got, kw.members) {
+			return fmt.Errorf("members %q, want %q", got, kw.members)
+		}
+	}
+	if kw.fields != nil {
+		var got []string
+		for f := range ks.Hash {
+			got = append(got, f)
+		}
+		sort.Strings(got)
+		want := append([]string(nil), kw.fields...)
+		sort.Strings(want)
+		if !reflect.DeepEqual(got, want) {
+			return fmt.Errorf("fields %q, want %q", got, want)
+		}
+	}
+	return nil
+}
+
+// Differential comparison.
+
+// timeline turns a number into something comparable across targets: a
+// timestamp (µs or ms since the epoch) becomes ms since the target's start;
+// anything else stays as it is. timed reports whether it is time-valued.
+func timeline(v float64, start time.Time) (ms float64, timed bool) {
+	switch {
+	case v >= 1e15:
+		return (v - float64(start.UnixMicro())) / 1000, true
+	case v >= 1e12:
+		return v - float64(start.UnixMilli()), true
+	}
+	return v, false
+}
+
+// sameNumber compares a and b from targets started at sa and sb; time-valued
+// numbers (and any number when loose, such as wait_ms and PTTL) may differ by
+// tol ms.
+func sameNumber(a, b float64, sa, sb time.Time, loose bool, tol float64) bool {
+	x, tx := timeline(a, sa)
+	y, ty := timeline(b, sb)
+	if tx != ty {
+		return false
+	}
+	if tx || loose {
+		return math.Abs(x-y) <= tol
+	}
+	return x == y
+}
+
+// sameText compares space-separated values token by token, numbers by
+// sameNumber.
+func sameText(a, b string, sa, sb time.Time, tol float64) bool {
+	fa, fb := strings.Fields(a), strings.Fields(b)
+	if len(fa) != len(fb) {
+		return false
+	}
+	for i := range fa {
+		x, errx := strconv.ParseFloat(fa[i], 64)
+		y, erry := strconv.ParseFloat(fb[i], 64)
+		if errx == nil && erry == nil {
+			if !sameNumber(x, y, sa, sb, false, tol) {
+				return false
+			}
+			continue
+		}
+		if fa[i] != fb[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func sameReply(a, b any, sa, sb time.Time, tol float64) bool {
+	switch x := a.(type) {
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		// {0, wait_ms}: the wait is time-valued.
+		busyPair := len(x) == 2 && x[0] == int64(0) && y[0] == int64(0)
+		for i := range x {
+			xi, xok := x[i].(int64)
+			yi, yok := y[i].(int64)
+			if xok && yok {
+				if !sameNumber(float64(xi), float64(yi), sa, sb, busyPair && i == 1, tol) {
+					return false
+				}
+				continue
+			}
+			if !sameReply(x[i], y[i], sa, sb, tol) {
+				return false
+			}
+		}
+		return true
+	case int64:
+		y, ok := b.(int64)
+		return ok && sameNumber(float64(x), float64(y), sa, sb, false, tol)
+	default:
+		return reflect.DeepEqual(a, b)
+	}
+}
+
+func sameKeys(a, b []keyState, sa, sb time.Time, tol float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.Key != y.Key || x.Type != y.Type || (x.PTTL < 0) != (y.PTTL < 0) ||
+			!sameNumber(float64(x.PTTL), float64(y.PTTL), sa, sb, true, tol) {
+			return false
+		}
+		switch x.Type {
+		case "string":
+			if !sameText(x.Value, y.Value, sa, sb, tol) {
+				return false
+			}
+		case "hash":
+			if len(x.Hash) != len(y.Hash) {
+				return false
+			}
+			for f, v := range x.Hash {
+				w, ok := y.Hash[f]
+				if !ok || !sameText(v, w, sa, sb, tol) {
+					return false
+				}
+			}
+		case "zset":
+			if len(x.ZSet) != len(y.ZSet) {
+				return false
+			}
+			ys := map[string]float64{}
+			for _, m := range y.ZSet {
+				ys[m.Member] = m.Score
+			}
+			for _, m := range x.ZSet {
+				s, ok := ys[m.Member]
+				if !ok || !sameNumber(m.Score, s, sa, sb, false, tol) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,39 @@
+-- mutex_acquire: take the exclusive, reentrant lock, or say how long to wait.
+--
+-- KEYS[1] B       the lock: string "<holder> <count> <fence> <waited>", PX lease
+-- KEYS[2] B:wake  wake channel (only mutex_release publishes)
+-- ARGV[1] holder id, ARGV[2] lease ms, ARGV[3] PUBLISH | SPUBLISH
+--
+-- Reply: {1, fence}   acquired; a re-entry adds one hold, keeps the fence and
+--                     restarts the lease
+--        {0, wait_ms} held by another holder; retry within wait_ms (its PTTL)
+local holder, lease, _, err = lg_args(2, 3)
+if err then return err end
+
+local lock, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
+if bad then return bad end
+
+if lock and lock.holder == holder then
+  lock.count = lock.count + 1
+  redis.call('SET', KEYS[1], lg_lock_encode(lock), 'PX', lease)
+  return { 1, lock.fence }
+end
+
+if lock and lock.holder ~= LG_TOMB then
+  local pttl = redis.call('PTTL', KEYS[1])
+  -- Mark the lock as contended once, so that its release wakes a waiter and
+  -- an uncontended release publishes nothing.
+  if lock.waited == 0 then
+    lock.waited = 1
+    redis.call('SET', KEYS[1], lg_lock_encode(lock), 'KEEPTTL')
+  end
+  return { 0, lg_wait(pttl, lease) }
+end
+
+-- Free, or only a tombstone remembering the last fence. The clock is needed
+-- only here, for the fence.
+local _, now_us = lg_now()
+local fence = lg_next_fence(lock and lock.fence, now_us)
+redis.call('SET', KEYS[1], lg_lock_encode({ holder = holder, count = 1, fence = fence, waited = 0 }),
+  'PX', lease)
+return { 1, fence }

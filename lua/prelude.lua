@@ -1,0 +1,116 @@
+-- prelude.lua: helpers shared by every lockgen script. Package lua prepends
+-- this file to each operation, so everything here is a local of the script's
+-- chunk: no globals are read or written.
+
+-- Holder ids may not contain this, so it marks a tombstone: a lock value kept
+-- only to remember the last fence (see lg_retire_*).
+local LG_TOMB = '!'
+
+local function lg_error(msg)
+  return redis.error_reply('ERR lockgen: ' .. msg)
+end
+
+-- Formats an integer without Lua 5.1's exponent notation (1.7e+15).
+local function lg_int(x)
+  return string.format('%d', x)
+end
+
+-- Parses a positive decimal integer no larger than max; nil when malformed.
+local function lg_positive(s, max)
+  if type(s) ~= 'string' or #s > 10 or not string.find(s, '^[1-9]%d*$') then
+    return nil
+  end
+  local n = tonumber(s)
+  if n > max then return nil end
+  return n
+end
+
+-- Checks KEYS and the ARGV every script shares: ARGV[1] holder id, ARGV[2]
+-- lease in ms, ARGV[3] the publish command. Returns holder, lease, publish
+-- command, or nil and an error reply. Runs before any write.
+local function lg_args(nkeys, nargs)
+  if #KEYS < nkeys then
+    return nil, nil, nil, lg_error('want ' .. nkeys .. ' KEYS, got ' .. #KEYS)
+  end
+  if #ARGV < nargs then
+    return nil, nil, nil, lg_error('want ' .. nargs .. ' ARGV, got ' .. #ARGV)
+  end
+  local holder = ARGV[1]
+  if #holder < 1 or #holder > 64 or string.find(holder, '[^A-Za-z0-9._:-]') then
+    return nil, nil, nil, lg_error('holder id must be 1..64 bytes of [A-Za-z0-9._:-]')
+  end
+  local lease = lg_positive(ARGV[2], 2147483648)
+  if not lease then
+    return nil, nil, nil, lg_error('lease must be an integer number of ms in 1..2^31')
+  end
+  local pub = ARGV[3]
+  if pub ~= 'PUBLISH' and pub ~= 'SPUBLISH' then
+    return nil, nil, nil, lg_error('publish command must be PUBLISH or SPUBLISH')
+  end
+  return holder, lease, pub, nil
+end
+
+-- The server clock, read once per script: milliseconds (deadlines, queue
+-- order) and microseconds (fences).
+local function lg_now()
+  local t = redis.call('TIME')
+  local sec, usec = tonumber(t[1]), tonumber(t[2])
+  return sec * 1000 + math.floor(usec / 1000), sec * 1000000 + usec
+end
+
+-- The fence of a new grant: the clock in µs, or one more than the last fence
+-- if that is not behind the clock (two grants in one µs, or a clock step back).
+local function lg_next_fence(last, now_us)
+  if last and last >= now_us then return last + 1 end
+  return now_us
+end
+
+-- How long a busy caller should sleep at most: until the blocking lease ends,
+-- at least 1 ms and never longer than the caller's own lease.
+local function lg_wait(ms, lease)
+  if ms > lease then return lease end
+  if ms < 1 then return 1 end
+  return ms
+end
+
+-- Milliseconds a tombstone must live so that a later grant cannot reuse a
+-- fence: until the clock has passed it.
+local function lg_tomb_ms(fence, now_us)
+  return math.floor((fence - now_us) / 1000) + 1
+end
+
+-- Exclusive locks (mutex, fair) keep one string: holder, hold count, fence
+-- and a flag set once someone got busy, separated by spaces (holder ids have
+-- none). A single GET reads it and a single SET ... PX writes it with its TTL.
+local function lg_lock_decode(v)
+  if not v then return nil, nil end
+  local holder, count, fence, waited = string.match(v, '^(%S+) (%d+) (%d+) ([01])$')
+  if not holder then return nil, lg_error('unexpected lock value') end
+  return { holder = holder, count = tonumber(count), fence = tonumber(fence),
+           waited = tonumber(waited) }, nil
+end
+
+local function lg_lock_encode(l)
+  return l.holder .. ' ' .. lg_int(l.count) .. ' ' .. lg_int(l.fence) .. ' ' .. lg_int(l.waited)
+end
+
+-- Ends an exclusive lock: deletes its key, or, if the fence is not yet behind
+-- the clock, leaves a tombstone holding the fence until it is.
+local function lg_retire_string(key, fence, now_us)
+  if fence >= now_us then
+    redis.call('SET', key, lg_lock_encode({ holder = LG_TOMB, count = 0, fence = fence, waited = 0 }),
+      'PX', lg_tomb_ms(fence, now_us))
+  else
+    redis.call('DEL', key)
+  end
+end
+
+-- The same for the hash of a shared lock (read/write, semaphore): the
+-- tombstone keeps only field f, the last fence.
+local function lg_retire_hash(key, fence, now_us)
+  redis.call('DEL', key)
+  if fence >= now_us then
+    redis.call('HSET', key, 'f', lg_int(fence))
+    redis.call('PEXPIRE', key, lg_tomb_ms(fence, now_us))
+  end
+end
