@@ -1,0 +1,176 @@
+package luashim
+
+import (
+	"math"
+	"strings"
+)
+
+// String commands: GET, SET, INCR, INCRBY, DECR.
+func init() {
+	register(
+		&command{name: "get", arity: 2, firstKey: 1, lastKey: 1, run: cmdGet},
+		&command{name: "set", arity: -3, firstKey: 1, lastKey: 1, run: cmdSet},
+		&command{name: "incr", arity: 2, firstKey: 1, lastKey: 1, run: func(c *call, a []string) any { return incrBy(c, a[1], 1) }},
+		&command{name: "decr", arity: 2, firstKey: 1, lastKey: 1, run: func(c *call, a []string) any { return incrBy(c, a[1], -1) }},
+		&command{name: "incrby", arity: 3, firstKey: 1, lastKey: 1, run: cmdIncrBy},
+	)
+}
+
+// stringAt returns key's string value; ok is false when the key is absent.
+func (c *call) stringAt(key string) (s string, ok bool, err *ReplyError) {
+	e := c.lookup(key)
+	if e == nil {
+		return "", false, nil
+	}
+	sv, isString := e.val.(*stringValue)
+	if !isString {
+		return "", false, errWrongType
+	}
+	return sv.s, true, nil
+}
+
+func cmdGet(c *call, args []string) any {
+	s, ok, err := c.stringAt(args[1])
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return nil
+	}
+	return s
+}
+
+// setOptions are SET's flags after the value.
+type setOptions struct {
+	nx, xx, get, keepTTL bool
+	expireAt             int64 // Unix ms; 0 = none
+}
+
+func parseSetOptions(c *call, opts []string) (setOptions, *ReplyError) {
+	var o setOptions
+	hasExpire := false
+	for i := 0; i < len(opts); i++ {
+		switch opt := strings.ToUpper(opts[i]); opt {
+		case "NX":
+			if o.xx {
+				return o, errSyntax
+			}
+			o.nx = true
+		case "XX":
+			if o.nx {
+				return o, errSyntax
+			}
+			o.xx = true
+		case "GET":
+			o.get = true
+		case "KEEPTTL":
+			if hasExpire {
+				return o, errSyntax
+			}
+			o.keepTTL = true
+		case "EX", "PX", "EXAT", "PXAT":
+			if hasExpire || o.keepTTL || i+1 >= len(opts) {
+				return o, errSyntax
+			}
+			i++
+			n, err := intArg(opts[i])
+			if err != nil {
+				return o, err
+			}
+			invalid := replyErr("ERR invalid expire time in 'set' command")
+			if n <= 0 {
+				return o, invalid
+			}
+			unit := int64(1)
+			if opt == "EX" || opt == "EXAT" {
+				unit = 1000
+			}
+			if n > math.MaxInt64/unit {
+				return o, invalid
+			}
+			ms := n * unit
+			if opt == "EX" || opt == "PX" {
+				if ms > math.MaxInt64-c.nowMs {
+					return o, invalid
+				}
+				ms += c.nowMs
+			}
+			o.expireAt = ms
+			hasExpire = true
+		default:
+			return o, errSyntax
+		}
+	}
+	return o, nil
+}
+
+func cmdSet(c *call, args []string) any {
+	key, val := args[1], args[2]
+	o, err := parseSetOptions(c, args[3:])
+	if err != nil {
+		return err
+	}
+	var reply any = Status("OK")
+	if o.get {
+		old, ok, err := c.stringAt(key)
+		if err != nil {
+			return err
+		}
+		reply = nil
+		if ok {
+			reply = old
+		}
+	}
+	e := c.lookup(key)
+	if (o.nx && e != nil) || (o.xx && e == nil) {
+		if o.get {
+			return reply
+		}
+		return nil
+	}
+	keep := int64(0)
+	if o.keepTTL && e != nil {
+		keep = e.expireAt
+	}
+	ne := c.setValue(key, &stringValue{s: val})
+	ne.expireAt = keep
+	if o.expireAt != 0 {
+		ne.expireAt = o.expireAt
+	}
+	return reply
+}
+
+func cmdIncrBy(c *call, args []string) any {
+	n, err := intArg(args[2])
+	if err != nil {
+		return err
+	}
+	return incrBy(c, args[1], n)
+}
+
+// incrBy adds delta to the integer stored at key (0 if absent), keeping
+// the key's TTL.
+func incrBy(c *call, key string, delta int64) any {
+	old, ok, err := c.stringAt(key)
+	if err != nil {
+		return err
+	}
+	var cur int64
+	if ok {
+		n, valid := parseInt(old)
+		if !valid {
+			return errNotInteger
+		}
+		cur = n
+	}
+	if (delta > 0 && cur > math.MaxInt64-delta) || (delta < 0 && cur < math.MinInt64-delta) {
+		return errOverflow
+	}
+	cur += delta
+	if e := c.lookup(key); e != nil {
+		e.val = &stringValue{s: formatInt(cur)}
+	} else {
+		c.setValue(key, &stringValue{s: formatInt(cur)})
+	}
+	return cur
+}

@@ -1,0 +1,152 @@
+package luashim
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// command is one entry of the allow-list.
+type command struct {
+	name string // lower case, as Redis names it in error messages
+	// arity counts the command name, as in COMMAND INFO: n > 0 exactly n
+	// arguments, n < 0 at least -n.
+	arity int
+	// firstKey, lastKey and keyStep locate the key (or channel) arguments:
+	// 0 = none; lastKey -1 = the last argument.
+	firstKey, lastKey, keyStep int
+	// scriptOK is false for commands only Do may run (FLUSHALL, ...).
+	scriptOK bool
+	run      func(c *call, args []string) any
+}
+
+// keys returns the arguments of args (args[0] is the command) that name
+// keys or channels.
+func (cmd *command) keys(args []string) []string {
+	if cmd.firstKey == 0 {
+		return nil
+	}
+	last := cmd.lastKey
+	if last < 0 {
+		last = len(args) + last
+	}
+	var out []string
+	for i := cmd.firstKey; i <= last && i < len(args); i += cmd.keyStep {
+		out = append(out, args[i])
+	}
+	return out
+}
+
+// commands is the allow-list, filled by the init functions of the files
+// that implement each data type.
+var commands = map[string]*command{}
+
+func register(cmds ...*command) {
+	for _, c := range cmds {
+		if c.keyStep == 0 {
+			c.keyStep = 1
+		}
+		c.scriptOK = c.scriptOK || !doOnly[c.name]
+		commands[c.name] = c
+	}
+}
+
+// doOnly lists commands outside the scripts' allow-list that Do still runs
+// for test setup.
+var doOnly = map[string]bool{"flushall": true, "flushdb": true, "dbsize": true}
+
+// call is the context of one command or script run: the server, the time
+// frozen at its start (Redis also freezes key expiry during a script), and
+// the running script, if any.
+type call struct {
+	s     *Server
+	now   time.Time
+	nowMs int64
+	run   *scriptRun
+}
+
+// lookupCommand finds name case-insensitively without allocating for
+// names already in lower case.
+func lookupCommand(name string) *command {
+	if cmd, ok := commands[name]; ok {
+		return cmd
+	}
+	return commands[strings.ToLower(name)]
+}
+
+// dispatch runs one command and returns its reply; an error reply is a
+// *ReplyError value.
+func (c *call) dispatch(args []string) any {
+	if len(args) == 0 {
+		return replyErr("ERR lockgen-shim: empty command")
+	}
+	cmd := lookupCommand(args[0])
+	if cmd == nil || (c.run != nil && !cmd.scriptOK) {
+		return replyErr("ERR lockgen-shim: command " + strings.ToUpper(args[0]) + " is not allowed")
+	}
+	if (cmd.arity > 0 && len(args) != cmd.arity) || (cmd.arity < 0 && len(args) < -cmd.arity) {
+		return wrongArgs(cmd.name)
+	}
+	return cmd.run(c, args)
+}
+
+// lookup returns key's live entry, deleting it first if it has expired.
+func (c *call) lookup(key string) *entry {
+	e, ok := c.s.data.m[key]
+	if !ok {
+		return nil
+	}
+	if e.expired(c.nowMs) {
+		delete(c.s.data.m, key)
+		return nil
+	}
+	return e
+}
+
+// setValue stores v under key with no TTL, replacing whatever was there.
+func (c *call) setValue(key string, v value) *entry {
+	e := &entry{val: v}
+	c.s.data.m[key] = e
+	return e
+}
+
+// dropIfEmpty deletes key when its collection has become empty.
+func (c *call) dropIfEmpty(key string, e *entry) {
+	if isEmpty(e.val) {
+		delete(c.s.data.m, key)
+	}
+}
+
+// parseInt parses a 64-bit integer as Redis's string2ll does: optional
+// '-', digits, no '+', no spaces, no leading zeros.
+func parseInt(s string) (int64, bool) {
+	if len(s) == 0 || len(s) > 20 {
+		return 0, false
+	}
+	digits := s
+	if s[0] == '-' {
+		digits = s[1:]
+	}
+	if len(digits) == 0 || (digits[0] == '0' && len(s) > 1) {
+		return 0, false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
+}
+
+// intArg parses an integer argument or gives Redis's error.
+func intArg(s string) (int64, *ReplyError) {
+	n, ok := parseInt(s)
+	if !ok {
+		return 0, errNotInteger
+	}
+	return n, nil
+}
+
+// formatInt renders an integer as Redis stores it in a string value.
+func formatInt(n int64) string { return strconv.FormatInt(n, 10) }

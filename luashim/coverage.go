@@ -1,0 +1,215 @@
+package luashim
+
+import (
+	"sort"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/yuin/gopher-lua/ast"
+)
+
+// ScriptCoverage is the line coverage of one named script: Executable
+// lists the lines where a statement starts, Hit those whose statement ran
+// at least once since the script was loaded. Both are sorted.
+type ScriptCoverage struct {
+	Name       string
+	Executable []int
+	Hit        []int
+}
+
+// Missed returns the executable lines that never ran.
+func (c ScriptCoverage) Missed() []int {
+	hit := make(map[int]bool, len(c.Hit))
+	for _, l := range c.Hit {
+		hit[l] = true
+	}
+	var out []int
+	for _, l := range c.Executable {
+		if !hit[l] {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// Coverage reports line coverage for every script loaded with a name,
+// sorted by name.
+func (s *Server) Coverage() []ScriptCoverage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []ScriptCoverage
+	for _, sc := range s.scripts {
+		if sc.name == "" {
+			continue
+		}
+		cov := ScriptCoverage{Name: sc.name, Executable: append([]int(nil), sc.lines...)}
+		for _, l := range sc.lines {
+			if sc.hits.RawGetInt(l) == lua.LTrue {
+				cov.Hit = append(cov.Hit, l)
+			}
+		}
+		out = append(out, cov)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// recorderName is the local that holds a script's hit table. It is not a
+// valid Lua identifier, so script code cannot name it.
+const recorderName = "#coverage"
+
+// instrument returns chunk with a recorder statement
+//
+//	#coverage[line] = true
+//
+// before every statement, in every block, nested functions included, and
+// the sorted set of lines where statements start. Because the recorder
+// goes before a statement, never after, return and break stay last in
+// their blocks and the program's meaning does not change.
+func instrument(chunk []ast.Stmt) ([]ast.Stmt, []int) {
+	in := &instrumenter{lines: map[int]bool{}}
+	body := in.block(chunk)
+	lines := make([]int, 0, len(in.lines))
+	for l := range in.lines {
+		lines = append(lines, l)
+	}
+	sort.Ints(lines)
+	return body, lines
+}
+
+type instrumenter struct{ lines map[int]bool }
+
+func (in *instrumenter) block(stmts []ast.Stmt) []ast.Stmt {
+	out := make([]ast.Stmt, 0, 2*len(stmts))
+	for _, st := range stmts {
+		line := st.Line()
+		in.lines[line] = true
+		out = append(out, recordStmt(line), st)
+		in.stmt(st)
+	}
+	return out
+}
+
+// recordStmt builds `#coverage[line] = true`, positioned on line so that a
+// (theoretical) error in it would point at the statement it records.
+func recordStmt(line int) ast.Stmt {
+	target := &ast.AttrGetExpr{Object: &ast.IdentExpr{Value: recorderName}, Key: &ast.NumberExpr{Value: itoa(line)}}
+	target.SetLine(line)
+	target.Object.SetLine(line)
+	target.Key.SetLine(line)
+	val := &ast.TrueExpr{}
+	val.SetLine(line)
+	st := &ast.AssignStmt{Lhs: []ast.Expr{target}, Rhs: []ast.Expr{val}}
+	st.SetLine(line)
+	st.SetLastLine(line)
+	return st
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}
+
+// stmt instruments the blocks and function bodies inside one statement.
+func (in *instrumenter) stmt(st ast.Stmt) {
+	switch st := st.(type) {
+	case *ast.AssignStmt:
+		in.exprs(st.Lhs)
+		in.exprs(st.Rhs)
+	case *ast.LocalAssignStmt:
+		in.exprs(st.Exprs)
+	case *ast.FuncCallStmt:
+		in.expr(st.Expr)
+	case *ast.DoBlockStmt:
+		st.Stmts = in.block(st.Stmts)
+	case *ast.WhileStmt:
+		in.expr(st.Condition)
+		st.Stmts = in.block(st.Stmts)
+	case *ast.RepeatStmt:
+		in.expr(st.Condition)
+		st.Stmts = in.block(st.Stmts)
+	case *ast.IfStmt:
+		in.expr(st.Condition)
+		st.Then = in.block(st.Then)
+		st.Else = in.block(st.Else)
+	case *ast.NumberForStmt:
+		in.exprs([]ast.Expr{st.Init, st.Limit, st.Step})
+		st.Stmts = in.block(st.Stmts)
+	case *ast.GenericForStmt:
+		in.exprs(st.Exprs)
+		st.Stmts = in.block(st.Stmts)
+	case *ast.FuncDefStmt:
+		in.expr(st.Func)
+	case *ast.ReturnStmt:
+		in.exprs(st.Exprs)
+	}
+}
+
+func (in *instrumenter) exprs(es []ast.Expr) {
+	for _, e := range es {
+		in.expr(e)
+	}
+}
+
+// expr finds function literals inside an expression.
+func (in *instrumenter) expr(e ast.Expr) {
+	switch e := e.(type) {
+	case *ast.FunctionExpr:
+		e.Stmts = in.block(e.Stmts)
+	case *ast.AttrGetExpr:
+		in.expr(e.Object)
+		in.expr(e.Key)
+	case *ast.TableExpr:
+		for _, f := range e.Fields {
+			in.expr(f.Key)
+			in.expr(f.Value)
+		}
+	case *ast.FuncCallExpr:
+		in.expr(e.Func)
+		in.expr(e.Receiver)
+		in.exprs(e.Args)
+	case *ast.LogicalOpExpr:
+		in.expr(e.Lhs)
+		in.expr(e.Rhs)
+	case *ast.RelationalOpExpr:
+		in.expr(e.Lhs)
+		in.expr(e.Rhs)
+	case *ast.StringConcatOpExpr:
+		in.expr(e.Lhs)
+		in.expr(e.Rhs)
+	case *ast.ArithmeticOpExpr:
+		in.expr(e.Lhs)
+		in.expr(e.Rhs)
+	case *ast.UnaryMinusOpExpr:
+		in.expr(e.Expr)
+	case *ast.UnaryNotOpExpr:
+		in.expr(e.Expr)
+	case *ast.UnaryLenOpExpr:
+		in.expr(e.Expr)
+	}
+}
+
+// wrapChunk turns the instrumented body into
+//
+//	local #coverage = ...
+//	return (function(...) <body> end)()
+//
+// so the hit table arrives as the chunk's argument, is visible to the body
+// only through the unnameable local, and the body's own `...` stays empty,
+// as it is for a Redis script.
+func wrapChunk(body []ast.Stmt) []ast.Stmt {
+	decl := &ast.LocalAssignStmt{Names: []string{recorderName}, Exprs: []ast.Expr{&ast.Comma3Expr{}}}
+	fn := &ast.FunctionExpr{ParList: &ast.ParList{HasVargs: true}, Stmts: body}
+	call := &ast.FuncCallExpr{Func: fn, AdjustRet: false}
+	ret := &ast.ReturnStmt{Exprs: []ast.Expr{call}}
+	return []ast.Stmt{decl, ret}
+}

@@ -1,0 +1,56 @@
+// Package luashim emulates the part of a Redis 7 server that lockgen's Lua
+// scripts use, in process, on gopher-lua. It exists for two jobs: the
+// scenario tests in gopherlua_test run every lock script here under a
+// virtual clock, with line coverage; and the embedded backend runs the same
+// scripts here with the real clock, so users can test without a Redis
+// server.
+//
+// # Using it
+//
+//	clock := luashim.NewVirtualClock(time.Unix(1_700_000_000, 0))
+//	srv := luashim.New(clock)
+//	sha, err := srv.Load("mutex_acquire", src)   // SCRIPT LOAD, named for coverage
+//	reply, err := srv.EvalSha(sha, keys, args...) // EVALSHA
+//	clock.Advance(10 * time.Second)               // leases run out
+//	keys := srv.Snapshot()                        // what is left, with PTTLs
+//
+// Replies come back as Go values: int64 (integer), string (bulk),
+// Status (status such as "OK"), nil (null), []any (array), and a
+// *ReplyError as the error for an error reply. Conversions between Lua and
+// Redis values follow Redis exactly, including the truncation of Lua
+// numbers to integers and the "%.17g" rendering of numbers passed to
+// redis.call.
+//
+// Errors carry Redis 7's text: a command error raised by redis.call, or a
+// Lua runtime error, ends with " script: <sha1>, on @user_script:<line>.",
+// so shim and server can be compared message for message.
+// ReplyError.Script holds the name the script was loaded under.
+//
+// # Stricter than Redis
+//
+// The shim refuses, with an error whose message starts
+// "ERR lockgen-shim:", what Redis would let pass or only Redis Cluster
+// would catch:
+//
+//   - a command that touches a key, or publishes to a channel, that is not
+//     in the script's KEYS;
+//   - KEYS of one call that hash to different Cluster slots (see KeySlot);
+//   - a command outside the allow-list (the commands lock scripts need);
+//   - reading or writing an undeclared global, and writing to a library
+//     table (Redis 7 also forbids these, with other messages).
+//
+// A violation sticks: a script that catches it with pcall still fails.
+//
+// # Less faithful than Redis
+//
+// Not modelled: replication, persistence, eviction and memory limits,
+// multiple databases (there is one), Cluster itself (SPUBLISH reaches the
+// same subscribers as PUBLISH), script timeouts (a script that loops forever
+// hangs its caller), keyspace notifications, RESP3, and the cjson, cmsgpack,
+// bit and struct Lua libraries. Large hashes keep insertion order, where
+// Redis switches to a hash table with an unspecified order. Lua runtime
+// error texts are gopher-lua's, not PUC Lua's ("attempt to index a
+// non-table object(nil)" where Redis says "attempt to index a nil value").
+// Key expiry is lazy and uses the time frozen at the start of each command
+// or script, as Redis does within a script.
+package luashim

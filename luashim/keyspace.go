@@ -1,0 +1,150 @@
+package luashim
+
+import "sort"
+
+// value is what a key holds: one of *stringValue, *hashValue, *listValue,
+// *zsetValue.
+type value interface {
+	typeName() string
+}
+
+type stringValue struct{ s string }
+
+func (*stringValue) typeName() string { return "string" }
+
+// hashValue keeps fields in insertion order, as Redis's listpack encoding
+// of small hashes does, so HGETALL, HKEYS and HVALS reply in the same order
+// as a real server for the small hashes locks use.
+type hashValue struct {
+	fields []string
+	values map[string]string
+}
+
+func (*hashValue) typeName() string { return "hash" }
+
+func newHash() *hashValue { return &hashValue{values: map[string]string{}} }
+
+// set stores field=val and reports whether the field is new.
+func (h *hashValue) set(field, val string) bool {
+	_, exists := h.values[field]
+	h.values[field] = val
+	if !exists {
+		h.fields = append(h.fields, field)
+	}
+	return !exists
+}
+
+// del removes field and reports whether it was there.
+func (h *hashValue) del(field string) bool {
+	if _, ok := h.values[field]; !ok {
+		return false
+	}
+	delete(h.values, field)
+	for i, f := range h.fields {
+		if f == field {
+			h.fields = append(h.fields[:i], h.fields[i+1:]...)
+			break
+		}
+	}
+	return true
+}
+
+type listValue struct{ items []string }
+
+func (*listValue) typeName() string { return "list" }
+
+// zsetValue is a sorted set: members ordered by (score, member), kept as a
+// sorted slice plus an index by member. Lock data sets are small, so the
+// O(n) insert is cheaper than a skip list's constant factors.
+type zsetValue struct {
+	sorted []ZMember
+	scores map[string]float64
+}
+
+func (*zsetValue) typeName() string { return "zset" }
+
+func newZSet() *zsetValue { return &zsetValue{scores: map[string]float64{}} }
+
+func zless(a, b ZMember) bool {
+	if a.Score != b.Score {
+		return a.Score < b.Score
+	}
+	return a.Member < b.Member
+}
+
+// position returns where m sits (or would sit) in the sorted slice.
+func (z *zsetValue) position(m ZMember) int {
+	return sort.Search(len(z.sorted), func(i int) bool { return !zless(z.sorted[i], m) })
+}
+
+// add sets member's score and reports whether the member is new.
+func (z *zsetValue) add(member string, score float64) bool {
+	old, exists := z.scores[member]
+	if exists {
+		if old == score {
+			return false
+		}
+		z.remove(member)
+	}
+	z.scores[member] = score
+	m := ZMember{Member: member, Score: score}
+	i := z.position(m)
+	z.sorted = append(z.sorted, ZMember{})
+	copy(z.sorted[i+1:], z.sorted[i:])
+	z.sorted[i] = m
+	return !exists
+}
+
+// remove deletes member and reports whether it was there.
+func (z *zsetValue) remove(member string) bool {
+	score, ok := z.scores[member]
+	if !ok {
+		return false
+	}
+	delete(z.scores, member)
+	i := z.position(ZMember{Member: member, Score: score})
+	z.sorted = append(z.sorted[:i], z.sorted[i+1:]...)
+	return true
+}
+
+// rank returns member's 0-based index, or -1.
+func (z *zsetValue) rank(member string) int {
+	score, ok := z.scores[member]
+	if !ok {
+		return -1
+	}
+	return z.position(ZMember{Member: member, Score: score})
+}
+
+// entry is one key: its value and its expiry in Unix milliseconds
+// (0 = no TTL).
+type entry struct {
+	val      value
+	expireAt int64
+}
+
+// keyspace is the single database of a Server. Expiry is lazy: a key whose
+// deadline has passed is deleted when something looks it up.
+type keyspace struct {
+	m map[string]*entry
+}
+
+// isEmpty reports whether a collection has no elements left; Redis deletes
+// such keys.
+func isEmpty(v value) bool {
+	switch v := v.(type) {
+	case *hashValue:
+		return len(v.fields) == 0
+	case *listValue:
+		return len(v.items) == 0
+	case *zsetValue:
+		return len(v.sorted) == 0
+	}
+	return false
+}
+
+// expired tells whether an entry is gone at nowMs. Redis keeps a key alive
+// through the millisecond of its deadline (PTTL 0) and drops it after.
+func (e *entry) expired(nowMs int64) bool {
+	return e.expireAt != 0 && nowMs > e.expireAt
+}

@@ -1,0 +1,108 @@
+package luashim
+
+// subscription is one Subscribe callback. active turns false on
+// unsubscribe, so messages published before that but not yet delivered
+// are dropped, as a real unsubscribe would drop them.
+type subscription struct {
+	channel string
+	fn      func(channel, payload string)
+	active  bool
+}
+
+// message is a published payload with the subscribers counted at publish
+// time.
+type message struct {
+	channel, payload string
+	to               []*subscription
+}
+
+// Subscribe calls fn for every message published on channel (by PUBLISH or
+// SPUBLISH, from a script or Do) from now until unsubscribe is called.
+// Callbacks run after the publishing script has finished, outside the
+// server's lock, in publish order, on the goroutine that published (or on
+// another publisher's goroutine that is delivering at the time). A callback
+// may call back into the server.
+func (s *Server) Subscribe(channel string, fn func(channel, payload string)) (unsubscribe func()) {
+	sub := &subscription{channel: channel, fn: fn, active: true}
+	s.mu.Lock()
+	s.subs[channel] = append(s.subs[channel], sub)
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !sub.active {
+			return
+		}
+		sub.active = false
+		list := s.subs[channel]
+		for i, x := range list {
+			if x == sub {
+				list = append(list[:i:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(s.subs, channel)
+		} else {
+			s.subs[channel] = list
+		}
+	}
+}
+
+// publish queues payload for channel's current subscribers and returns how
+// many there are, which is PUBLISH's reply. Called with mu held.
+func (s *Server) publish(channel, payload string) int64 {
+	subs := s.subs[channel]
+	if len(subs) == 0 {
+		return 0
+	}
+	to := append([]*subscription(nil), subs...)
+	s.pending = append(s.pending, message{channel: channel, payload: payload, to: to})
+	return int64(len(to))
+}
+
+// unlockAndDeliver releases mu and then delivers queued messages, unless
+// another goroutine is already delivering (it will deliver ours too, after
+// its own, which keeps publish order).
+func (s *Server) unlockAndDeliver() {
+	if len(s.pending) == 0 || s.delivering {
+		s.mu.Unlock()
+		return
+	}
+	s.delivering = true
+	for {
+		batch := s.pending
+		s.pending = nil
+		if len(batch) == 0 {
+			s.delivering = false
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		for _, m := range batch {
+			for _, sub := range m.to {
+				s.mu.Lock()
+				active := sub.active
+				s.mu.Unlock()
+				if active {
+					s.deliverOne(sub, m)
+				}
+			}
+		}
+		s.mu.Lock()
+	}
+}
+
+// deliverOne runs one callback; a panicking callback must not leave the
+// server stuck in the delivering state.
+func (s *Server) deliverOne(sub *subscription, m message) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.mu.Lock()
+			s.delivering = false
+			s.mu.Unlock()
+			panic(r)
+		}
+	}()
+	sub.fn(m.channel, m.payload)
+}

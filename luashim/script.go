@@ -1,0 +1,105 @@
+package luashim
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
+)
+
+// chunkName is what Redis 7 calls every script in error messages
+// ("user_script:12: ..."); the shim uses it too so that messages match.
+const chunkName = "user_script"
+
+// script is one loaded script: its instrumented, compiled code and its
+// coverage record.
+type script struct {
+	name  string
+	sha   string
+	proto *lua.FunctionProto
+	lines []int       // lines where statements start
+	hits  *lua.LTable // line -> true, written by the instrumented code
+}
+
+// compileScript parses src, instruments it for coverage and compiles it.
+func compileScript(name, src, sha string) (*script, error) {
+	chunk, err := parse.Parse(strings.NewReader(src), chunkName)
+	if err != nil {
+		return nil, &ReplyError{Msg: "ERR Error compiling script (new function): " + compileMessage(err), Script: name}
+	}
+	body, lines := instrument(chunk)
+	proto, err := lua.Compile(wrapChunk(body), chunkName)
+	if err != nil {
+		return nil, &ReplyError{Msg: "ERR Error compiling script (new function): " + compileMessage(err), Script: name}
+	}
+	return &script{name: name, sha: sha, proto: proto, lines: lines, hits: &lua.LTable{}}, nil
+}
+
+// compileMessage flattens a gopher-lua parse or compile error to one line.
+func compileMessage(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// scriptRun is the state of one script execution.
+type scriptRun struct {
+	script *script
+	keys   []string
+	// violation is the first strictness violation. It sticks: the script
+	// fails with it even if the Lua code caught the raised error with
+	// pcall.
+	violation *ReplyError
+}
+
+// declared reports whether key is one of the run's KEYS.
+func (r *scriptRun) declared(key string) bool {
+	for _, k := range r.keys {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
+// runLocked executes sc with mu held.
+func (s *Server) runLocked(sc *script, keys, args []string) (any, error) {
+	if err := checkSameSlot(keys); err != nil {
+		err.Script = sc.name
+		return nil, err
+	}
+	if s.engine == nil {
+		s.engine = newEngine()
+	}
+	run := &scriptRun{script: sc, keys: keys}
+	c := s.newCall(s.clock.Now(), run)
+	return s.engine.run(c, sc, keys, args)
+}
+
+// checkSameSlot enforces that all KEYS of one call map to one Cluster slot.
+func checkSameSlot(keys []string) *ReplyError {
+	if len(keys) < 2 {
+		return nil
+	}
+	first := KeySlot(keys[0])
+	for _, k := range keys[1:] {
+		if slot := KeySlot(k); slot != first {
+			return replyErr(fmt.Sprintf("ERR lockgen-shim: KEYS hash to different cluster slots: %q is in slot %d, %q in slot %d", keys[0], first, k, slot))
+		}
+	}
+	return nil
+}
+
+// lineOf extracts N from a gopher-lua position prefix "user_script:N:".
+func lineOf(where string) int {
+	rest, ok := strings.CutPrefix(where, chunkName+":")
+	if !ok {
+		return 0
+	}
+	end := strings.IndexByte(rest, ':')
+	if end < 0 {
+		return 0
+	}
+	n, _ := strconv.Atoi(rest[:end])
+	return n
+}

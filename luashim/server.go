@@ -1,0 +1,177 @@
+package luashim
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Server is one emulated Redis server: a single keyspace and a script
+// engine. It is safe for concurrent use; scripts and commands run one at a
+// time under one mutex, so a script is atomic, as in Redis.
+type Server struct {
+	clock Clock
+
+	mu      sync.Mutex
+	data    keyspace
+	scripts map[string]*script // by SHA1 hex
+	engine  *engine            // created on first script run
+	subs    map[string][]*subscription
+	pending []message // published, not yet delivered
+	// delivering is true while some goroutine drains pending; it keeps
+	// deliveries in publish order without holding mu during callbacks.
+	delivering bool
+}
+
+// New returns an empty server that reads the time from clock.
+func New(clock Clock) *Server {
+	if clock == nil {
+		clock = RealClock{}
+	}
+	return &Server{
+		clock:   clock,
+		data:    keyspace{m: map[string]*entry{}},
+		scripts: map[string]*script{},
+		subs:    map[string][]*subscription{},
+	}
+}
+
+// sha1hex is the script identifier Redis uses.
+func sha1hex(src string) string {
+	sum := sha1.Sum([]byte(src))
+	return hex.EncodeToString(sum[:])
+}
+
+// Load compiles src, like SCRIPT LOAD, and returns its SHA1. name labels
+// the script in Coverage and in ReplyError.Script; an empty name loads it
+// unnamed (excluded from Coverage). A syntax error is returned as a
+// *ReplyError starting "ERR Error compiling script".
+func (s *Server) Load(name, src string) (string, error) {
+	sha := sha1hex(src)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sc, ok := s.scripts[sha]; ok {
+		if name != "" {
+			sc.name = name
+		}
+		return sha, nil
+	}
+	sc, err := compileScript(name, src, sha)
+	if err != nil {
+		return "", err
+	}
+	s.scripts[sha] = sc
+	return sha, nil
+}
+
+// EvalSha runs a loaded script, like EVALSHA. An unknown SHA1 gives a
+// *ReplyError whose message starts "NOSCRIPT". Errors the script returns or
+// raises are *ReplyError; shim-strictness violations start
+// "ERR lockgen-shim:".
+func (s *Server) EvalSha(sha string, keys []string, args ...string) (any, error) {
+	s.mu.Lock()
+	sc, ok := s.scripts[strings.ToLower(sha)]
+	if !ok {
+		s.mu.Unlock()
+		return nil, replyErr("NOSCRIPT No matching script. Please use EVAL.")
+	}
+	reply, err := s.runLocked(sc, keys, args)
+	s.unlockAndDeliver()
+	return reply, err
+}
+
+// Eval loads src (unnamed, unless it was loaded under a name before) and
+// runs it, like EVAL.
+func (s *Server) Eval(src string, keys []string, args ...string) (any, error) {
+	sha, err := s.Load("", src)
+	if err != nil {
+		return nil, err
+	}
+	return s.EvalSha(sha, keys, args...)
+}
+
+// Do runs one command from outside any script, for test setup and
+// inspection (DEL, FLUSHALL, GET, PTTL, TYPE, ...). Keys need not be
+// declared anywhere. Reply types are as for Eval: int64, string, Status,
+// nil, []any, and a *ReplyError as the error.
+func (s *Server) Do(args ...string) (any, error) {
+	s.mu.Lock()
+	c := s.newCall(s.clock.Now(), nil)
+	reply := c.dispatch(args)
+	s.unlockAndDeliver()
+	if e, ok := reply.(*ReplyError); ok {
+		return nil, e
+	}
+	return reply, nil
+}
+
+// KeyState is one live key as Snapshot reports it. Only the field that
+// matches Type is set.
+type KeyState struct {
+	Key    string
+	Type   string // "string", "hash", "list", "zset"
+	PTTL   int64  // milliseconds left, -1 when the key has no TTL
+	String string
+	Hash   map[string]string
+	List   []string
+	ZSet   []ZMember // in ZRANGE order: by score, then member
+}
+
+// ZMember is one member of a sorted set.
+type ZMember struct {
+	Member string
+	Score  float64
+}
+
+// Snapshot returns every live key, sorted by name. Keys whose TTL has run
+// out on the server's clock are left out (and deleted).
+func (s *Server) Snapshot() []KeyState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	nowMs := s.clock.Now().UnixMilli()
+	out := make([]KeyState, 0, len(s.data.m))
+	for k, e := range s.data.m {
+		if e.expired(nowMs) {
+			delete(s.data.m, k)
+			continue
+		}
+		ks := KeyState{Key: k, Type: e.val.typeName(), PTTL: -1}
+		if e.expireAt != 0 {
+			ks.PTTL = e.expireAt - nowMs
+		}
+		switch v := e.val.(type) {
+		case *stringValue:
+			ks.String = v.s
+		case *hashValue:
+			ks.Hash = make(map[string]string, len(v.values))
+			for f, x := range v.values {
+				ks.Hash[f] = x
+			}
+		case *listValue:
+			ks.List = append([]string(nil), v.items...)
+		case *zsetValue:
+			ks.ZSet = append([]ZMember(nil), v.sorted...)
+		}
+		out = append(out, ks)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+// now is split out so tests of expiry read one clock.
+func (s *Server) newCall(now time.Time, sc *scriptRun) *call {
+	return &call{s: s, now: now, nowMs: now.UnixMilli(), run: sc}
+}
+
+// Close releases the Lua state. The server must not be used afterwards.
+func (s *Server) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.engine != nil {
+		s.engine.L.Close()
+		s.engine = nil
+	}
+}
