@@ -1,0 +1,82 @@
+//go:build !nolockgen
+
+package peers
+
+import (
+	"context"
+	"fmt"
+
+	goredislib "github.com/redis/go-redis/v9"
+
+	"github.com/lockgen/lockgen/runtime"
+)
+
+// lockgen is driven through its imperative API, which is exactly what the
+// generated wrappers call. Both exclusive kinds are measured: mutex (the
+// default choice) and fair (FIFO handoff).
+
+type lockgenKind struct {
+	setting string
+	kind    runtime.Kind
+	notes   string
+}
+
+var (
+	lockgenMutex = lockgenKind{"mutex", runtime.Mutex, "runtime.New defaults (lease 30s, watchdog every lease/3, Pub/Sub wake-ups); Kind Mutex"}
+	lockgenFair  = lockgenKind{"fair", runtime.Fair, "runtime.New defaults; Kind Fair (FIFO queue, wakes the head only)"}
+)
+
+func lockgenPeer(k lockgenKind) Peer {
+	return Peer{
+		Library: "lockgen", Setting: k.setting, Notes: k.notes,
+		AutoRenew: true,
+		open: func(cfg Config) (Client, error) {
+			return openLockgen(cfg, k.kind)
+		},
+	}
+}
+
+type lockgenClient struct {
+	rdb    *goredislib.Client
+	calls  *callCounter
+	locker *runtime.Locker
+	kind   runtime.Kind
+	cfg    Config
+}
+
+func openLockgen(cfg Config, kind runtime.Kind) (c Client, err error) {
+	rdb, cc := newGoRedisClient(cfg.Addr)
+	lc := &lockgenClient{rdb: rdb, calls: cc, kind: kind, cfg: cfg}
+	// While the runtime is still its API skeleton, every call panics. Probe
+	// once here, so the harness reports "unavailable" instead of crashing.
+	defer func() {
+		if r := recover(); r != nil {
+			rdb.Close()
+			c, err = nil, fmt.Errorf("%w: lockgen runtime: %v", ErrUnavailable, r)
+		}
+	}()
+	lc.locker = runtime.New(rdb)
+	return lc, nil
+}
+
+func (c *lockgenClient) Lock(ctx context.Context, key string) (Held, error) {
+	h, err := c.locker.Acquire(ctx, runtime.Lock{Kind: c.kind, Key: key, Lease: c.cfg.Lease})
+	if err != nil {
+		return nil, err
+	}
+	return lockgenHeld{h}, nil
+}
+
+func (c *lockgenClient) Counts() Counts { return c.calls.counts() }
+
+func (c *lockgenClient) Close() error {
+	err := c.locker.Close()
+	if cerr := c.rdb.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+type lockgenHeld struct{ h *runtime.Held }
+
+func (h lockgenHeld) Unlock(context.Context) error { return h.h.Release() }

@@ -1,0 +1,105 @@
+package peers
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Peer is one lock library in one configuration.
+type Peer struct {
+	Library string // "lockgen", "redsync", "redislock", "rueidislock"
+	Setting string // "default", "tuned", "mutex", "fair"
+	Notes   string // the options that make this setting, for the report
+
+	// Polls is true when a waiter retries on a timer instead of being
+	// woken by the server.
+	Polls bool
+	// AutoRenew is true when the library extends a held lease on its own.
+	AutoRenew bool
+
+	open func(cfg Config) (Client, error)
+}
+
+// Name is "library/setting", unique among All().
+func (p Peer) Name() string { return p.Library + "/" + p.Setting }
+
+// Open connects a client of this peer to the Redis server at cfg.Addr.
+func (p Peer) Open(cfg Config) (Client, error) { return p.open(cfg) }
+
+// Config is what the harness fixes for every peer in a workload.
+type Config struct {
+	Addr string
+	// Lease is the lock's time to live. Zero means the library's default
+	// (redislock has none: it then uses DefaultLease).
+	Lease time.Duration
+	// ManualRenew asks the adapters of libraries without auto-renewal to
+	// extend each held lock every Lease/3 from a goroutine per lock, the way
+	// their documentation leaves it to the user. Peers with AutoRenew
+	// ignore it: they always renew.
+	ManualRenew bool
+}
+
+// DefaultLease is used where a library requires a lease and has no default.
+const DefaultLease = 10 * time.Second
+
+// Client is a connected lock client.
+type Client interface {
+	// Lock waits until the lock on key is held or ctx is done. Libraries
+	// that give up after a bounded number of retries are called again
+	// until ctx is done, as a caller that must get the lock would do.
+	Lock(ctx context.Context, key string) (Held, error)
+	// Counts is what this client has sent to Redis so far.
+	Counts() Counts
+	Close() error
+}
+
+// Held is one held lock.
+type Held interface {
+	Unlock(ctx context.Context) error
+}
+
+// ErrUnavailable marks a peer that cannot run in this build (for lockgen:
+// its runtime is still the API skeleton).
+var ErrUnavailable = errors.New("peers: peer unavailable")
+
+// All lists every peer configuration, lockgen first.
+func All() []Peer {
+	return []Peer{
+		lockgenPeer(lockgenMutex),
+		lockgenPeer(lockgenFair),
+		redsyncDefault(),
+		redsyncTuned(),
+		redislockDefault(),
+		redislockTuned(),
+		rueidislockDefault(),
+		rueidislockTuned(),
+	}
+}
+
+// ByName returns the peer whose Name() is name.
+func ByName(name string) (Peer, bool) {
+	for _, p := range All() {
+		if p.Name() == name {
+			return p, true
+		}
+	}
+	return Peer{}, false
+}
+
+// retryUntilDone calls try until it succeeds, fails with an error that
+// retryable does not accept, or ctx is done.
+func retryUntilDone(ctx context.Context, try func() (Held, error), retryable func(error) bool) (Held, error) {
+	for {
+		h, err := try()
+		if err == nil {
+			return h, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if !retryable(err) {
+			return nil, err
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package peers
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/bsm/redislock"
+	goredislib "github.com/redis/go-redis/v9"
+)
+
+// bsm/redislock has no default wait at all (NoRetry: one try). Its README
+// example retries every 100 ms; that is what a user copies, so it is the
+// "default" here. Its docs recommend exponential backoff of at least 16 ms;
+// for a hold of about a millisecond a user tuning for latency polls linearly
+// instead, every millisecond.
+
+func redislockDefault() Peer {
+	return Peer{
+		Library: "redislock", Setting: "default",
+		Notes: "README example: RetryStrategy LinearBackoff(100ms); ttl 10s (required argument, no default); Obtain called again after ErrNotObtained",
+		Polls: true,
+		open: func(cfg Config) (Client, error) {
+			return openRedislock(cfg, func() redislock.RetryStrategy { return redislock.LinearBackoff(100 * time.Millisecond) })
+		},
+	}
+}
+
+func redislockTuned() Peer {
+	return Peer{
+		Library: "redislock", Setting: "tuned",
+		Notes: "RetryStrategy LinearBackoff(1ms): poll every millisecond",
+		Polls: true,
+		open: func(cfg Config) (Client, error) {
+			return openRedislock(cfg, func() redislock.RetryStrategy { return redislock.LinearBackoff(time.Millisecond) })
+		},
+	}
+}
+
+type redislockClient struct {
+	rdb      *goredislib.Client
+	calls    *callCounter
+	locker   *redislock.Client
+	strategy func() redislock.RetryStrategy
+	lease    time.Duration
+	manual   bool
+}
+
+func openRedislock(cfg Config, strategy func() redislock.RetryStrategy) (Client, error) {
+	rdb, cc := newGoRedisClient(cfg.Addr)
+	lease := cfg.Lease
+	if lease <= 0 {
+		lease = DefaultLease
+	}
+	return &redislockClient{rdb: rdb, calls: cc, locker: redislock.New(rdb), strategy: strategy, lease: lease, manual: cfg.ManualRenew}, nil
+}
+
+func (c *redislockClient) Lock(ctx context.Context, key string) (Held, error) {
+	return retryUntilDone(ctx, func() (Held, error) {
+		// A strategy may keep state (exponential backoff counts), so each
+		// Obtain gets a fresh one, as the docs' examples do.
+		lock, err := c.locker.Obtain(ctx, key, c.lease, &redislock.Options{RetryStrategy: c.strategy()})
+		if err != nil {
+			return nil, err
+		}
+		h := &redislockHeld{lock: lock}
+		if c.manual {
+			h.renew = startManualRenewal(c.lease, func(ctx context.Context) error {
+				return lock.Refresh(ctx, c.lease, nil)
+			})
+		}
+		return h, nil
+	}, func(err error) bool { return errors.Is(err, redislock.ErrNotObtained) })
+}
+
+func (c *redislockClient) Counts() Counts { return c.calls.counts() }
+func (c *redislockClient) Close() error   { return c.rdb.Close() }
+
+type redislockHeld struct {
+	lock  *redislock.Lock
+	renew *manualRenewal
+}
+
+func (h *redislockHeld) Unlock(ctx context.Context) error {
+	h.renew.Stop()
+	return h.lock.Release(ctx)
+}
