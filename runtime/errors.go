@@ -24,3 +24,21 @@ var (
 	// placeholder value could not be turned into text.
 	ErrInvalidKey = errors.New("lockgen: invalid lock key")
 )
+
+// Errors about how the runtime is used rather than about the state of a lock.
+var (
+	// ErrInvalidLock: a Lock is malformed (unknown kind, lease out of range,
+	// permits missing on a semaphore or given on another kind), or a call
+	// asks for something that can only wait for itself (upgrading a held
+	// read lock to write).
+	ErrInvalidLock = errors.New("lockgen: invalid lock")
+
+	// ErrClosed: the Locker was closed. Acquire fails with it, waiting
+	// acquires stop with it, and it is the cause (with ErrLockLost) of the
+	// contexts of locks still held, since nothing renews them any more.
+	ErrClosed = errors.New("lockgen: locker closed")
+
+	// ErrNotReplicated: with WithReplicas, fewer replicas than required
+	// acknowledged the acquire before the timeout; the lock was given back.
+	ErrNotReplicated = errors.New("lockgen: lock not acknowledged by enough replicas")
+)

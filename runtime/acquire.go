@@ -1,0 +1,282 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Acquire takes every lock, all or nothing. It sorts them into the canonical
+// order (by base key, then kind; the write side of a key before its read
+// side), so that two calls can never deadlock on each other, and takes them
+// one after the other. If one cannot be had, those already taken are given
+// back and the error says why:
+//
+//   - busy for the whole wait: an error wrapping ErrNotAcquired and naming
+//     the lock. The wait is the shortest Wait of the locks: 0 waits until
+//     ctx is done, a duration bounds the whole call, NoWait tries once.
+//   - ctx done while waiting: an error wrapping ctx.Err() (and its cause if
+//     it has another one), NOT ErrNotAcquired, so that onbusy=skip never
+//     hides a cancellation.
+//   - a Redis error: wrapped with the lock it concerned.
+//   - a malformed Lock: ErrInvalidLock or ErrInvalidKey, before any Redis call.
+//
+// On success the locks are renewed by the watchdog (unless NoRenew) until
+// Release. If ctx holds locks itself (it is or derives from a Held's
+// Context), a lock it already holds is re-entered instead (see Held.Context
+// and the package documentation).
+func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
+	if l.optErr != nil {
+		return nil, l.optErr
+	}
+	if l.isClosed() {
+		return nil, ErrClosed
+	}
+	specs, err := l.resolveAll(locks)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	wait := specs[0].Wait
+	for _, s := range specs[1:] {
+		wait = shorterWait(wait, s.Wait)
+	}
+	var deadline time.Time
+	if wait > 0 {
+		deadline = start.Add(wait)
+	}
+	chain := chainOf(ctx)
+	holder := l.nextHolder()
+	if err := checkHolderID(holder); err != nil {
+		return nil, err
+	}
+
+	hctx, cancel := context.WithCancelCause(ctx)
+	h := &Held{l: l, parent: ctx, ctx: hctx, cancel: cancel, locks: make([]*heldLock, 0, len(specs))}
+	var expiry time.Time // earliest NoRenew lease end
+	fail := func(err error) (*Held, error) {
+		rerr := h.releaseLocks()
+		cancel(nil)
+		return nil, errors.Join(err, rerr)
+	}
+	for i := range specs {
+		spec := &specs[i]
+		hl := &heldLock{spec: *spec, holder: holder}
+		outer, err := chain.reentry(spec)
+		if err != nil {
+			return fail(err)
+		}
+		if outer != nil && outer.claim() {
+			hl.holder, hl.outer = outer.holder, outer
+		}
+		sent, err := l.acquireOne(hctx, ctx, hl, start, deadline, wait < 0)
+		if err != nil {
+			if hl.outer != nil {
+				hl.outer.unclaim()
+			}
+			return fail(err)
+		}
+		h.locks = append(h.locks, hl)
+		if spec.NoRenew {
+			end := sent.Add(spec.lease - driftMargin(spec.lease))
+			if expiry.IsZero() || end.Before(expiry) {
+				expiry = end
+			}
+		} else if hl.renewal, err = l.dog.register(h, *spec, hl.holder, hl.fence, sent); err != nil {
+			return fail(err)
+		}
+	}
+	if !expiry.IsZero() {
+		if !time.Now().Before(expiry) {
+			return fail(fmt.Errorf("%w: the lease of a renew=false lock ran out while waiting for the others", ErrNotAcquired))
+		}
+		var stop context.CancelFunc
+		hctx, stop = context.WithDeadlineCause(hctx, expiry, fmt.Errorf("%w: renew=false lease about to run out", ErrLockLost))
+		inner := cancel
+		cancel = func(cause error) { inner(cause); stop() }
+		h.cancel = cancel
+	}
+	h.ctx = context.WithValue(hctx, chainKey{}, &chainLink{held: h, parent: chain})
+	return h, nil
+}
+
+// acquireOne takes one lock for hl.holder, waiting as the call allows, and
+// fills in hl's fence. It returns when the successful acquire was sent,
+// from which the lease is counted. wctx is the context to wait on (the
+// Held's, so that a lock of the same call lost meanwhile stops the wait);
+// ctx is the caller's.
+//
+// Waiting does not poll: after the first busy reply the waiter subscribes to
+// the lock's wake channel and tries again at once (a wake published between
+// the first attempt and the subscription would otherwise be lost), then
+// sleeps until a wake message, the retry time the script returned, the end
+// of the wait, or ctx. An uncontended acquire is one round trip.
+func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, deadline time.Time, tryOnce bool) (time.Time, error) {
+	spec := &hl.spec
+	call := Call{Script: spec.Kind.scripts().acquire, Keys: spec.keys, Args: spec.args(hl.holder, l.publish, spec.Kind == Semaphore)}
+	var w *waiter
+	var hb *heartbeat
+	queued := false // a fair busy reply put us in the queue
+	defer func() {
+		if w != nil {
+			l.wakeups.leave(w)
+		}
+		if hb != nil {
+			l.dog.removeHeartbeat(hb)
+		}
+	}()
+	giveUp := func(err error) (time.Time, error) {
+		if queued {
+			if lerr := l.leaveQueue(ctx, spec, hl.holder); lerr != nil {
+				err = errors.Join(err, lerr)
+			}
+		}
+		l.observe(Event{Kind: EventGaveUp, Lock: spec.withLease(), Holder: hl.holder, Waited: time.Since(start), Err: err})
+		return time.Time{}, err
+	}
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		sent := time.Now()
+		reply, acked, err := l.evalAcquire(wctx, call)
+		if err != nil {
+			if werr := waitError(wctx, ctx, spec); werr != nil {
+				return giveUp(werr)
+			}
+			return giveUp(fmt.Errorf("lockgen: acquire %s: %w", spec, err))
+		}
+		granted, n, err := parseAcquire(reply)
+		if err != nil {
+			return giveUp(fmt.Errorf("lockgen: acquire %s: %w", spec, err))
+		}
+		if granted {
+			hl.fence, hl.acquired = n, sent
+			if l.replicas > 0 && acked < l.replicas {
+				rerr := l.releaseOne(&Held{l: l, parent: ctx}, hl)
+				queued = false
+				return giveUp(errors.Join(fmt.Errorf("%w: %s: %d of %d replicas acknowledged within %v", ErrNotReplicated, spec, acked, l.replicas, l.replicaTimeout), rerr))
+			}
+			l.observe(Event{Kind: EventAcquired, Lock: spec.withLease(), Holder: hl.holder, Fence: n, Waited: time.Since(start)})
+			return sent, nil
+		}
+		queued = queued || spec.Kind == Fair
+		retry := time.Duration(max(n, 1)) * time.Millisecond
+		l.observe(Event{Kind: EventBusy, Lock: spec.withLease(), Holder: hl.holder, Waited: retry})
+		if tryOnce {
+			return giveUp(fmt.Errorf("%w: %s is busy", ErrNotAcquired, spec))
+		}
+		if !deadline.IsZero() {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return giveUp(fmt.Errorf("%w: %s still busy after %v", ErrNotAcquired, spec, time.Since(start).Round(time.Millisecond)))
+			}
+			retry = min(retry, left)
+		}
+		if hb != nil {
+			l.dog.touchHeartbeat(hb, sent)
+		}
+		if w == nil {
+			// Subscribe, then try again at once. A failed subscription
+			// leaves the waiter on its timer alone.
+			sctx, stop := context.WithTimeout(wctx, retry)
+			w, _ = l.wakeups.join(sctx, spec.wake, hl.holder)
+			stop()
+			if spec.Kind == Fair {
+				hb = l.fairHeartbeat(spec, hl.holder, sent, w)
+			}
+			continue
+		}
+		if timer == nil {
+			timer = time.NewTimer(retry)
+		} else {
+			timer.Reset(retry)
+		}
+		select {
+		case <-w.wake:
+		case <-timer.C:
+		case <-wctx.Done():
+			return giveUp(waitError(wctx, ctx, spec))
+		case <-l.closed:
+			return giveUp(fmt.Errorf("%s: %w", spec, ErrClosed))
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+	}
+}
+
+// waitError says why wctx is done: the caller's context (its error, and its
+// cause if that is different), or the loss of a lock already taken by the
+// same call. It returns nil if wctx is not done.
+func waitError(wctx, ctx context.Context, spec *lockSpec) error {
+	if wctx.Err() == nil {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		if cause := context.Cause(ctx); cause != nil && cause != err {
+			return fmt.Errorf("lockgen: waiting for %s: %w (%w)", spec, err, cause)
+		}
+		return fmt.Errorf("lockgen: waiting for %s: %w", spec, err)
+	}
+	return fmt.Errorf("lockgen: waiting for %s: %w", spec, context.Cause(wctx))
+}
+
+// evalAcquire runs an acquire, followed by WAIT when replica safety is on.
+func (l *Locker) evalAcquire(ctx context.Context, c Call) (any, int, error) {
+	if l.replicas > 0 {
+		return l.backend.EvalWait(ctx, c, l.replicas, l.replicaTimeout)
+	}
+	v, err := l.backend.Eval(ctx, c)
+	return v, 0, err
+}
+
+// parseAcquire reads {1, fence} or {0, wait_ms}.
+func parseAcquire(reply any) (granted bool, n int64, err error) {
+	arr, ok := reply.([]any)
+	if ok && len(arr) == 2 {
+		flag, ok1 := arr[0].(int64)
+		n, ok2 := arr[1].(int64)
+		if ok1 && ok2 && (flag == 0 || flag == 1) {
+			return flag == 1, n, nil
+		}
+	}
+	return false, 0, fmt.Errorf("unexpected reply %#v", reply)
+}
+
+// fairHeartbeat keeps a fair waiter's place alive through the watchdog. If
+// the script says the waiter is no longer queued, the waiter is woken to
+// acquire again, which queues it anew.
+func (l *Locker) fairHeartbeat(spec *lockSpec, holder string, sent time.Time, w *waiter) *heartbeat {
+	hb := &heartbeat{
+		call:  Call{Script: fairHeartbeatScript(), Keys: spec.keys, Args: spec.args(holder, l.publish, false)},
+		lease: spec.lease,
+		due:   sent.Add(spec.lease / 3),
+		evicted: func() {
+			if w != nil {
+				signal(w)
+			}
+		},
+	}
+	l.dog.addHeartbeat(hb)
+	return hb
+}
+
+// leaveQueue takes a fair waiter that gives up out of the queue at once, on
+// a context that is not cancelled.
+func (l *Locker) leaveQueue(ctx context.Context, spec *lockSpec, holder string) error {
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.releaseTimeout)
+	defer cancel()
+	_, err := l.backend.Eval(lctx, Call{Script: fairLeaveScript(), Keys: spec.keys, Args: spec.args(holder, l.publish, false)})
+	if err != nil {
+		return fmt.Errorf("lockgen: leave the queue of %s: %w", spec, err)
+	}
+	return nil
+}

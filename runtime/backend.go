@@ -1,0 +1,63 @@
+package runtime
+
+import (
+	"context"
+	"time"
+
+	"github.com/lockgen/lockgen/lua"
+)
+
+// Call is one script invocation: the script, its KEYS and its ARGV.
+type Call struct {
+	Script *lua.Script
+	Keys   []string
+	Args   []string
+}
+
+// Reply is the outcome of one Call of a batch: the script's reply (int64,
+// string, []any of those, or nil) or the error.
+type Reply struct {
+	Value any
+	Err   error
+}
+
+// Backend is what a Locker needs from Redis. New wraps a go-redis client in
+// one (NewGoRedisBackend); package embedded provides one that runs the same
+// scripts in process. Implement it to put lockgen on another client.
+//
+// Every method must be safe for concurrent use and bounded by its context.
+type Backend interface {
+	// Eval runs one script call: EVALSHA, and on a NOSCRIPT error EVAL once.
+	// Error replies of the script come back as errors.
+	Eval(ctx context.Context, c Call) (any, error)
+
+	// EvalBatch runs many calls with as few round trips as it can: one
+	// pipeline per node (EVALSHA, then one more pipeline of EVALs for those
+	// that failed with NOSCRIPT). It returns one Reply per call, in order.
+	EvalBatch(ctx context.Context, calls []Call) []Reply
+
+	// EvalWait runs c and then WAIT replicas timeout on the same
+	// connection, so that WAIT counts the replicas that have c's writes. It
+	// returns the script's reply and the number of replicas that
+	// acknowledged. A backend without replicas returns 0 acknowledgements.
+	EvalWait(ctx context.Context, c Call, replicas int, timeout time.Duration) (reply any, acked int, err error)
+
+	// Subscribe starts delivering the payloads published on channel (by the
+	// command PublishCommand names) to deliver, and returns once the server
+	// has confirmed the subscription, so that nothing published after
+	// Subscribe returns is missed. The Locker calls it at most once per
+	// channel until it calls the returned unsubscribe, and never for two
+	// channels at once. deliver must not block; the backend calls it from
+	// its receiving goroutine. A backend should use one connection per node
+	// for all channels, and after a reconnection deliver "all" on every
+	// channel, since wake messages may have been lost meanwhile.
+	Subscribe(ctx context.Context, channel string, deliver func(payload string)) (unsubscribe func(), err error)
+
+	// PublishCommand is the command scripts publish wake messages with
+	// (ARGV[3]): "PUBLISH", or "SPUBLISH" on Redis Cluster.
+	PublishCommand() string
+
+	// Close ends the subscriptions. It does not close the client the
+	// backend was built on, which belongs to the caller.
+	Close() error
+}

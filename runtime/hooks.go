@@ -1,0 +1,112 @@
+package runtime
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// EventKind says what happened to a lock.
+type EventKind uint8
+
+const (
+	// EventAcquired: the lock was granted; Event.Waited is the time since
+	// Acquire was called.
+	EventAcquired EventKind = iota + 1
+	// EventBusy: an acquire attempt found the lock busy; Event.Waited is how
+	// long the script said to wait at most before trying again.
+	EventBusy
+	// EventGaveUp: the wait ended without the lock (wait exhausted, try once,
+	// context done); Event.Err says why, Event.Waited how long it waited.
+	EventGaveUp
+	// EventRenewed: the watchdog extended the lease.
+	EventRenewed
+	// EventLost: the lock was lost while held; Event.Err is the cause given
+	// to the holder's context, Event.Held how long it had been held.
+	EventLost
+	// EventReleased: the lock was given back; Event.Held is the hold time,
+	// Event.Err the release error if there was one.
+	EventReleased
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case EventAcquired:
+		return "acquired"
+	case EventBusy:
+		return "busy"
+	case EventGaveUp:
+		return "gave_up"
+	case EventRenewed:
+		return "renewed"
+	case EventLost:
+		return "lost"
+	case EventReleased:
+		return "released"
+	}
+	return "unknown"
+}
+
+// Event is what an Observer is told.
+type Event struct {
+	Kind   EventKind
+	Lock   Lock   // the lock as asked for (Lease filled in with the default)
+	Holder string // holder id used in Redis
+	Fence  int64  // fencing token (Acquired, Renewed, Lost, Released)
+	Waited time.Duration
+	Held   time.Duration
+	Err    error
+}
+
+// LogValue makes an Event print as a group of attributes with log/slog.
+func (e Event) LogValue() slog.Value {
+	attrs := []slog.Attr{
+		slog.String("event", e.Kind.String()),
+		slog.String("kind", e.Lock.Kind.String()),
+		slog.String("key", e.Lock.Key),
+		slog.String("holder", e.Holder),
+	}
+	if e.Fence != 0 {
+		attrs = append(attrs, slog.Int64("fence", e.Fence))
+	}
+	if e.Waited != 0 {
+		attrs = append(attrs, slog.Duration("waited", e.Waited))
+	}
+	if e.Held != 0 {
+		attrs = append(attrs, slog.Duration("held", e.Held))
+	}
+	if e.Err != nil {
+		attrs = append(attrs, slog.String("err", e.Err.Error()))
+	}
+	return slog.GroupValue(attrs...)
+}
+
+// Observer is told about every lock event. It is called synchronously from
+// the goroutine that saw the event (the acquiring or releasing goroutine, or
+// the watchdog), so it must be quick and must not call the Locker.
+type Observer func(Event)
+
+// SlogObserver logs events to logger: lost locks and failed releases at
+// Warn, acquisitions and releases at Info, busy, gave-up and renewed at
+// Debug.
+func SlogObserver(logger *slog.Logger) Observer {
+	return func(e Event) {
+		level := slog.LevelDebug
+		switch e.Kind {
+		case EventAcquired, EventReleased:
+			level = slog.LevelInfo
+		case EventLost:
+			level = slog.LevelWarn
+		}
+		if e.Kind == EventReleased && e.Err != nil {
+			level = slog.LevelWarn
+		}
+		logger.LogAttrs(context.Background(), level, "lockgen "+e.Kind.String(), slog.Any("lock", e))
+	}
+}
+
+func (l *Locker) observe(e Event) {
+	for _, o := range l.observers {
+		o(e)
+	}
+}

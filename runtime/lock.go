@@ -1,0 +1,138 @@
+package runtime
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// NoWait as Lock.Wait: try once and fail with ErrNotAcquired if the lock is
+// busy. Any negative Wait means the same.
+const NoWait time.Duration = -1
+
+// Lock describes one lock on one rendered key: what a //lock: annotation
+// says, with its key template already rendered.
+type Lock struct {
+	Kind    Kind
+	Key     string        // rendered key: escaped values (EscapeKeyPart), no braces, no prefix
+	Lease   time.Duration // 0: the Locker's default lease (30s unless WithDefaultLease)
+	NoRenew bool          // true: no watchdog; the holder's context gets a deadline inside the lease
+	Wait    time.Duration // 0: until ctx is done; > 0: at most this long; NoWait: try once
+	Permits int           // Semaphore only, >= 1
+}
+
+// maxLease is the largest lease the scripts accept (2^31 ms, about 24 days).
+const maxLease = time.Duration(math.MaxInt32+1) * time.Millisecond
+
+// lockSpec is a validated Lock with everything derived from it that the
+// scripts need.
+type lockSpec struct {
+	Lock
+	base  string   // prefix + family + ":{" + Key + "}"
+	keys  []string // KEYS of every script of the family
+	wake  string   // the wake channel, the last of keys
+	lease time.Duration
+}
+
+// resolve validates l and fills in defaults.
+func (lk *Locker) resolve(l Lock) (lockSpec, error) {
+	if !l.Kind.valid() {
+		return lockSpec{}, fmt.Errorf("%w: unknown kind %d; want one of mutex, fair, read, write, semaphore", ErrInvalidLock, l.Kind)
+	}
+	if ss := l.Kind.scripts(); ss.acquire == nil || ss.renew == nil || ss.release == nil ||
+		l.Kind == Fair && (fairHeartbeatScript() == nil || fairLeaveScript() == nil) {
+		return lockSpec{}, fmt.Errorf("%w: %s: its scripts are missing from package lua", ErrInvalidLock, l.Kind)
+	}
+	if err := validateKey(l.Key); err != nil {
+		return lockSpec{}, err
+	}
+	lease := l.Lease
+	if lease == 0 {
+		lease = lk.lease
+	}
+	if lease < time.Millisecond || lease > maxLease {
+		return lockSpec{}, fmt.Errorf("%w: %s %q: lease %v outside 1ms..%v", ErrInvalidLock, l.Kind, l.Key, lease, maxLease)
+	}
+	switch {
+	case l.Kind == Semaphore && l.Permits < 1:
+		return lockSpec{}, fmt.Errorf("%w: semaphore %q: permits %d, want >= 1", ErrInvalidLock, l.Key, l.Permits)
+	case l.Kind != Semaphore && l.Permits != 0:
+		return lockSpec{}, fmt.Errorf("%w: %s %q: permits is for semaphores only", ErrInvalidLock, l.Kind, l.Key)
+	}
+	base := lk.prefix + l.Kind.family() + ":{" + l.Key + "}"
+	suffixes := l.Kind.keySuffixes()
+	keys := make([]string, 0, 1+len(suffixes))
+	keys = append(keys, base)
+	for _, s := range suffixes {
+		keys = append(keys, base+s)
+	}
+	return lockSpec{Lock: l, base: base, keys: keys, wake: keys[len(keys)-1], lease: lease}, nil
+}
+
+// resolveAll validates locks, sorts them into the canonical order (base key,
+// then kind) and drops exact duplicates (a slice placeholder with a repeated
+// element), keeping the longest lease and the shortest wait of the copies.
+func (lk *Locker) resolveAll(locks []Lock) ([]lockSpec, error) {
+	if len(locks) == 0 {
+		return nil, fmt.Errorf("%w: Acquire needs at least one Lock", ErrInvalidLock)
+	}
+	specs := make([]lockSpec, 0, len(locks))
+	for _, l := range locks {
+		s, err := lk.resolve(l)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, s)
+	}
+	slices.SortStableFunc(specs, func(a, b lockSpec) int {
+		if c := strings.Compare(a.base, b.base); c != 0 {
+			return c
+		}
+		return a.Kind.rank() - b.Kind.rank()
+	})
+	out := specs[:1]
+	for _, s := range specs[1:] {
+		last := &out[len(out)-1]
+		if s.base != last.base || s.Kind != last.Kind {
+			out = append(out, s)
+			continue
+		}
+		if s.Kind == Semaphore && s.Permits != last.Permits {
+			return nil, fmt.Errorf("%w: semaphore %q asked with permits %d and %d in one call", ErrInvalidLock, s.Key, last.Permits, s.Permits)
+		}
+		last.lease = max(last.lease, s.lease)
+		last.NoRenew = last.NoRenew && s.NoRenew
+		last.Wait = shorterWait(last.Wait, s.Wait)
+	}
+	return out, nil
+}
+
+// shorterWait returns the stricter of two Lock.Wait values: a try-once beats
+// any duration, any duration beats "until ctx is done".
+func shorterWait(a, b time.Duration) time.Duration {
+	switch {
+	case a < 0 || b < 0:
+		return NoWait
+	case a == 0:
+		return b
+	case b == 0:
+		return a
+	}
+	return min(a, b)
+}
+
+// args returns ARGV for the family's scripts: holder id, lease in
+// milliseconds, publish command, and for semaphore acquire the permits.
+func (s *lockSpec) args(holder, publish string, withPermits bool) []string {
+	a := []string{holder, strconv.FormatInt(s.lease.Milliseconds(), 10), publish}
+	if withPermits {
+		a = append(a, strconv.Itoa(s.Permits))
+	}
+	return a
+}
+
+// String names the lock for error messages: `mutex "order:42"`.
+func (s *lockSpec) String() string { return s.Kind.String() + " " + strconv.Quote(s.Key) }

@@ -1,0 +1,88 @@
+package runtime
+
+import (
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Locker takes locks in Redis for one process. It owns one watchdog
+// goroutine that renews every lock it holds and one Pub/Sub connection per
+// Redis node that carries the wake-ups of all its waiters. Make one per
+// process (per Redis deployment) and share it; it is safe for concurrent use.
+type Locker struct {
+	backend        Backend
+	prefix         string
+	lease          time.Duration
+	observers      []Observer
+	replicas       int
+	replicaTimeout time.Duration
+	nextHolder     func() string
+	releaseTimeout time.Duration
+	optErr         error // a bad Option, reported by every Acquire
+
+	publish string
+	wakeups *wakeups
+	dog     *watchdog
+
+	closeOnce sync.Once
+	closed    chan struct{}
+	closeErr  error
+}
+
+// New returns a Locker over a go-redis client: a *redis.Client (single node
+// or Sentinel failover) or a *redis.ClusterClient. The Locker does not close
+// rdb.
+func New(rdb redis.UniversalClient, opts ...Option) *Locker {
+	return NewWithBackend(NewGoRedisBackend(rdb), opts...)
+}
+
+// NewWithBackend returns a Locker over any Backend (package embedded has an
+// in-process one). Close closes the backend.
+func NewWithBackend(b Backend, opts ...Option) *Locker {
+	l := &Locker{
+		backend:        b,
+		prefix:         "lockgen:",
+		lease:          30 * time.Second,
+		releaseTimeout: 5 * time.Second,
+		closed:         make(chan struct{}),
+	}
+	for _, o := range opts {
+		o(l)
+	}
+	if l.nextHolder == nil {
+		l.nextHolder = defaultHolderIDs()
+	}
+	l.optErr = l.checkOptions()
+	l.publish = b.PublishCommand()
+	l.wakeups = newWakeups(b)
+	l.dog = newWatchdog(l)
+	return l
+}
+
+// Close stops the watchdog and the Pub/Sub connections and closes the
+// backend. Waiting acquires stop with ErrClosed; locks still held are no
+// longer renewed, so their holders' contexts are cancelled with a cause
+// that wraps ErrLockLost and ErrClosed. Held.Release still works after
+// Close. Close is idempotent.
+func (l *Locker) Close() error {
+	l.closeOnce.Do(func() {
+		close(l.closed)
+		l.dog.stop()
+		l.closeErr = l.backend.Close()
+	})
+	return l.closeErr
+}
+
+// Backend returns the backend the Locker runs its scripts on.
+func (l *Locker) Backend() Backend { return l.backend }
+
+func (l *Locker) isClosed() bool {
+	select {
+	case <-l.closed:
+		return true
+	default:
+		return false
+	}
+}

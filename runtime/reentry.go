@@ -1,0 +1,84 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+)
+
+// Reentrancy is per call chain. The context a Held hands to the method
+// (Held.Context) carries a link to that Held and, through its parent
+// context, to the Helds of the calls around it. A nested Acquire with such a
+// context looks the chain up, innermost first, and re-enters a lock the
+// chain already holds under that hold's holder id; the scripts count the
+// holds and the lock is free again only when the outermost hold releases.
+// Anything else (another goroutine with its own context, another request) is
+// a different holder and waits like any other client.
+//
+// Contexts are shared freely in Go, so two goroutines may both pass a held
+// context to a nested Acquire. For the exclusive kinds (mutex, fair, write)
+// at most one re-entry of a hold is active at a time: the first claims the
+// hold, and a concurrent second acquires under a new holder id, so it waits
+// until the lock is free. Two goroutines can thus never both believe they
+// are inside the same exclusive section through re-entry. (A goroutine
+// whose outer holder then waits for it will wait for its own lock, as with
+// any non-reentrant lock; its Wait bounds that.) Read and semaphore holds
+// are shared by nature, and any number of re-entries may be active.
+
+type chainKey struct{}
+
+// chainLink is one Held on a call chain.
+type chainLink struct {
+	held   *Held
+	parent *chainLink
+}
+
+func chainOf(ctx context.Context) *chainLink {
+	c, _ := ctx.Value(chainKey{}).(*chainLink)
+	return c
+}
+
+// reentry returns the hold of the chain that spec can re-enter, or nil if
+// there is none. A write request on a key whose read side the chain holds,
+// without the write side, can only wait for itself; that is an error.
+func (c *chainLink) reentry(spec *lockSpec) (*heldLock, error) {
+	var readHeld *heldLock
+	for ; c != nil; c = c.parent {
+		if c.held.released.Load() {
+			continue // a goroutine outlived its caller's hold
+		}
+		for i := len(c.held.locks) - 1; i >= 0; i-- {
+			hl := c.held.locks[i]
+			if hl.spec.base != spec.base {
+				continue
+			}
+			switch {
+			case hl.spec.Kind == spec.Kind:
+				return hl, nil
+			case spec.Kind == Read && hl.spec.Kind == Write:
+				// A writer may take the read side under its own id.
+				return hl, nil
+			case spec.Kind == Write && hl.spec.Kind == Read:
+				readHeld = hl
+			}
+		}
+	}
+	if readHeld != nil {
+		return nil, fmt.Errorf("%w: %s: this call chain holds the read side; a read lock cannot be upgraded to write (it would wait for itself)", ErrInvalidLock, spec)
+	}
+	return nil, nil
+}
+
+// claim reserves hl for one active re-entry if its kind is exclusive. It
+// reports false if another re-entry is active.
+func (hl *heldLock) claim() bool {
+	if !hl.spec.Kind.exclusive() {
+		return true
+	}
+	return hl.reentered.CompareAndSwap(false, true)
+}
+
+func (hl *heldLock) unclaim() {
+	if hl.spec.Kind.exclusive() {
+		hl.reentered.Store(false)
+	}
+}

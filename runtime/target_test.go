@@ -1,0 +1,145 @@
+package runtime_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockgen/lockgen/embedded"
+	"github.com/lockgen/lockgen/redistest"
+	"github.com/lockgen/lockgen/runtime"
+	"github.com/redis/go-redis/v9"
+)
+
+// A target is a place locks live: the embedded shim, or a real
+// redis-server. Most tests run on both. newLocker returns Lockers that
+// share one keyspace, as several processes would.
+type target struct {
+	name      string
+	newLocker func(t testing.TB, opts ...runtime.Option) *runtime.Locker
+	// do runs a command against the keyspace behind the Lockers' back.
+	do func(t testing.TB, args ...string) (any, error)
+}
+
+var (
+	sharedRedisOnce sync.Once
+	sharedRedis     *redistest.Server
+	sharedRedisErr  error
+)
+
+// TestMain stops the redis-server shared by the tests of this package.
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(childMain())
+	}
+	code := m.Run()
+	if sharedRedis != nil {
+		sharedRedis.Close()
+	}
+	os.Exit(code)
+}
+
+// redisServer returns the package's shared redis-server, started on first
+// use. Each test uses its own key prefix, so tests do not see each other.
+func redisServer(t testing.TB) *redistest.Server {
+	t.Helper()
+	sharedRedisOnce.Do(func() { sharedRedis, sharedRedisErr = redistest.Launch() })
+	if sharedRedisErr != nil {
+		t.Fatalf("redistest: %v", sharedRedisErr)
+	}
+	return sharedRedis
+}
+
+func redisClient(t testing.TB) *redis.Client {
+	t.Helper()
+	c := redis.NewClient(redisServer(t).Options())
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+var prefixSeq struct {
+	sync.Mutex
+	n int
+}
+
+// uniquePrefix keeps the keys of one test apart from the others'.
+func uniquePrefix(t testing.TB) string {
+	prefixSeq.Lock()
+	defer prefixSeq.Unlock()
+	prefixSeq.n++
+	return fmt.Sprintf("t%d-%d:", os.Getpid(), prefixSeq.n)
+}
+
+func targets(t *testing.T) []target {
+	return []target{embeddedTarget(t), redisTarget(t)}
+}
+
+func embeddedTarget(t *testing.T) target {
+	b := embedded.NewBackend(nil)
+	prefix := uniquePrefix(t)
+	return target{
+		name: "embedded",
+		newLocker: func(t testing.TB, opts ...runtime.Option) *runtime.Locker {
+			l := runtime.NewWithBackend(b, append([]runtime.Option{runtime.WithKeyPrefix(prefix)}, opts...)...)
+			t.Cleanup(func() { l.Close() })
+			return l
+		},
+		do: func(t testing.TB, args ...string) (any, error) {
+			return b.Server().Do(rewriteKeys(prefix, args)...)
+		},
+	}
+}
+
+func redisTarget(t *testing.T) target {
+	prefix := uniquePrefix(t)
+	rdb := redisClient(t)
+	return target{
+		name: "redis",
+		newLocker: func(t testing.TB, opts ...runtime.Option) *runtime.Locker {
+			l := runtime.New(rdb, append([]runtime.Option{runtime.WithKeyPrefix(prefix)}, opts...)...)
+			t.Cleanup(func() { l.Close() })
+			return l
+		},
+		do: func(t testing.TB, args ...string) (any, error) {
+			a := make([]any, 0, len(args))
+			for _, s := range rewriteKeys(prefix, args) {
+				a = append(a, s)
+			}
+			v, err := rdb.Do(context.Background(), a...).Result()
+			if err == redis.Nil {
+				return nil, nil
+			}
+			return v, err
+		},
+	}
+}
+
+// rewriteKeys replaces "@" at the start of an argument by the target's key
+// prefix: do(t, "DEL", "@mutex:{k}").
+func rewriteKeys(prefix string, args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if len(a) > 0 && a[0] == '@' {
+			a = prefix + a[1:]
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// forEachTarget runs f as a subtest on every target.
+func forEachTarget(t *testing.T, f func(t *testing.T, tg target)) {
+	for _, tg := range targets(t) {
+		t.Run(tg.name, func(t *testing.T) { f(t, tg) })
+	}
+}
+
+// ctxTimeout returns a context that ends the test's waits in bounded time.
+func ctxTimeout(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}

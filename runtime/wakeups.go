@@ -1,0 +1,165 @@
+package runtime
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// wakeups multiplexes the wake channels of every waiter of a Locker onto the
+// backend's Pub/Sub connections. A channel is subscribed when its first
+// waiter joins and unsubscribed when its last one leaves (reference counted);
+// each message is handed to the waiters it concerns (docs/design.md, wake
+// messages).
+type wakeups struct {
+	backend Backend
+
+	// opMu orders the backend's subscribe and unsubscribe calls in the order
+	// the map below changed, so that an unsubscribe of a channel's old entry
+	// can never land after the subscribe of its new one.
+	opMu sync.Mutex
+
+	mu       sync.Mutex
+	channels map[string]*wakeChannel
+}
+
+type wakeChannel struct {
+	name    string
+	waiters []*waiter // in the order they joined: "n:<N>" wakes the longest waiting first
+	ready   chan struct{}
+	unsub   func() // nil if the subscription failed
+}
+
+// waiter is one acquire call waiting on one lock.
+type waiter struct {
+	holder string
+	wake   chan struct{} // capacity 1: a wake that comes while not waiting is kept
+	ch     *wakeChannel
+}
+
+func newWakeups(b Backend) *wakeups {
+	return &wakeups{backend: b, channels: map[string]*wakeChannel{}}
+}
+
+// join registers a waiter on channel and returns once the channel is
+// subscribed (or the subscription failed, in which case the waiter still
+// works, on its timer alone, and the error is returned with it).
+func (m *wakeups) join(ctx context.Context, channel, holder string) (*waiter, error) {
+	w := &waiter{holder: holder, wake: make(chan struct{}, 1)}
+	m.mu.Lock()
+	wc := m.channels[channel]
+	first := wc == nil
+	if first {
+		wc = &wakeChannel{name: channel, ready: make(chan struct{})}
+		m.channels[channel] = wc
+	}
+	wc.waiters = append(wc.waiters, w)
+	w.ch = wc
+	m.mu.Unlock()
+
+	if !first {
+		select {
+		case <-wc.ready:
+			return w, nil
+		case <-ctx.Done():
+			return w, ctx.Err()
+		}
+	}
+	m.opMu.Lock()
+	unsub, err := m.backend.Subscribe(ctx, channel, func(payload string) { m.deliver(wc, payload) })
+	m.opMu.Unlock()
+	m.mu.Lock()
+	wc.unsub = unsub
+	if err != nil && m.channels[channel] == wc {
+		// Let the next waiter try again instead of inheriting the failure.
+		delete(m.channels, channel)
+	}
+	close(wc.ready)
+	m.mu.Unlock()
+	return w, err
+}
+
+// leave removes w. If w had been woken and not used the wake-up, it passes
+// it on to the next waiter, so that a waiter giving up does not swallow an
+// "n:1" meant for the process.
+func (m *wakeups) leave(w *waiter) {
+	wc := w.ch
+	m.mu.Lock()
+	for i, x := range wc.waiters {
+		if x == w {
+			wc.waiters = append(wc.waiters[:i], wc.waiters[i+1:]...)
+			break
+		}
+	}
+	select {
+	case <-w.wake:
+		if len(wc.waiters) > 0 {
+			signal(wc.waiters[0])
+		}
+	default:
+	}
+	last := len(wc.waiters) == 0 && m.channels[wc.name] == wc
+	m.mu.Unlock()
+	if !last {
+		return
+	}
+	// Under opMu, so that a new subscription of the same channel waits for
+	// this unsubscribe; a waiter may have joined meanwhile, so look again.
+	m.opMu.Lock()
+	defer m.opMu.Unlock()
+	m.mu.Lock()
+	drop := len(wc.waiters) == 0 && m.channels[wc.name] == wc
+	if drop {
+		delete(m.channels, wc.name)
+	}
+	m.mu.Unlock()
+	if drop && wc.unsub != nil {
+		wc.unsub()
+	}
+}
+
+func signal(w *waiter) {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// deliver hands one wake message to the waiters of wc it concerns.
+// Unknown payloads wake everyone: a spurious wake costs one attempt, a
+// missed one costs a whole wait.
+func (m *wakeups) deliver(wc *wakeChannel, payload string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case strings.HasPrefix(payload, "id:"):
+		holder := payload[len("id:"):]
+		for _, w := range wc.waiters {
+			if w.holder == holder {
+				signal(w)
+			}
+		}
+	case strings.HasPrefix(payload, "n:"):
+		n, err := strconv.Atoi(payload[len("n:"):])
+		if err != nil {
+			n = len(wc.waiters)
+		}
+		for _, w := range wc.waiters {
+			if n <= 0 {
+				break
+			}
+			// A waiter already holding a wake-up is about to retry anyway;
+			// the wake goes to the next one.
+			select {
+			case w.wake <- struct{}{}:
+				n--
+			default:
+			}
+		}
+	default:
+		for _, w := range wc.waiters {
+			signal(w)
+		}
+	}
+}
