@@ -9,7 +9,7 @@ import (
 func TestScenariosOnRedis(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
-	for _, sc := range mutexScenarios() {
+	for _, sc := range append(mutexScenarios(), fairScenarios()...) {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
 			tg := newRedisTarget(t, rdb, []string{sc.wakeChannel()})

@@ -159,4 +159,3 @@ func (r *redisTarget) close() {
 		ps.Close()
 	}
 }
-

@@ -114,3 +114,60 @@ local function lg_retire_hash(key, fence, now_us)
     redis.call('PEXPIRE', key, lg_tomb_ms(fence, now_us))
   end
 end
+
+-- Fair locks keep their waiters in two sorted sets with the same members:
+-- the queue (score: arrival in server ms, ties broken by tail + 1) and alive
+-- (score: the deadline of the waiter's place, one lease after its last
+-- acquire or heartbeat). Both get the TTL of the latest deadline, so an
+-- abandoned queue disappears.
+
+-- The first waiter, or nil.
+local function lg_fair_first(queue)
+  return redis.call('ZRANGE', queue, 0, 0)[1]
+end
+
+-- Removes every waiter whose place has run out, wherever it stands: one
+-- ZRANGEBYSCORE when nobody is dead.
+local function lg_fair_evict(queue, alive, now_ms)
+  local dead = redis.call('ZRANGEBYSCORE', alive, '-inf', lg_int(now_ms))
+  -- ZREM in slices: unpack of a long list would overflow the Lua stack.
+  for i = 1, #dead, 500 do
+    local last = math.min(i + 499, #dead)
+    redis.call('ZREM', queue, unpack(dead, i, last))
+    redis.call('ZREM', alive, unpack(dead, i, last))
+  end
+end
+
+-- The first waiter that has a liveness deadline, and that deadline. A queue
+-- member without one (the two sets damaged by hand) is dropped rather than
+-- blocking everyone or making a script compare nil with a number.
+local function lg_fair_live_head(queue, alive)
+  while true do
+    local head = lg_fair_first(queue)
+    if not head then return nil, nil end
+    local deadline = redis.call('ZSCORE', alive, head)
+    if deadline then return head, tonumber(deadline) end
+    redis.call('ZREM', queue, head)
+  end
+end
+
+-- Gives holder's place another lease and stretches the TTL of both sets to
+-- the latest deadline among the waiters.
+local function lg_fair_keep_alive(queue, alive, holder, deadline)
+  redis.call('ZADD', alive, lg_int(deadline), holder)
+  local last = redis.call('ZRANGE', alive, -1, -1, 'WITHSCORES')
+  local at = lg_int(tonumber(last[2]))
+  redis.call('PEXPIREAT', queue, at)
+  redis.call('PEXPIREAT', alive, at)
+end
+
+-- Called by a script that found the lock free: if the head is no longer the
+-- one the script started with (evicted, or left), wake the new head, unless
+-- it is skip (the caller, who is acting already).
+local function lg_fair_wake_new_head(queue, alive, old_head, skip, pub, wake)
+  if not old_head then return end
+  local head = lg_fair_live_head(queue, alive)
+  if head and head ~= old_head and head ~= skip then
+    redis.call(pub, wake, 'id:' .. head)
+  end
+end

@@ -40,6 +40,12 @@ var (
 	MutexAcquire = mustLoad("mutex_acquire")
 	MutexRenew   = mustLoad("mutex_renew")
 	MutexRelease = mustLoad("mutex_release")
+
+	FairAcquire   = mustLoad("fair_acquire")
+	FairRenew     = mustLoad("fair_renew")
+	FairRelease   = mustLoad("fair_release")
+	FairLeave     = mustLoad("fair_leave")
+	FairHeartbeat = mustLoad("fair_heartbeat")
 )
 
 // All returns every script, sorted by name.

@@ -1,0 +1,60 @@
+-- fair_acquire: take the fair lock if the caller is first in line, or join
+-- (or keep) its place in the queue.
+--
+-- KEYS[1] B        the lock: string "<holder> <count> <fence> 0", PX lease
+-- KEYS[2] B:queue  zset waiter -> arrival (server ms)
+-- KEYS[3] B:alive  zset waiter -> deadline of its place (server ms)
+-- KEYS[4] B:wake   wake channel
+-- ARGV[1] holder id, ARGV[2] lease ms (of the lock, and of the caller's place
+-- in the queue), ARGV[3] PUBLISH | SPUBLISH
+--
+-- Reply: {1, fence}   acquired (re-entry keeps the fence and restarts the lease)
+--        {0, wait_ms} queued: retry within wait_ms (the lock's PTTL, or the
+--                     head's deadline when the lock is free), or on "id:<holder>"
+-- Wake: "id:<head>" when evicting dead waiters made a new head while the lock
+-- is free.
+local queue, alive = KEYS[2], KEYS[3]
+local holder, lease, pub, err = lg_args(4, 3)
+if err then return err end
+
+local lock, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
+if bad then return bad end
+local now_ms, now_us = lg_now()
+local old_head = lg_fair_first(queue)
+if old_head then lg_fair_evict(queue, alive, now_ms) end
+
+if lock and lock.holder == holder then
+  lock.count = lock.count + 1
+  redis.call('SET', KEYS[1], lg_lock_encode(lock), 'PX', lease)
+  return { 1, lock.fence }
+end
+
+local wait
+if lock and lock.holder ~= LG_TOMB then
+  wait = redis.call('PTTL', KEYS[1])
+else
+  local head, head_deadline
+  if old_head then head, head_deadline = lg_fair_live_head(queue, alive) end
+  if not head or head == holder then
+    if head then
+      redis.call('ZREM', queue, holder)
+      redis.call('ZREM', alive, holder)
+    end
+    local fence = lg_next_fence(lock and lock.fence, now_us)
+    redis.call('SET', KEYS[1], lg_lock_encode({ holder = holder, count = 1, fence = fence, waited = 0 }),
+      'PX', lease)
+    return { 1, fence }
+  end
+  -- Free, but someone else is first: never jump the queue.
+  lg_fair_wake_new_head(queue, alive, old_head, holder, pub, KEYS[4])
+  wait = head_deadline - now_ms
+end
+
+if not redis.call('ZSCORE', queue, holder) then
+  local tail = redis.call('ZRANGE', queue, -1, -1, 'WITHSCORES')
+  local arrival = now_ms
+  if tail[2] and tonumber(tail[2]) >= arrival then arrival = tonumber(tail[2]) + 1 end
+  redis.call('ZADD', queue, lg_int(arrival), holder)
+end
+lg_fair_keep_alive(queue, alive, holder, now_ms + lease)
+return { 0, lg_wait(wait, lease) }

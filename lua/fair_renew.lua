@@ -1,0 +1,26 @@
+-- fair_renew: restart the lease of a fair lock this holder holds.
+--
+-- KEYS[1] B, KEYS[2] B:queue, KEYS[3] B:alive, KEYS[4] B:wake
+-- ARGV[1] holder id, ARGV[2] lease ms, ARGV[3] PUBLISH | SPUBLISH
+--
+-- Reply: 1 the lease now ends ARGV[2] ms from now; 0 not held by this holder.
+-- Wake: "id:<head>" when evicting dead waiters made a new head while the lock
+-- is free.
+local queue, alive = KEYS[2], KEYS[3]
+local holder, lease, pub, err = lg_args(4, 3)
+if err then return err end
+
+local lock, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
+if bad then return bad end
+local now_ms = lg_now()
+local old_head = lg_fair_first(queue)
+if old_head then lg_fair_evict(queue, alive, now_ms) end
+
+if lock and lock.holder == holder then
+  redis.call('PEXPIRE', KEYS[1], lease)
+  return 1
+end
+if not lock or lock.holder == LG_TOMB then
+  lg_fair_wake_new_head(queue, alive, old_head, nil, pub, KEYS[4])
+end
+return 0
