@@ -85,6 +85,9 @@ func (c *call) dispatch(args []string) any {
 		return replyErr("ERR lockgen-shim: command " + strings.ToUpper(args[0]) + " is not allowed")
 	}
 	if (cmd.arity > 0 && len(args) != cmd.arity) || (cmd.arity < 0 && len(args) < -cmd.arity) {
+		if c.run != nil {
+			return replyErr("ERR Wrong number of args calling Redis command from script")
+		}
 		return wrongArgs(cmd.name)
 	}
 	return cmd.run(c, args)

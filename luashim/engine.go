@@ -26,7 +26,7 @@ type engine struct {
 
 // allowedBase lists the base-library functions scripts may use.
 var allowedBase = []string{
-	"assert", "error", "ipairs", "next", "pairs", "pcall", "select",
+	"assert", "error", "ipairs", "next", "pairs", "select",
 	"tonumber", "tostring", "type", "unpack", "xpcall", "rawequal",
 }
 
@@ -55,6 +55,7 @@ func newEngine() *engine {
 		e.globals.RawSetString(lib, e.readOnly(loaded.RawGetString(lib).(*lua.LTable)))
 	}
 	e.globals.RawSetString("redis", e.readOnly(e.redisLib()))
+	e.globals.RawSetString("pcall", L.NewFunction(redisStylePcall))
 	globalsMeta := L.NewTable()
 	globalsMeta.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
 		e.violation(L, "Script attempted to access nonexistent global variable '"+L.ToString(2)+"'")
@@ -83,6 +84,27 @@ func newEngine() *engine {
 		return 1
 	})
 	return e
+}
+
+// redisStylePcall is pcall as Redis 7 redefines it: an error raised as an
+// error table, {err=msg} (which is how redis.call fails), is caught as the
+// plain string msg.
+func redisStylePcall(L *lua.LState) int {
+	L.CheckAny(1)
+	err := L.PCall(L.GetTop()-1, lua.MultRet, nil)
+	if err == nil {
+		L.Insert(lua.LTrue, 1)
+		return L.GetTop()
+	}
+	L.Push(lua.LFalse)
+	obj := err.(*lua.ApiError).Object
+	if t, ok := obj.(*lua.LTable); ok {
+		if msg, ok := t.RawGetString("err").(lua.LString); ok {
+			obj = msg
+		}
+	}
+	L.Push(obj)
+	return 2
 }
 
 // readOnly returns an empty proxy that reads through to t and refuses

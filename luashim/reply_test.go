@@ -118,7 +118,7 @@ func TestRedisCallConversions(t *testing.T) {
 		{"redis.call('set', KEYS[1], 'v'); return redis.call('get', KEYS[1])", "v"},
 		{"return redis.call('set', KEYS[1], 'v').ok", "OK"},
 		{"return redis.pcall('hget', KEYS[1], 'f').err", "WRONGTYPE Operation against a key holding the wrong kind of value"},
-		{"local ok, e = pcall(redis.call, 'hget', KEYS[1], 'f'); return {tostring(ok), e.err}", []any{"false", "WRONGTYPE Operation against a key holding the wrong kind of value"}},
+		{"local ok, e = pcall(redis.call, 'hget', KEYS[1], 'f'); return {tostring(ok), e}", []any{"false", "WRONGTYPE Operation against a key holding the wrong kind of value"}},
 		{"redis.call('del', KEYS[1]); return redis.call('lpop', KEYS[1], 2) == false", int64(1)},
 		{"return #redis.call('time')", int64(2)},
 		// Lua numbers as arguments
@@ -148,7 +148,7 @@ func TestRedisCallArgumentErrors(t *testing.T) {
 		{"return redis.call()", "ERR Please specify at least one argument for this redis lib call script: "},
 		{"return redis.call('get', {})", "ERR Lua redis lib command arguments must be strings or integers script: "},
 		{"return redis.call('get', nil)", "ERR Lua redis lib command arguments must be strings or integers script: "},
-		{"return redis.call('get')", "ERR wrong number of arguments for 'get' command script: "},
+		{"return redis.call('get')", "ERR Wrong number of args calling Redis command from script script: "},
 	}
 	for _, c := range cases {
 		_, err := s.Eval(c.src, []string{"k"})
