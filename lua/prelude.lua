@@ -109,7 +109,7 @@ end
 -- tombstone keeps only field f, the last fence.
 local function lg_retire_hash(key, fence, now_us)
   redis.call('DEL', key)
-  if fence >= now_us then
+  if fence and fence >= now_us then
     redis.call('HSET', key, 'f', lg_int(fence))
     redis.call('PEXPIRE', key, lg_tomb_ms(fence, now_us))
   end
@@ -170,4 +170,83 @@ local function lg_fair_wake_new_head(queue, alive, old_head, skip, pub, wake)
   if head and head ~= old_head and head ~= skip then
     redis.call(pub, wake, 'id:' .. head)
   end
+end
+
+-- Shared locks (read/write, semaphore) keep one hash B and one sorted set of
+-- holders (score: the deadline of each holder's own lease). The hash holds
+-- each holder's "<count> <fence>" under <prefix><holder>, the last fence in
+-- f, the latest deadline its TTL covers in exp, and wq = 1 once someone got
+-- busy since the last wake. Both keys live until exp.
+
+-- Removes holders whose lease ended; returns how many.
+local function lg_shared_purge(hash, set, prefix, now_ms)
+  local dead = redis.call('ZRANGEBYSCORE', set, '-inf', lg_int(now_ms))
+  for i = 1, #dead, 500 do
+    local last = math.min(i + 499, #dead)
+    local fields = {}
+    for j = i, last do fields[#fields + 1] = prefix .. dead[j] end
+    redis.call('ZREM', set, unpack(dead, i, last))
+    redis.call('HDEL', hash, unpack(fields))
+  end
+  return #dead
+end
+
+-- Decodes a holder's "<count> <fence>"; nil when absent.
+local function lg_hold_decode(v)
+  if not v then return nil end
+  local count, fence = string.match(v, '^(%d+) (%d+)$')
+  if not count then return nil end
+  return { count = tonumber(count), fence = tonumber(fence) }
+end
+
+local function lg_hold_encode(h)
+  return lg_int(h.count) .. ' ' .. lg_int(h.fence)
+end
+
+-- Writes fields (a flat name, value list) to the hash and makes the hash and
+-- the set live until the latest of exp and deadline. Returns the new exp.
+local function lg_shared_write(hash, set, fields, exp, deadline)
+  if deadline > exp then exp = deadline end
+  fields[#fields + 1] = 'exp'
+  fields[#fields + 1] = lg_int(exp)
+  redis.call('HSET', hash, unpack(fields))
+  redis.call('PEXPIREAT', hash, lg_int(exp))
+  redis.call('PEXPIREAT', set, lg_int(exp))
+  return exp
+end
+
+-- The deadline of the holder whose lease ends first, in ms from now.
+local function lg_first_deadline_in(set, now_ms)
+  local first = redis.call('ZRANGE', set, 0, 0, 'WITHSCORES')
+  return tonumber(first[2]) - now_ms
+end
+
+-- Records that a caller got busy, so the next release wakes waiters.
+local function lg_mark_waiting(hash, set, wq, exp, now_ms)
+  if not wq then lg_shared_write(hash, set, { 'wq', '1' }, exp, now_ms) end
+end
+
+-- The writer of a read/write lock: "<holder> <count> <fence> <deadline>" in
+-- field w; nil when absent or when its lease has ended (a dead writer blocks
+-- nobody, even before its field is cleaned up).
+local function lg_writer_decode(v, now_ms)
+  if not v then return nil end
+  local holder, count, fence, deadline = string.match(v, '^(%S+) (%d+) (%d+) (%d+)$')
+  if not holder or tonumber(deadline) <= now_ms then return nil end
+  return { holder = holder, count = tonumber(count), fence = tonumber(fence), deadline = tonumber(deadline) }
+end
+
+local function lg_writer_encode(w)
+  return w.holder .. ' ' .. lg_int(w.count) .. ' ' .. lg_int(w.fence) .. ' ' .. lg_int(w.deadline)
+end
+
+-- Ends the hash of a shared lock once nobody holds it: if a writer is still
+-- waiting (ww in the future), keep only what blocks new readers until then;
+-- otherwise retire it.
+local function lg_shared_end(hash, fence, ww, now_ms, now_us)
+  if ww and ww > now_ms then
+    redis.call('HDEL', hash, 'wq', 'w')
+    return
+  end
+  lg_retire_hash(hash, fence, now_us)
 end

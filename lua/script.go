@@ -46,6 +46,17 @@ var (
 	FairRelease   = mustLoad("fair_release")
 	FairLeave     = mustLoad("fair_leave")
 	FairHeartbeat = mustLoad("fair_heartbeat")
+
+	ReadAcquire  = mustLoad("read_acquire")
+	ReadRenew    = mustLoad("read_renew")
+	ReadRelease  = mustLoad("read_release")
+	WriteAcquire = mustLoad("write_acquire")
+	WriteRenew   = mustLoad("write_renew")
+	WriteRelease = mustLoad("write_release")
+
+	SemaphoreAcquire = mustLoad("semaphore_acquire")
+	SemaphoreRenew   = mustLoad("semaphore_renew")
+	SemaphoreRelease = mustLoad("semaphore_release")
 )
 
 // All returns every script, sorted by name.

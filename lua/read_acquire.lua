@@ -1,0 +1,50 @@
+-- read_acquire: take the shared side of a read/write lock.
+--
+-- KEYS[1] B          hash: w (writer "<holder> <count> <fence> <deadline>"),
+--                    r:<holder> ("<count> <fence>" per reader), f (last fence),
+--                    ww (new readers wait until then: a writer is waiting),
+--                    wq (someone got busy), exp (deadline the TTL covers)
+-- KEYS[2] B:readers  zset reader -> deadline of its lease (server ms)
+-- KEYS[3] B:wake     wake channel
+-- ARGV[1] holder id, ARGV[2] lease ms, ARGV[3] PUBLISH | SPUBLISH
+--
+-- Reply: {1, fence}   acquired; every reader has its own lease and fence; a
+--                     re-entry keeps the fence. The writer may take the read
+--                     side too.
+--        {0, wait_ms} another holder writes, or a writer is waiting (new
+--                     readers let it in first); retry within wait_ms
+local readers = KEYS[2]
+local holder, lease, _, err = lg_args(3, 3)
+if err then return err end
+
+local now_ms, now_us = lg_now()
+lg_shared_purge(KEYS[1], readers, 'r:', now_ms)
+local st = redis.call('HMGET', KEYS[1], 'w', 'ww', 'f', 'exp', 'wq', 'r:' .. holder)
+local writer = lg_writer_decode(st[1], now_ms)
+local ww, exp = tonumber(st[2]), tonumber(st[4]) or 0
+local deadline = now_ms + lease
+
+local mine = lg_hold_decode(st[6])
+if mine then
+  mine.count = mine.count + 1
+  redis.call('ZADD', readers, lg_int(deadline), holder)
+  lg_shared_write(KEYS[1], readers, { 'r:' .. holder, lg_hold_encode(mine) }, exp, deadline)
+  return { 1, mine.fence }
+end
+
+local wait
+if writer and writer.holder ~= holder then
+  wait = writer.deadline - now_ms
+elseif not writer and ww and ww > now_ms then
+  wait = ww - now_ms
+end
+if wait then
+  lg_mark_waiting(KEYS[1], readers, st[5], exp, now_ms)
+  return { 0, lg_wait(wait, lease) }
+end
+
+local fence = lg_next_fence(tonumber(st[3]), now_us)
+redis.call('ZADD', readers, lg_int(deadline), holder)
+lg_shared_write(KEYS[1], readers, { 'r:' .. holder, lg_hold_encode({ count = 1, fence = fence }), 'f', lg_int(fence) },
+  exp, deadline)
+return { 1, fence }

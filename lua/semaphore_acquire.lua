@@ -1,0 +1,44 @@
+-- semaphore_acquire: take one of ARGV[4] permits.
+--
+-- KEYS[1] B        hash: h:<holder> ("<count> <fence>" per holder), f (last
+--                  fence), wq (someone got busy), exp (deadline the TTL covers)
+-- KEYS[2] B:holds  zset holder -> deadline of its lease (server ms); holders
+--                  whose lease ended are purged before deciding
+-- KEYS[3] B:wake   wake channel
+-- ARGV[1] holder id, ARGV[2] lease ms, ARGV[3] PUBLISH | SPUBLISH,
+-- ARGV[4] permits (integer >= 1)
+--
+-- Reply: {1, fence}   a permit (a fence per grant); a re-entry by the same
+--                     holder keeps its permit and fence, restarting the lease
+--        {0, wait_ms} all permits taken; retry within wait_ms (until the
+--                     first holder's lease ends)
+local holds = KEYS[2]
+local holder, lease, _, err = lg_args(3, 4)
+if err then return err end
+local permits = lg_positive(ARGV[4], 2147483648)
+if not permits then return lg_error('permits must be an integer in 1..2^31') end
+
+local now_ms, now_us = lg_now()
+lg_shared_purge(KEYS[1], holds, 'h:', now_ms)
+local st = redis.call('HMGET', KEYS[1], 'h:' .. holder, 'f', 'exp', 'wq')
+local exp = tonumber(st[3]) or 0
+local deadline = now_ms + lease
+
+local mine = lg_hold_decode(st[1])
+if mine then
+  mine.count = mine.count + 1
+  redis.call('ZADD', holds, lg_int(deadline), holder)
+  lg_shared_write(KEYS[1], holds, { 'h:' .. holder, lg_hold_encode(mine) }, exp, deadline)
+  return { 1, mine.fence }
+end
+
+if redis.call('ZCARD', holds) >= permits then
+  lg_mark_waiting(KEYS[1], holds, st[4], exp, now_ms)
+  return { 0, lg_wait(lg_first_deadline_in(holds, now_ms), lease) }
+end
+
+local fence = lg_next_fence(tonumber(st[2]), now_us)
+redis.call('ZADD', holds, lg_int(deadline), holder)
+lg_shared_write(KEYS[1], holds, { 'h:' .. holder, lg_hold_encode({ count = 1, fence = fence }), 'f', lg_int(fence) },
+  exp, deadline)
+return { 1, fence }
