@@ -3,8 +3,8 @@ package luashim
 import (
 	"errors"
 	"math"
-	"strings"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
