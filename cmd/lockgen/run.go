@@ -1,0 +1,91 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/lockgen/lockgen/internal/generator"
+)
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitProblems = 1 // diagnostics, stale output under -check, or a failed write
+	exitUsage    = 2
+)
+
+const usage = `usage: lockgen [-o FILE] [-check] [packages]
+
+Generates Redis-lock wrappers for methods annotated with //lock: comments.
+Packages default to ".". Flags:
+`
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("lockgen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		io.WriteString(stderr, usage)
+		fs.PrintDefaults()
+	}
+	output := fs.String("o", generator.DefaultOutput, "output file `name`, written into each package's directory")
+	check := fs.Bool("check", false, "write nothing; exit 1 if an output file is missing or differs from what would be generated")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if err := generator.ValidOutputName(*output); err != nil {
+		io.WriteString(stderr, "lockgen: -o: "+err.Error()+"\n")
+		return exitUsage
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		io.WriteString(stderr, "lockgen: "+err.Error()+"\n")
+		return exitProblems
+	}
+	files, diags, err := generator.Generate(generator.Config{Dir: cwd, Patterns: fs.Args(), Output: *output})
+	if err != nil {
+		io.WriteString(stderr, "lockgen: "+err.Error()+"\n")
+		return exitProblems
+	}
+	if len(diags) > 0 {
+		for _, d := range diags {
+			d.Pos.Filename = relative(cwd, d.Pos.Filename)
+			io.WriteString(stderr, d.String()+"\n")
+		}
+		return exitProblems
+	}
+	if *check {
+		code := exitOK
+		for _, f := range files {
+			stale, err := generator.Stale(f)
+			if err != nil {
+				io.WriteString(stderr, "lockgen: "+err.Error()+"\n")
+				return exitProblems
+			}
+			if stale {
+				io.WriteString(stderr, relative(cwd, f.Path)+": out of date; run lockgen\n")
+				code = exitProblems
+			}
+		}
+		return code
+	}
+	for _, f := range files {
+		if err := commit(f); err != nil {
+			io.WriteString(stderr, "lockgen: "+err.Error()+"\n")
+			return exitProblems
+		}
+	}
+	return exitOK
+}
+
+func relative(cwd, path string) string {
+	if rel, err := filepath.Rel(cwd, path); err == nil && !filepath.IsAbs(rel) && len(rel) > 0 && rel[0] != '.' {
+		return rel
+	}
+	return path
+}

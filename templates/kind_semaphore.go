@@ -1,0 +1,14 @@
+package templates
+
+import "github.com/dave/jennifer/jen"
+
+// semaphore: at most Permits holders of the key; the only kind that carries
+// an extra field.
+func init() {
+	registerKind("semaphore", kindEmitter{
+		runtimeConst: "Semaphore",
+		extraFields: func(l *Lock) []jen.Code {
+			return []jen.Code{jen.Id("Permits").Op(":").Lit(l.Permits)}
+		},
+	})
+}
