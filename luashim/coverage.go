@@ -66,18 +66,25 @@ const recorderName = "#coverage"
 // the sorted set of lines where statements start. Because the recorder
 // goes before a statement, never after, return and break stay last in
 // their blocks and the program's meaning does not change.
-func instrument(chunk []ast.Stmt) ([]ast.Stmt, []int) {
+//
+// usesVararg reports whether the chunk's own code (not a nested function)
+// uses `...`.
+func instrument(chunk []ast.Stmt) (body []ast.Stmt, lines []int, usesVararg bool) {
 	in := &instrumenter{lines: map[int]bool{}}
-	body := in.block(chunk)
-	lines := make([]int, 0, len(in.lines))
+	body = in.block(chunk)
+	lines = make([]int, 0, len(in.lines))
 	for l := range in.lines {
 		lines = append(lines, l)
 	}
 	sort.Ints(lines)
-	return body, lines
+	return body, lines, in.chunkVararg
 }
 
-type instrumenter struct{ lines map[int]bool }
+type instrumenter struct {
+	lines       map[int]bool
+	depth       int  // function nesting: 0 is the chunk itself
+	chunkVararg bool // the chunk itself uses `...`
+}
 
 func (in *instrumenter) block(stmts []ast.Stmt) []ast.Stmt {
 	out := make([]ast.Stmt, 0, 2*len(stmts))
@@ -164,7 +171,13 @@ func (in *instrumenter) exprs(es []ast.Expr) {
 func (in *instrumenter) expr(e ast.Expr) {
 	switch e := e.(type) {
 	case *ast.FunctionExpr:
+		in.depth++
 		e.Stmts = in.block(e.Stmts)
+		in.depth--
+	case *ast.Comma3Expr:
+		if in.depth == 0 {
+			in.chunkVararg = true
+		}
 	case *ast.AttrGetExpr:
 		in.expr(e.Object)
 		in.expr(e.Key)
@@ -205,10 +218,13 @@ func (in *instrumenter) expr(e ast.Expr) {
 //
 // so the hit table arrives as the chunk's argument, is visible to the body
 // only through the unnameable local, and the body's own `...` stays empty,
-// as it is for a Redis script.
-func wrapChunk(body []ast.Stmt) []ast.Stmt {
+// as it is for a Redis script. The inner function is made vararg only when
+// the body uses `...`: gopher-lua builds a Lua 5.0 `arg` table on every
+// call of a vararg function that does not, which would cost an allocation
+// of a few kilobytes per run.
+func wrapChunk(body []ast.Stmt, vararg bool) []ast.Stmt {
 	decl := &ast.LocalAssignStmt{Names: []string{recorderName}, Exprs: []ast.Expr{&ast.Comma3Expr{}}}
-	fn := &ast.FunctionExpr{ParList: &ast.ParList{HasVargs: true}, Stmts: body}
+	fn := &ast.FunctionExpr{ParList: &ast.ParList{HasVargs: vararg}, Stmts: body}
 	call := &ast.FuncCallExpr{Func: fn, AdjustRet: false}
 	ret := &ast.ReturnStmt{Exprs: []ast.Expr{call}}
 	return []ast.Stmt{decl, ret}

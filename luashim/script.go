@@ -29,8 +29,8 @@ func compileScript(name, src, sha string) (*script, error) {
 	if err != nil {
 		return nil, &ReplyError{Msg: "ERR Error compiling script (new function): " + compileMessage(err), Script: name}
 	}
-	body, lines := instrument(chunk)
-	proto, err := lua.Compile(wrapChunk(body), chunkName)
+	body, lines, vararg := instrument(chunk)
+	proto, err := lua.Compile(wrapChunk(body, vararg), chunkName)
 	if err != nil {
 		return nil, &ReplyError{Msg: "ERR Error compiling script (new function): " + compileMessage(err), Script: name}
 	}
