@@ -63,11 +63,14 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 	for i := range specs {
 		spec := &specs[i]
 		hl := &heldLock{spec: *spec, holder: holder}
-		outer, err := chain.reentry(spec)
+		outer, claimed, err := chain.reentry(spec)
 		if err != nil {
 			return fail(err)
 		}
-		if outer != nil && outer.claim() {
+		switch {
+		case outer != nil && claimed:
+			hl.holder = outer.holder // nested inside the re-entry that claimed it
+		case outer != nil && outer.claim():
 			hl.holder, hl.outer = outer.holder, outer
 		}
 		sent, err := l.acquireOne(hctx, ctx, hl, start, deadline, wait < 0)

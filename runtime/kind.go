@@ -90,23 +90,15 @@ func (k Kind) scripts() scriptSet {
 	case Mutex:
 		return scriptSet{lua.MutexAcquire, lua.MutexRenew, lua.MutexRelease}
 	case Fair:
-		return scriptSet{script("fair_acquire"), script("fair_renew"), script("fair_release")}
+		return scriptSet{lua.FairAcquire, lua.FairRenew, lua.FairRelease}
 	case Read:
-		return scriptSet{script("read_acquire"), script("read_renew"), script("read_release")}
+		return scriptSet{lua.ReadAcquire, lua.ReadRenew, lua.ReadRelease}
 	case Write:
-		return scriptSet{script("write_acquire"), script("write_renew"), script("write_release")}
+		return scriptSet{lua.WriteAcquire, lua.WriteRenew, lua.WriteRelease}
 	case Semaphore:
-		return scriptSet{script("semaphore_acquire"), script("semaphore_renew"), script("semaphore_release")}
+		return scriptSet{lua.SemaphoreAcquire, lua.SemaphoreRenew, lua.SemaphoreRelease}
 	}
 	return scriptSet{}
-}
-
-// script looks a script up by name. TEMPORARY while package lua is being
-// written: the scripts of the families not yet there are nil, and a call
-// of a nil script fails with a clear error (see Locker.eval).
-func script(name string) *lua.Script {
-	s, _ := lua.ByName(name)
-	return s
 }
 
 // keySuffixes lists, after the base key itself, the suffixes of the other
@@ -124,5 +116,5 @@ func (k Kind) keySuffixes() []string {
 	return []string{":wake"}
 }
 
-func fairHeartbeatScript() *lua.Script { return script("fair_heartbeat") }
-func fairLeaveScript() *lua.Script     { return script("fair_leave") }
+func fairHeartbeatScript() *lua.Script { return lua.FairHeartbeat }
+func fairLeaveScript() *lua.Script     { return lua.FairLeave }

@@ -42,10 +42,6 @@ func (lk *Locker) resolve(l Lock) (lockSpec, error) {
 	if !l.Kind.valid() {
 		return lockSpec{}, fmt.Errorf("%w: unknown kind %d; want one of mutex, fair, read, write, semaphore", ErrInvalidLock, l.Kind)
 	}
-	if ss := l.Kind.scripts(); ss.acquire == nil || ss.renew == nil || ss.release == nil ||
-		l.Kind == Fair && (fairHeartbeatScript() == nil || fairLeaveScript() == nil) {
-		return lockSpec{}, fmt.Errorf("%w: %s: its scripts are missing from package lua", ErrInvalidLock, l.Kind)
-	}
 	if err := validateKey(l.Key); err != nil {
 		return lockSpec{}, err
 	}

@@ -38,10 +38,13 @@ func chainOf(ctx context.Context) *chainLink {
 }
 
 // reentry returns the hold of the chain that spec can re-enter, or nil if
-// there is none. A write request on a key whose read side the chain holds,
-// without the write side, can only wait for itself; that is an error.
-func (c *chainLink) reentry(spec *lockSpec) (*heldLock, error) {
+// there is none. claimed is true if a hold nearer to ctx on the chain has
+// already claimed it (this call is nested inside that re-entry, so it needs
+// no claim of its own). A write request on a key whose read side the chain
+// holds, without the write side, can only wait for itself; that is an error.
+func (c *chainLink) reentry(spec *lockSpec) (hold *heldLock, claimed bool, err error) {
 	var readHeld *heldLock
+	inner := map[*heldLock]bool{} // holds claimed by re-entries on the chain below
 	for ; c != nil; c = c.parent {
 		if c.held.released.Load() {
 			continue // a goroutine outlived its caller's hold
@@ -52,20 +55,23 @@ func (c *chainLink) reentry(spec *lockSpec) (*heldLock, error) {
 				continue
 			}
 			switch {
-			case hl.spec.Kind == spec.Kind:
-				return hl, nil
-			case spec.Kind == Read && hl.spec.Kind == Write:
-				// A writer may take the read side under its own id.
-				return hl, nil
+			case hl.spec.Kind == spec.Kind,
+				spec.Kind == Read && hl.spec.Kind == Write: // a writer may take the read side under its own id
+				return hl, inner[hl], nil
 			case spec.Kind == Write && hl.spec.Kind == Read:
 				readHeld = hl
 			}
 		}
+		for _, hl := range c.held.locks {
+			if hl.outer != nil {
+				inner[hl.outer] = true
+			}
+		}
 	}
 	if readHeld != nil {
-		return nil, fmt.Errorf("%w: %s: this call chain holds the read side; a read lock cannot be upgraded to write (it would wait for itself)", ErrInvalidLock, spec)
+		return nil, false, fmt.Errorf("%w: %s: this call chain holds the read side; a read lock cannot be upgraded to write (it would wait for itself)", ErrInvalidLock, spec)
 	}
-	return nil, nil
+	return nil, false, nil
 }
 
 // claim reserves hl for one active re-entry if its kind is exclusive. It

@@ -1,0 +1,122 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/lockgen/lockgen/redistest"
+	"github.com/lockgen/lockgen/runtime"
+	"github.com/redis/go-redis/v9"
+)
+
+// masterOf returns the address of the master serving key, from CLUSTER
+// KEYSLOT and CLUSTER SLOTS.
+func masterOf(t *testing.T, rdb *redis.ClusterClient, key string) string {
+	t.Helper()
+	ctx := context.Background()
+	slot, err := rdb.ClusterKeySlot(ctx, key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ranges, err := rdb.ClusterSlots(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range ranges {
+		if int64(r.Start) <= slot && slot <= int64(r.End) {
+			return r.Nodes[0].Addr
+		}
+	}
+	t.Fatalf("no master for slot %d", slot)
+	return ""
+}
+
+// Every kind works on a 3-master Cluster: exclusion, wake-ups by sharded
+// Pub/Sub, and one call over keys on different masters.
+func TestClusterEveryKind(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	rdb := cl.Client(t)
+	prefix := uniquePrefix(t)
+	newLocker := func() *runtime.Locker {
+		l := runtime.New(rdb, runtime.WithKeyPrefix(prefix))
+		t.Cleanup(func() { l.Close() })
+		return l
+	}
+	a, b := newLocker(), newLocker()
+
+	t.Run("read", func(t *testing.T) {
+		ctx := ctxTimeout(t, 10*time.Second)
+		r := runtime.Lock{Kind: runtime.Read, Key: "r", Wait: runtime.NoWait}
+		h1, err := a.Acquire(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h2, err := b.Acquire(ctx, r)
+		if err != nil {
+			t.Fatalf("second reader: %v", err)
+		}
+		if _, err := b.Acquire(ctx, runtime.Lock{Kind: runtime.Write, Key: "r", Wait: runtime.NoWait}); !errors.Is(err, runtime.ErrNotAcquired) {
+			t.Fatalf("writer while read: %v, want ErrNotAcquired", err)
+		}
+		h1.Release()
+		h2.Release()
+	})
+	for _, kind := range []runtime.Kind{runtime.Mutex, runtime.Fair, runtime.Write, runtime.Semaphore} {
+		t.Run(kind.String(), func(t *testing.T) {
+			lock := func(key string) runtime.Lock {
+				l := runtime.Lock{Kind: kind, Key: key, Lease: 20 * time.Second}
+				if kind == runtime.Semaphore {
+					l.Permits = 1
+				}
+				return l
+			}
+			family := map[runtime.Kind]string{runtime.Mutex: "mutex", runtime.Fair: "fair", runtime.Write: "rw", runtime.Semaphore: "sem"}[kind]
+			// Two keys whose locks live on different masters.
+			k1 := "c:0"
+			m1 := masterOf(t, rdb, prefix+family+":{"+k1+"}")
+			k2 := ""
+			for i := 1; i < 100 && k2 == ""; i++ {
+				k := "c:" + strconv.Itoa(i)
+				if masterOf(t, rdb, prefix+family+":{"+k+"}") != m1 {
+					k2 = k
+				}
+			}
+			if k2 == "" {
+				t.Fatal("no key on another master among 100")
+			}
+			ctx := ctxTimeout(t, 10*time.Second)
+			h, err := a.Acquire(ctx, lock(k1), lock(k2))
+			if err != nil {
+				t.Fatalf("multi-key over two masters: %v", err)
+			}
+			try := lock(k2)
+			try.Wait = runtime.NoWait
+			if _, err := b.Acquire(ctx, try); !errors.Is(err, runtime.ErrNotAcquired) {
+				t.Fatalf("second holder: %v, want ErrNotAcquired", err)
+			}
+			got := make(chan error, 1)
+			go func() {
+				h2, err := b.Acquire(ctx, lock(k1))
+				if err == nil {
+					err = h2.Release()
+				}
+				got <- err
+			}()
+			time.Sleep(100 * time.Millisecond)
+			if err := h.Release(); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-got:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(3 * time.Second):
+				t.Fatal("waiter not woken by SPUBLISH within 3s (lease 20s)")
+			}
+		})
+	}
+}
