@@ -1,0 +1,59 @@
+// Command lockbench measures lockgen next to redsync, bsm/redislock and
+// rueidislock against a redis-server it starts on loopback, and writes the
+// Markdown report and the handoff chart. See package harness for what is
+// measured and how.
+//
+//	cd bench && go run ./cmd/lockbench -out ../docs/benchmarks.md
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/lockgen/lockgen/bench/harness"
+)
+
+func main() {
+	harness.RunChildIfAsked()
+	os.Exit(run(os.Args[1:], os.Stderr))
+}
+
+func run(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("lockbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("out", "benchmarks.md", "Markdown report to write")
+	svg := fs.String("svg", "", "handoff chart to write (default: handoff.svg next to -out)")
+	quick := fs.Bool("quick", false, "a few iterations of everything, to check the harness (numbers meaningless)")
+	reps := fs.Int("reps", 0, "repetitions (default 3, or 1 with -quick)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	opts := harness.Full()
+	if *quick {
+		opts = harness.Quick()
+	}
+	if *reps > 0 {
+		opts.Reps = *reps
+	}
+	if *svg == "" {
+		*svg = filepath.Join(filepath.Dir(*out), "handoff.svg")
+	}
+	opts.Command = "cd bench && go run ./cmd/lockbench " + strings.Join(args, " ")
+	opts.Log = stderr
+	res, err := harness.Run(context.Background(), opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "lockbench: %v\n", err)
+		return 1
+	}
+	if err := harness.WriteFiles(res, *out, *svg); err != nil {
+		fmt.Fprintf(stderr, "lockbench: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "lockbench: wrote %s and %s in %v\n", *out, *svg, res.Elapsed.Round(1e9))
+	return 0
+}

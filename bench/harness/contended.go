@@ -1,0 +1,372 @@
+package harness
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockgen/lockgen/bench/peers"
+)
+
+// ContendedResult is workloads 2 and 3 for one peer: Goroutines goroutines
+// in two processes take turns on one hot key, each holding it for about Hold.
+type ContendedResult struct {
+	Peer       string
+	Goroutines int
+
+	Grants     int     // grants inside the measured window
+	Throughput float64 // grants per second inside the window
+	// Handoff: from a holder calling Unlock to the lock going to a request
+	// that was already waiting then (see handoffAfter).
+	Handoff Latency
+	// NextGrant: from a release to the next grant to anyone, the releaser
+	// asking again included, when a waiter was there at the release: how
+	// long the lock sits idle while in demand.
+	NextGrant Latency
+	// Wait: from Lock called to Lock returned (fairness: its spread).
+	Wait Latency
+	// OutOfOrder: share of grants given while an earlier arrival still
+	// waited.
+	OutOfOrder float64
+	Unserved   int // requests still waiting when the run ended
+
+	CallsPerGrant    float64 // round trips sent by the clients
+	CommandsPerGrant float64 // commands sent by the clients, Pub/Sub included
+	ExecutedPerGrant float64 // commands Redis executed, those inside scripts included
+	CommandMix       string  // the commands Redis executed most, per grant
+
+	Overlaps int    // grants that began before the previous holder released: must be 0
+	Errors   int    // Lock or Unlock errors other than the end of the run
+	Err      string // why the run failed, or the first Lock/Unlock error
+}
+
+// contendedWarmup is left out of the measured window at its start: children
+// subscribe and fill their pools in the first moments.
+const contendedWarmupShare = 10 // percent of the duration
+
+func runContended(ctx context.Context, addr string, rdb *redis.Client, p peers.Peer, goroutines int, dur, hold time.Duration) ContendedResult {
+	res := ContendedResult{Peer: p.Name(), Goroutines: goroutines}
+	if err := resetServer(ctx, rdb); err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	const procs = 2
+	children := make([]*childProc, procs)
+	defer func() {
+		for _, ch := range children {
+			if ch != nil {
+				ch.stop()
+			}
+		}
+	}()
+	for i := range children {
+		per := goroutines / procs
+		if i < goroutines%procs {
+			per++
+		}
+		spec := childSpec{Addr: addr, Peer: p.Name(), Proc: i, Goroutines: per, Hold: hold, Key: "hot"}
+		ch, err := startChild(exe, spec, dur+2*childReadyTimeout)
+		if err != nil {
+			res.Err = err.Error()
+			return res
+		}
+		children[i] = ch
+	}
+	for _, ch := range children {
+		if err := ch.waitReady(); err != nil {
+			res.Err = err.Error()
+			return res
+		}
+	}
+	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	start := time.Now().Add(50 * time.Millisecond)
+	end := start.Add(dur)
+	var grants []grant
+	var counts peers.Counts
+	for _, ch := range children {
+		if err := ch.begin(start, end); err != nil {
+			res.Err = err.Error()
+			return res
+		}
+	}
+	for _, ch := range children {
+		rep, err := ch.report()
+		if err != nil {
+			res.Err = err.Error()
+			return res
+		}
+		grants = append(grants, rep.Grants...)
+		counts.Calls += rep.Counts.Calls
+		counts.Commands += rep.Counts.Commands
+		res.Errors += rep.Errors
+		if res.Err == "" && rep.Error != "" {
+			res.Err = rep.Error
+		}
+	}
+	stats, err := readCommandStats(ctx, rdb)
+	if err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	winStart := start.Add(dur * contendedWarmupShare / 100).UnixNano()
+	analyzeGrants(&res, grants, winStart, end.UnixNano())
+	all := 0
+	for _, g := range grants {
+		if g.Acq != 0 {
+			all++
+		}
+	}
+	if all > 0 {
+		n := float64(all)
+		res.CallsPerGrant = float64(counts.Calls) / n
+		res.CommandsPerGrant = float64(counts.Commands+stats.pubsub()) / n
+		res.ExecutedPerGrant = float64(stats.total()) / n
+		res.CommandMix = commandMix(stats, n)
+	}
+	return res
+}
+
+// analyzeGrants derives throughput, handoff, waits and arrival order.
+func analyzeGrants(res *ContendedResult, grants []grant, winStart, winEnd int64) {
+	var served []grant
+	for _, g := range grants {
+		switch {
+		case g.Acq != 0:
+			served = append(served, g)
+		case !g.Failed:
+			res.Unserved++
+		}
+	}
+	slices.SortFunc(served, func(a, b grant) int { return cmpInt64(a.Acq, b.Acq) })
+	inWindow := func(g grant) bool { return g.Acq >= winStart && g.Acq <= winEnd }
+
+	var handoffs, nextGrants, waits []time.Duration
+	for i, g := range served {
+		if !inWindow(g) {
+			continue
+		}
+		res.Grants++
+		waits = append(waits, time.Duration(g.Acq-g.Req))
+		if i == 0 {
+			continue
+		}
+		if g.Acq < served[i-1].Rel {
+			res.Overlaps++
+		}
+	}
+	for i, g := range served {
+		if !inWindow(g) {
+			continue
+		}
+		if d, ok := handoffAfter(served, i); ok {
+			handoffs = append(handoffs, d)
+			nextGrants = append(nextGrants, time.Duration(served[i+1].Acq-g.Rel))
+		}
+	}
+	res.Handoff = summarize(handoffs)
+	res.NextGrant = summarize(nextGrants)
+	res.Wait = summarize(waits)
+	if w := time.Duration(winEnd - winStart); w > 0 {
+		res.Throughput = float64(res.Grants) / w.Seconds()
+	}
+	if res.Grants > 0 {
+		res.OutOfOrder = float64(countOutOfOrder(grants, served, inWindow)) / float64(res.Grants)
+	}
+}
+
+// handoffAfter is the time from served[i]'s release until the lock went to
+// a request that was already waiting at that release. Grants in between to
+// requests made later (typically the releaser asking again and barging in)
+// do not end the handoff: for the waiters the lock has not moved yet. ok is
+// false when no waiter was served after that release.
+func handoffAfter(served []grant, i int) (time.Duration, bool) {
+	rel := served[i].Rel
+	for _, g := range served[i+1:] {
+		if g.Req <= rel {
+			return time.Duration(g.Acq - rel), true
+		}
+	}
+	return 0, false
+}
+
+// countOutOfOrder walks the grants in the order they were given and counts
+// those given while a request that arrived earlier was still waiting.
+// Requests unserved at the end wait until the end; failed ones are left out.
+func countOutOfOrder(all, served []grant, count func(grant) bool) int {
+	type req struct {
+		at     int64
+		served bool
+	}
+	type id struct {
+		proc, g int
+		at      int64
+	}
+	var arrivals []*req
+	byID := map[id]*req{}
+	for _, g := range all {
+		if g.Failed {
+			continue
+		}
+		r := &req{at: g.Req}
+		arrivals = append(arrivals, r)
+		byID[id{g.Proc, g.G, g.Req}] = r
+	}
+	slices.SortFunc(arrivals, func(a, b *req) int { return cmpInt64(a.at, b.at) })
+	n, next := 0, 0
+	for _, g := range served {
+		for next < len(arrivals) && arrivals[next].served {
+			next++
+		}
+		r := byID[id{g.Proc, g.G, g.Req}]
+		if count(g) && next < len(arrivals) && arrivals[next] != r && arrivals[next].at < r.at {
+			n++
+		}
+		r.served = true
+	}
+	return n
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// commandMix lists the commands Redis executed, per grant, most frequent
+// first, e.g. "evalsha 2.0, publish 1.0".
+func commandMix(stats commandStats, grants float64) string {
+	type kv struct {
+		name  string
+		calls int64
+	}
+	var list []kv
+	for name, calls := range stats {
+		if !harnessCommands[name] && calls > 0 {
+			list = append(list, kv{name, calls})
+		}
+	}
+	slices.SortFunc(list, func(a, b kv) int {
+		if a.calls != b.calls {
+			return cmpInt64(b.calls, a.calls)
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	var parts []string
+	for i, e := range list {
+		if i == 4 {
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s %.2f", e.name, float64(e.calls)/grants))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// childProc is one worker process of the hot-key workload.
+type childProc struct {
+	cmd    *exec.Cmd
+	stdin  *os.File
+	out    *bufio.Reader
+	stderr *strings.Builder
+	cancel context.CancelFunc
+	once   sync.Once
+}
+
+func startChild(exe string, spec childSpec, limit time.Duration) (*childProc, error) {
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	// The context kills a child that outlives its whole run.
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Env = append(os.Environ(), childEnv+"="+string(raw))
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	cmd.Stdin = stdinR
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		cancel()
+		return nil, fmt.Errorf("start child: %w", err)
+	}
+	stdinR.Close()
+	return &childProc{cmd: cmd, stdin: stdinW, out: bufio.NewReader(stdout), stderr: &stderr, cancel: cancel}, nil
+}
+
+// readLine reads one line from the child within the child's time limit (the
+// context kills it, which closes its stdout).
+func (c *childProc) readLine() (string, error) {
+	line, err := c.out.ReadString('\n')
+	if err != nil {
+		c.stop()
+		return "", fmt.Errorf("child %v: %w; stderr: %s", c.cmd.Args, err, strings.TrimSpace(c.stderr.String()))
+	}
+	return line, nil
+}
+
+func (c *childProc) waitReady() error {
+	line, err := c.readLine()
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(line) != "ready" {
+		return fmt.Errorf("child said %q instead of ready", line)
+	}
+	return nil
+}
+
+func (c *childProc) begin(start, end time.Time) error {
+	_, err := fmt.Fprintf(c.stdin, "%d %d\n", start.UnixNano(), end.UnixNano())
+	return err
+}
+
+func (c *childProc) report() (childReport, error) {
+	var rep childReport
+	line, err := c.readLine()
+	if err != nil {
+		return rep, err
+	}
+	if err := json.Unmarshal([]byte(line), &rep); err != nil {
+		return rep, fmt.Errorf("child report: %w", err)
+	}
+	return rep, nil
+}
+
+// stop closes the child's stdin and waits for it to exit (bounded by its
+// context).
+func (c *childProc) stop() {
+	c.once.Do(func() {
+		c.stdin.Close()
+		c.cmd.Wait()
+		c.cancel()
+	})
+}

@@ -1,0 +1,288 @@
+package harness
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/lockgen/lockgen/bench/peers"
+)
+
+// WriteMarkdown writes the report: where and how the numbers were taken,
+// lockgen's targets with pass/fail, then one table per workload. svgName is
+// the chart's file name relative to the report ("" for none).
+func WriteMarkdown(w io.Writer, res *Results, svgName string) error {
+	var b strings.Builder
+	o := res.Opts
+	m := res.Machine
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+
+	p("# Benchmarks: lockgen next to the Go Redis lock libraries")
+	p("")
+	p("Written by `bench/cmd/lockbench`; do not edit by hand, run `make bench`. Each cell is the median over %d repetitions, with [min–max] over them where the spread matters. Ratios are taken inside one repetition (against the PING floor and the other libraries measured in that same repetition), then aggregated. Numbers from a shared machine are noisy: compare ratios, not absolute times.", len(res.Reps))
+	p("")
+	p("| | |")
+	p("| --- | --- |")
+	p("| date | %s |", res.Started.UTC().Format("2006-01-02 15:04 MST"))
+	p("| machine | %s, %d cores, %s |", m.CPU, m.Cores, m.OS)
+	p("| Go | %s |", m.GoVer)
+	p("| Redis | %s, one redis-server on 127.0.0.1 started by the harness |", m.RedisV)
+	p("| command | `%s` |", m.Command)
+	p("| run time | %v |", res.Elapsed.Round(time.Second))
+	p("")
+
+	p("## Targets for lockgen")
+	p("")
+	p("| lockgen | target | limit | measured | result |")
+	p("| --- | --- | --- | --- | --- |")
+	for _, t := range evaluateTargets(res) {
+		p("| %s | %s | %s | %s | %s |", t.Peer, t.What, t.Limit, fmtSpread(t.Measured, 2)+unitSuffix(t.Unit, t.Missing), t.Result())
+	}
+	p("")
+
+	p("## Libraries and settings")
+	p("")
+	p("| peer | waiters | lease renewal | settings |")
+	p("| --- | --- | --- | --- |")
+	for _, pr := range o.Peers {
+		p("| %s | %s | %s | %s |", pr.Name(), waiting(pr), renewal(pr), pr.Notes)
+	}
+	p("")
+	p("\"default\" is what the library does with no options (for redislock, whose default is a single try, the retry its README shows); \"tuned\" is what a user reading its documentation would set for low latency.")
+	p("")
+
+	writeUncontended(p, res)
+	for _, n := range o.Goroutines {
+		writeHotKey(p, res, n)
+	}
+	writeFairness(p, res)
+	writeHeld(p, res)
+	if svgName != "" {
+		p("## Handoff latency chart")
+		p("")
+		p("![handoff latency p50 and p99 per library](%s)", svgName)
+		p("")
+	}
+	writeErrors(p, res)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeUncontended(p func(string, ...any), res *Results) {
+	p("## 1. Uncontended acquire + release")
+	p("")
+	p("One goroutine takes a free lock and gives it back, %d times per repetition. The floor is two PING round trips on a go-redis client, measured in the same repetition: PING p50 %s µs, so the floor is %s µs.", res.Opts.UncontendedIters,
+		fmtSpread(overReps(res.Reps, rttMicros), 1), fmtSpread(overReps(res.Reps, floorMicros), 1))
+	p("")
+	p("| peer | p50 µs | p99 µs | allocs/op | p50 ÷ floor | p50 ÷ best other library |")
+	p("| --- | --- | --- | --- | --- | --- |")
+	for _, pr := range res.Opts.Peers {
+		name := pr.Name()
+		p("| %s | %s | %s | %s | %s | %s |", name,
+			fmtSpread(overReps(res.Reps, uncontendedMetric(name, func(u UncontendedResult, _ Rep) float64 { return micros(u.Cycle.P50) })), 0),
+			fmtSpread(overReps(res.Reps, uncontendedMetric(name, func(u UncontendedResult, _ Rep) float64 { return micros(u.Cycle.P99) })), 0),
+			fmtSpread(overReps(res.Reps, uncontendedMetric(name, func(u UncontendedResult, _ Rep) float64 { return u.AllocsPerOp })), 0),
+			fmtSpread(overReps(res.Reps, uncontendedMetric(name, func(u UncontendedResult, r Rep) float64 { return ratio(micros(u.Cycle.P50), floorMicros(r)) })), 2),
+			fmtSpread(overReps(res.Reps, uncontendedMetric(name, func(u UncontendedResult, r Rep) float64 { return ratio(micros(u.Cycle.P50), bestPeerUncontended(r)) })), 2))
+	}
+	p("")
+}
+
+func writeHotKey(p func(string, ...any), res *Results, n int) {
+	p("## 2. One hot key, %d goroutines in 2 processes", n)
+	p("")
+	p("Each goroutine takes the key, holds it %v, releases it and asks again, for %v per repetition (the first %d%% left out). Handoff: from a holder calling release to the lock going to a request that was already waiting at that moment (acquire returned); a releaser that asks again and barges in ahead of the waiters does not end the handoff. Next grant: from a release to the next grant to anyone, the releaser included, while a waiter was there (how long the lock sits idle in demand). Stamped with the wall clock both processes share. Commands sent: counted in the clients (a pipeline counts each command; Pub/Sub subscriptions counted on the server). Executed: INFO commandstats, which also counts what scripts run.", res.Opts.Hold, res.Opts.HotDuration, contendedWarmupShare)
+	p("")
+	p("| peer | grants/s | handoff p50 µs | handoff p99 µs | p50 in PING RTTs | p50 ÷ best other library | next grant p50 µs | commands sent / grant | round trips / grant | executed / grant | executed mix per grant |")
+	p("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	for _, pr := range res.Opts.Peers {
+		name := pr.Name()
+		metric := func(f func(ContendedResult, Rep) float64) Spread {
+			return overReps(res.Reps, contendedMetric(name, n, f))
+		}
+		mix := "—"
+		if len(res.Reps) > 0 {
+			if c, ok := findContended(res.Reps[len(res.Reps)/2], name, n); ok {
+				mix = c.CommandMix
+			}
+		}
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", name,
+			fmtSpread(metric(func(c ContendedResult, _ Rep) float64 { return c.Throughput }), 0),
+			fmtSpread(metric(func(c ContendedResult, _ Rep) float64 { return handoffMicros(c, 50) }), 0),
+			fmtSpread(metric(func(c ContendedResult, _ Rep) float64 { return handoffMicros(c, 99) }), 0),
+			fmtSpread(metric(func(c ContendedResult, r Rep) float64 { return ratio(handoffMicros(c, 50), rttMicros(r)) }), 1),
+			fmtSpread(metric(func(c ContendedResult, r Rep) float64 {
+				return ratio(handoffMicros(c, 50), bestPeerHandoff(r, n, notLockgen))
+			}), 2),
+			fmtSpread(metric(func(c ContendedResult, _ Rep) float64 {
+				if c.NextGrant.N == 0 {
+					return math.NaN()
+				}
+				return micros(c.NextGrant.P50)
+			}), 0),
+			fmtSpread(metric(func(c ContendedResult, _ Rep) float64 { return c.CommandsPerGrant }), 2),
+			fmtSpread(metric(func(c ContendedResult, _ Rep) float64 { return c.CallsPerGrant }), 2),
+			fmtSpread(metric(func(c ContendedResult, _ Rep) float64 { return c.ExecutedPerGrant }), 2),
+			mix)
+	}
+	p("")
+}
+
+func handoffMicros(c ContendedResult, pct int) float64 {
+	if c.Handoff.N == 0 {
+		return math.NaN()
+	}
+	if pct == 99 {
+		return micros(c.Handoff.P99)
+	}
+	return micros(c.Handoff.P50)
+}
+
+func writeFairness(p func(string, ...any), res *Results) {
+	p("## 3. Fairness under the same contention")
+	p("")
+	p("Waiting time is from asking to getting the lock. Out of order: share of grants given while a request that arrived earlier was still waiting. Unserved: requests still waiting when the run ended (summed over repetitions). Overlaps (must be 0): grants that began before the previous holder released.")
+	p("")
+	p("| peer | goroutines | wait p50 ms | wait p99 ms | wait max ms | out of order | unserved | overlaps |")
+	p("| --- | --- | --- | --- | --- | --- | --- | --- |")
+	for _, n := range res.Opts.Goroutines {
+		for _, pr := range res.Opts.Peers {
+			name := pr.Name()
+			metric := func(f func(ContendedResult, Rep) float64) Spread {
+				return overReps(res.Reps, contendedMetric(name, n, f))
+			}
+			unserved, overlaps, seen := 0, 0, false
+			for _, r := range res.Reps {
+				if c, ok := findContended(r, name, n); ok {
+					unserved += c.Unserved
+					overlaps += c.Overlaps
+					seen = true
+				}
+			}
+			counts := []string{"—", "—"}
+			if seen {
+				counts = []string{fmt.Sprint(unserved), fmt.Sprint(overlaps)}
+			}
+			p("| %s | %d | %s | %s | %s | %s | %s | %s |", name, n,
+				fmtSpread(metric(func(c ContendedResult, _ Rep) float64 { return ms(c.Wait.P50) }), 2),
+				fmtSpread(metric(func(c ContendedResult, _ Rep) float64 { return ms(c.Wait.P99) }), 1),
+				fmtSpread(metric(func(c ContendedResult, _ Rep) float64 { return ms(c.Wait.Max) }), 0),
+				fmtPercent(metric(func(c ContendedResult, _ Rep) float64 { return c.OutOfOrder })),
+				counts[0], counts[1])
+		}
+	}
+	p("")
+}
+
+func writeHeld(p func(string, ...any), res *Results) {
+	o := res.Opts
+	p("## 4. %d locks held at once", o.HeldLocks)
+	p("")
+	p("%d locks with a lease of %v are taken, then held for %v while the harness counts. Libraries with a watchdog renew on their own; for the others each lock gets the goroutine a user would write, extending every lease/3. Round trips as the client issues them (a pipeline counts once). The ideal for a watchdog is one pipeline per node per lease/3: %.1f round trips/s and %.0f commands/s here.", o.HeldLocks, o.HeldLease, o.HeldWindow, idealRenewCalls(o), float64(o.HeldLocks)*idealRenewCalls(o))
+	p("")
+	p("| peer | renewal | goroutines added | round trips/s | commands sent/s | executed/s | locks lost |")
+	p("| --- | --- | --- | --- | --- | --- | --- |")
+	for _, pr := range o.HeldPeers {
+		name := pr.Name()
+		metric := func(f func(HeldManyResult) float64) Spread { return overReps(res.Reps, heldMetric(name, f)) }
+		renewalText := "—"
+		for _, r := range res.Reps {
+			if h, ok := findHeld(r, name); ok {
+				renewalText = h.Renewal
+			}
+		}
+		p("| %s | %s | %s | %s | %s | %s | %s |", name, renewalText,
+			fmtSpread(metric(func(h HeldManyResult) float64 { return float64(h.Goroutines) }), 0),
+			fmtSpread(metric(func(h HeldManyResult) float64 { return h.CallsPerSec }), 1),
+			fmtSpread(metric(func(h HeldManyResult) float64 { return h.CommandsPerSec }), 0),
+			fmtSpread(metric(func(h HeldManyResult) float64 { return h.ExecutedPerSec }), 0),
+			fmtSpread(metric(func(h HeldManyResult) float64 { return float64(h.Lost) }), 0))
+	}
+	p("")
+}
+
+// writeErrors lists what failed, so that a "—" in a table has a reason.
+func writeErrors(p func(string, ...any), res *Results) {
+	seen := map[string]bool{}
+	var lines []string
+	note := func(where, err string) {
+		if err == "" {
+			return
+		}
+		line := fmt.Sprintf("- %s: %s", where, strings.ReplaceAll(err, "\n", " "))
+		if !seen[line] {
+			seen[line] = true
+			lines = append(lines, line)
+		}
+	}
+	for _, r := range res.Reps {
+		for _, u := range r.Uncontended {
+			note(u.Peer+" (uncontended)", u.Err)
+		}
+		for _, c := range r.Contended {
+			if c.Err != "" {
+				note(fmt.Sprintf("%s (hot key, %d goroutines, %d errors)", c.Peer, c.Goroutines, c.Errors), c.Err)
+			}
+		}
+		for _, h := range r.Held {
+			note(h.Peer+" (locks held)", h.Err)
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	p("## Errors during the run")
+	p("")
+	for _, l := range lines {
+		p("%s", l)
+	}
+	p("")
+}
+
+func waiting(p peers.Peer) string {
+	if p.Polls {
+		return "poll"
+	}
+	return "woken by Redis"
+}
+
+func renewal(p peers.Peer) string {
+	if p.AutoRenew {
+		return "watchdog"
+	}
+	return "none (user code)"
+}
+
+// fmtSpread prints "median [min–max]" with the given decimals, the range
+// only when there are several repetitions, and "—" when nothing was
+// measured.
+func fmtSpread(s Spread, decimals int) string {
+	if math.IsNaN(s.Median) {
+		return "—"
+	}
+	f := func(v float64) string { return fmt.Sprintf("%.*f", decimals, v) }
+	if s.N <= 1 {
+		return f(s.Median)
+	}
+	return fmt.Sprintf("%s [%s–%s]", f(s.Median), f(s.Min), f(s.Max))
+}
+
+func fmtPercent(s Spread) string {
+	if math.IsNaN(s.Median) {
+		return "—"
+	}
+	return fmtSpread(Spread{Median: 100 * s.Median, Min: 100 * s.Min, Max: 100 * s.Max, N: s.N}, 1) + " %"
+}
+
+func unitSuffix(u string, missing bool) string {
+	if missing {
+		return ""
+	}
+	switch u {
+	case "", "/s":
+		return ""
+	}
+	return " " + u
+}

@@ -1,0 +1,173 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockgen/lockgen/bench/peers"
+	"github.com/lockgen/lockgen/redistest"
+)
+
+// Options sizes a run. Full is what `make bench` uses; Quick is for the test
+// that checks the report's shape.
+type Options struct {
+	Reps             int           // repetitions of every workload (>= 3 for a spread)
+	UncontendedIters int           // cycles per peer in workload 1
+	PingIters        int           // PINGs for the floor
+	Goroutines       []int         // hot-key goroutine counts, split over 2 processes
+	HotDuration      time.Duration // per peer and goroutine count
+	Hold             time.Duration // how long a hot-key holder keeps the lock
+	HeldLocks        int           // workload 4: locks held at once
+	HeldLease        time.Duration // workload 4: lease, renewed every lease/3 (lockgen)
+	HeldWindow       time.Duration // workload 4: how long they are held while measuring
+	Peers            []peers.Peer  // hot-key and uncontended workloads
+	HeldPeers        []peers.Peer  // workload 4
+	Command          string        // the command line, for the report
+	Log              io.Writer     // progress, may be nil
+}
+
+// Full is the configuration of the published numbers: about 7 minutes on
+// two cores.
+func Full() Options {
+	return Options{
+		Reps:             3,
+		UncontendedIters: 2000,
+		PingIters:        2000,
+		Goroutines:       []int{8, 64},
+		HotDuration:      3 * time.Second,
+		Hold:             time.Millisecond,
+		HeldLocks:        10000,
+		HeldLease:        3 * time.Second,
+		HeldWindow:       4 * time.Second,
+		Peers:            peers.All(),
+		HeldPeers:        heldPeers(),
+	}
+}
+
+// Quick exercises every code path in a few seconds.
+func Quick() Options {
+	o := Full()
+	o.Reps = 1
+	o.UncontendedIters = 30
+	o.PingIters = 30
+	o.Goroutines = []int{4}
+	o.HotDuration = 300 * time.Millisecond
+	o.HeldLocks = 100
+	o.HeldLease = 600 * time.Millisecond
+	o.HeldWindow = 400 * time.Millisecond
+	return o
+}
+
+// heldPeers runs workload 4 once per library: the renewal machinery does not
+// depend on the wait settings, except rueidislock's key count, where the
+// single-instance setting is the fair comparison.
+func heldPeers() []peers.Peer {
+	var out []peers.Peer
+	for _, name := range []string{"lockgen/mutex", "redsync/default", "redislock/default", "rueidislock/tuned"} {
+		if p, ok := peers.ByName(name); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Results is everything one run measured.
+type Results struct {
+	Machine Machine
+	Started time.Time
+	Elapsed time.Duration
+	Opts    Options
+	Reps    []Rep
+}
+
+// Rep is one repetition of every workload.
+type Rep struct {
+	Ping        Latency
+	Uncontended []UncontendedResult
+	Contended   []ContendedResult
+	Held        []HeldManyResult
+}
+
+// Run starts a redis-server on loopback and measures every workload
+// Opts.Reps times.
+func Run(ctx context.Context, opts Options) (*Results, error) {
+	res := &Results{Machine: describeMachine(), Started: time.Now(), Opts: opts}
+	res.Machine.Command = opts.Command
+	srv, err := redistest.Launch()
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Close()
+	if res.Machine.RedisV, err = srv.Version(ctx); err != nil {
+		return nil, err
+	}
+	rdb := redis.NewClient(srv.Options())
+	defer rdb.Close()
+	logf := func(format string, args ...any) {
+		if opts.Log != nil {
+			fmt.Fprintf(opts.Log, format+"\n", args...)
+		}
+	}
+	for r := 0; r < opts.Reps; r++ {
+		var rep Rep
+		if rep.Ping, err = measurePing(ctx, srv.Addr, opts.PingIters); err != nil {
+			return nil, fmt.Errorf("ping: %w", err)
+		}
+		logf("rep %d: PING p50 %v", r+1, rep.Ping.P50)
+		for _, p := range opts.Peers {
+			if err := resetServer(ctx, rdb); err != nil {
+				return nil, err
+			}
+			u := runUncontended(ctx, srv.Addr, p, opts.UncontendedIters)
+			logf("rep %d: uncontended %-20s p50 %v p99 %v %s", r+1, p.Name(), u.Cycle.P50, u.Cycle.P99, u.Err)
+			rep.Uncontended = append(rep.Uncontended, u)
+		}
+		for _, n := range opts.Goroutines {
+			for _, p := range opts.Peers {
+				if isUnavailable(rep.Uncontended, p.Name()) {
+					rep.Contended = append(rep.Contended, ContendedResult{Peer: p.Name(), Goroutines: n, Err: errorOf(rep.Uncontended, p.Name())})
+					continue
+				}
+				c := runContended(ctx, srv.Addr, rdb, p, n, opts.HotDuration, opts.Hold)
+				logf("rep %d: hot key %2d %-20s %6.0f/s handoff p50 %v p99 %v cmds/grant %.2f %s", r+1, n, p.Name(), c.Throughput, c.Handoff.P50, c.Handoff.P99, c.CommandsPerGrant, c.Err)
+				rep.Contended = append(rep.Contended, c)
+			}
+		}
+		for _, p := range opts.HeldPeers {
+			if isUnavailable(rep.Uncontended, p.Name()) {
+				rep.Held = append(rep.Held, HeldManyResult{Peer: p.Name(), Err: errorOf(rep.Uncontended, p.Name())})
+				continue
+			}
+			h := runHeldMany(ctx, srv.Addr, rdb, p, opts.HeldLocks, opts.HeldLease, opts.HeldWindow)
+			logf("rep %d: %d held %-20s goroutines %d calls/s %.1f cmds/s %.0f lost %d %s", r+1, h.Locks, p.Name(), h.Goroutines, h.CallsPerSec, h.CommandsPerSec, h.Lost, h.Err)
+			rep.Held = append(rep.Held, h)
+		}
+		res.Reps = append(res.Reps, rep)
+	}
+	res.Elapsed = time.Since(res.Started)
+	return res, nil
+}
+
+// isUnavailable: a peer that could not even run uncontended (lockgen while
+// its runtime is a skeleton) is not started in child processes either.
+func isUnavailable(us []UncontendedResult, name string) bool {
+	for _, u := range us {
+		if u.Peer == name {
+			return u.Unavailable
+		}
+	}
+	return false
+}
+
+func errorOf(us []UncontendedResult, name string) string {
+	for _, u := range us {
+		if u.Peer == name {
+			return u.Err
+		}
+	}
+	return ""
+}

@@ -1,0 +1,128 @@
+package harness
+
+import (
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"strings"
+)
+
+// WriteHandoffSVG draws the handoff latency of every peer (median over
+// repetitions) as horizontal bars on a logarithmic axis: a dark bar to the
+// p50, a light one to the p99, one group per goroutine count. Polling
+// libraries and event-driven ones differ by orders of magnitude, hence the
+// log scale.
+func WriteHandoffSVG(w io.Writer, res *Results) error {
+	const (
+		labelW  = 190.0
+		plotW   = 520.0
+		valueW  = 190.0
+		rowH    = 22.0
+		groupH  = 30.0
+		topH    = 40.0
+		axisH   = 36.0
+		barH    = 14.0
+		minTick = 1.0 // µs
+	)
+	type row struct {
+		name     string
+		p50, p99 float64 // µs, NaN when not measured
+	}
+	type group struct {
+		title string
+		rows  []row
+	}
+	var groups []group
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, n := range res.Opts.Goroutines {
+		g := group{title: fmt.Sprintf("%d goroutines in 2 processes, hold %v", n, res.Opts.Hold)}
+		for _, p := range res.Opts.Peers {
+			name := p.Name()
+			r := row{
+				name: name,
+				p50:  overReps(res.Reps, contendedMetric(name, n, func(c ContendedResult, _ Rep) float64 { return handoffMicros(c, 50) })).Median,
+				p99:  overReps(res.Reps, contendedMetric(name, n, func(c ContendedResult, _ Rep) float64 { return handoffMicros(c, 99) })).Median,
+			}
+			for _, v := range []float64{r.p50, r.p99} {
+				if !math.IsNaN(v) && v > 0 {
+					lo, hi = math.Min(lo, v), math.Max(hi, v)
+				}
+			}
+			g.rows = append(g.rows, r)
+		}
+		groups = append(groups, g)
+	}
+	if math.IsInf(lo, 1) { // nothing measured: one decade to draw an empty axis
+		lo, hi = 10, 100
+	}
+	decLo := math.Floor(math.Log10(math.Max(lo, minTick)))
+	decHi := math.Ceil(math.Log10(hi))
+	if decHi <= decLo {
+		decHi = decLo + 1
+	}
+	x := func(us float64) float64 {
+		if us <= 0 || math.IsNaN(us) {
+			return labelW
+		}
+		f := (math.Log10(us) - decLo) / (decHi - decLo)
+		return labelW + math.Max(0, math.Min(1, f))*plotW
+	}
+
+	height := topH + axisH
+	for _, g := range groups {
+		height += groupH + float64(len(g.rows))*rowH
+	}
+	width := labelW + plotW + valueW
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`, width, height, width, height)
+	p(`<rect width="100%%" height="100%%" fill="white"/>`)
+	p(`<text x="10" y="22" font-size="15" font-weight="bold">Handoff latency on one hot key (µs, log scale): dark p50, light p99</text>`)
+	y := topH
+	plotTop := y
+	for _, g := range groups {
+		p(`<text x="10" y="%.1f" font-weight="bold">%s</text>`, y+groupH-10, html.EscapeString(g.title))
+		y += groupH
+		for _, r := range g.rows {
+			p(`<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`, labelW-8, y+rowH/2+4, html.EscapeString(r.name))
+			barY := y + (rowH-barH)/2
+			if math.IsNaN(r.p50) {
+				p(`<text x="%.1f" y="%.1f" fill="#777">not measured</text>`, labelW+4, y+rowH/2+4)
+				y += rowH
+				continue
+			}
+			fill := "#1f77b4"
+			if strings.HasPrefix(r.name, "lockgen/") {
+				fill = "#d62728"
+			}
+			p(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" fill-opacity="0.3"/>`, labelW, barY, x(r.p99)-labelW, barH, fill)
+			p(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`, labelW, barY, x(r.p50)-labelW, barH, fill)
+			p(`<text x="%.1f" y="%.1f">p50 %s · p99 %s</text>`, labelW+plotW+8, y+rowH/2+4, fmtMicros(r.p50), fmtMicros(r.p99))
+			y += rowH
+		}
+	}
+	// Axis: one tick per decade.
+	p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="black"/>`, labelW, y+4, labelW+plotW, y+4)
+	for d := decLo; d <= decHi; d++ {
+		tx := x(math.Pow(10, d))
+		p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ccc"/>`, tx, plotTop, tx, y+4)
+		p(`<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, tx, y+20, fmtMicros(math.Pow(10, d)))
+	}
+	p(`</svg>`)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// fmtMicros prints a duration given in µs with a readable unit.
+func fmtMicros(us float64) string {
+	switch {
+	case math.IsNaN(us):
+		return "—"
+	case us >= 1e6:
+		return fmt.Sprintf("%.3g s", us/1e6)
+	case us >= 1e3:
+		return fmt.Sprintf("%.3g ms", us/1e3)
+	}
+	return fmt.Sprintf("%.3g µs", us)
+}

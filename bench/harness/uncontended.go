@@ -1,0 +1,91 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	goruntime "runtime"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockgen/lockgen/bench/peers"
+)
+
+// UncontendedResult is workload 1 for one peer: one goroutine takes and
+// gives back a free lock, over and over.
+type UncontendedResult struct {
+	Peer        string
+	Cycle       Latency // one Lock + Unlock
+	AllocsPerOp float64 // heap allocations per cycle in the whole process
+	Unavailable bool    // the peer cannot run in this build
+	Err         string
+}
+
+// measurePing times single PINGs on a go-redis client: twice its p50 is the
+// physical floor of an acquire+release cycle (two round trips).
+func measurePing(ctx context.Context, addr string, n int) (Latency, error) {
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	sample := make([]time.Duration, 0, n)
+	for i := 0; i < n+n/10; i++ {
+		t0 := time.Now()
+		if err := rdb.Ping(ctx).Err(); err != nil {
+			return Latency{}, err
+		}
+		if i >= n/10 { // the first tenth warms the connection up
+			sample = append(sample, time.Since(t0))
+		}
+	}
+	return summarize(sample), nil
+}
+
+// uncontendedTimeout bounds one peer's whole uncontended run.
+const uncontendedTimeout = 2 * time.Minute
+
+func runUncontended(ctx context.Context, addr string, p peers.Peer, n int) UncontendedResult {
+	res := UncontendedResult{Peer: p.Name()}
+	c, err := p.Open(peers.Config{Addr: addr})
+	if err != nil {
+		res.Unavailable = errors.Is(err, peers.ErrUnavailable)
+		res.Err = err.Error()
+		return res
+	}
+	defer c.Close()
+	key := "uncontended"
+	// One deadline bounds the whole run; a context per cycle would add the
+	// harness's own allocations to every library's count.
+	lctx, cancel := context.WithTimeout(ctx, uncontendedTimeout)
+	defer cancel()
+	cycle := func() error {
+		h, err := c.Lock(lctx, key)
+		if err != nil {
+			return err
+		}
+		return h.Unlock(lctx)
+	}
+	// Warm up: connections, script caches, client-side caching.
+	for i := 0; i < max(10, n/10); i++ {
+		if err := cycle(); err != nil {
+			res.Err = fmt.Sprintf("warm-up: %v", err)
+			return res
+		}
+	}
+	sample := make([]time.Duration, 0, n)
+	var before, after goruntime.MemStats
+	goruntime.ReadMemStats(&before)
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		if err := cycle(); err != nil {
+			res.Err = err.Error()
+			return res
+		}
+		sample = append(sample, time.Since(t0))
+	}
+	goruntime.ReadMemStats(&after)
+	res.Cycle = summarize(sample)
+	// The sample slice was allocated before the first reading; what is
+	// left is the library's (and its background goroutines') allocations.
+	res.AllocsPerOp = float64(after.Mallocs-before.Mallocs) / float64(n)
+	return res
+}
