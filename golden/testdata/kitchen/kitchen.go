@@ -37,7 +37,9 @@ func (o *Orders) Ship(ctx context.Context, req *Request) (n int, s []string, err
 }
 
 //lock:semaphore key=batch:<ids> permits=3 wait=250ms
-func (o *Orders) Batch(ctx context.Context, ids []string, at time.Time, color Color) error { return nil }
+func (o *Orders) Batch(ctx context.Context, ids []string, at time.Time, color Color) error {
+	return nil
+}
 
 //lock:read key=t:<at>:<color>
 func (o Orders) Peek(runtime context.Context, at time.Time, color Color, err string, held, w int, locks ...string) (string, error) {
