@@ -44,8 +44,9 @@ func fairEightInOrder() *scenario {
 	for i := range names {
 		names[i] = fmt.Sprintf("W%d", i)
 	}
-	// W_k is granted at grantAt(k): 50 ms after W_{k-1}'s lease ended.
-	grantAt := func(k int) time.Duration { return time.Duration(k) * (lease + 50*ms) }
+	// W_k is granted at grantAt(k): 150 ms after W_{k-1}'s lease ended (a
+	// margin for a late real-time step).
+	grantAt := func(k int) time.Duration { return time.Duration(k) * (lease + 150*ms) }
 	var steps []step
 	steps = append(steps, step{at: 0, script: acq, holder: names[0], lease: lease, want: granted()})
 	for k := 1; k < n; k++ {
@@ -142,9 +143,9 @@ func fairScenarios() []*scenario {
 			name: "fair-dead-mid-queue", fam: fairFamily,
 			steps: []step{
 				{at: 0, script: acq, holder: "A", lease: 3000 * ms, want: granted()},
-				{at: 10 * ms, script: acq, holder: "B", lease: 500 * ms, want: busy(490)},
-				{at: 20 * ms, script: acq, holder: "C", lease: 500 * ms, want: busy(480)},
-				{at: 30 * ms, script: acq, holder: "D", lease: 500 * ms, want: busy(470)},
+				{at: 10 * ms, script: acq, holder: "B", lease: 500 * ms, want: busy(500)},
+				{at: 20 * ms, script: acq, holder: "C", lease: 500 * ms, want: busy(500)},
+				{at: 30 * ms, script: acq, holder: "D", lease: 500 * ms, want: busy(500)},
 				{at: 200 * ms, script: hb, holder: "B", lease: 500 * ms, want: integer(1)},
 				{at: 200 * ms, script: hb, holder: "D", lease: 500 * ms, want: integer(1),
 					expect: []keyWant{{suffix: ":queue", members: []string{"B", "C", "D"}}}},

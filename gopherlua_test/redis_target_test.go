@@ -3,6 +3,7 @@ package gopherlua_test
 import (
 	"context"
 	"errors"
+	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -133,6 +134,7 @@ func (r *redisTarget) snapshot(keys []string) []keyState {
 		}
 		out = append(out, st)
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
 }
 

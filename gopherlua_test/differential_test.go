@@ -1,0 +1,51 @@
+package gopherlua_test
+
+import (
+	"testing"
+
+	"github.com/lockgen/lockgen/redistest"
+)
+
+func allScenarios() []*scenario {
+	var all []*scenario
+	all = append(all, mutexScenarios()...)
+	all = append(all, fairScenarios()...)
+	all = append(all, rwScenarios()...)
+	all = append(all, semaphoreScenarios()...)
+	all = append(all, malformedScenarios()...)
+	return all
+}
+
+// TestScenarios plays every scenario in the shim and on one real
+// redis-server (scenarios in parallel, on distinct keys, so the real-time
+// run takes as long as the longest scenario), checks each run against the
+// scenario's expectations, and then checks that the two runs agree reply for
+// reply and key for key, time-valued numbers within realTolerance.
+func TestScenarios(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	tol := float64(realTolerance.Milliseconds())
+	for _, sc := range allScenarios() {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			shim := newShimTarget(t, []string{sc.wakeChannel()})
+			defer shim.close()
+			offline := play(t, sc, shim, 0)
+			if sc.shimOnly {
+				return
+			}
+			real := newRedisTarget(t, rdb, []string{sc.wakeChannel()})
+			defer real.close()
+			online := play(t, sc, real, realTolerance)
+			for i := range sc.steps {
+				st := &sc.steps[i]
+				if !sameReply(offline[i].reply, online[i].reply, shim.start(), real.start(), tol) {
+					t.Errorf("step %d (%s at %v): shim replied %#v, redis-server %#v", i, st.label(), st.at, offline[i].reply, online[i].reply)
+				}
+				if !sameKeys(offline[i].keys, online[i].keys, shim.start(), real.start(), tol) {
+					t.Errorf("step %d (%s at %v): keys differ\nshim         %v\nredis-server %v", i, st.label(), st.at, offline[i].keys, online[i].keys)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,106 @@
+package gopherlua_test
+
+import "github.com/lockgen/lockgen/lua"
+
+func rwScenarios() []*scenario {
+	racq, rren, rrel := lua.ReadAcquire, lua.ReadRenew, lua.ReadRelease
+	wacq, wren, wrel := lua.WriteAcquire, lua.WriteRenew, lua.WriteRelease
+	return []*scenario{
+		{
+			// Readers share; a waiting writer holds new readers back (but not
+			// the re-entry of a reader already in), gets in when the last
+			// reader leaves, may take the read side itself, and lets the
+			// blocked reader in when it stops writing.
+			name: "rw-writer-priority", fam: rwFamily,
+			steps: []step{
+				{at: 0, script: racq, holder: "R1", lease: 1000 * ms, want: granted()},
+				{at: 50 * ms, script: racq, holder: "R2", lease: 1000 * ms, want: granted(),
+					expect: []keyWant{{suffix: ":readers", members: []string{"R1", "R2"}, ttl: 1000 * ms},
+						{fields: []string{"exp", "f", "r:R1", "r:R2"}, ttl: 1000 * ms}}},
+				{at: 100 * ms, script: racq, holder: "R1", lease: 1000 * ms, want: reentered()},
+				// The first reader lease to end is R2's, at 1050 ms.
+				{at: 150 * ms, script: wacq, holder: "W", lease: 1000 * ms, want: busy(900)},
+				// New readers wait for the writer (ww = 1150 ms).
+				{at: 200 * ms, script: racq, holder: "R3", lease: 1000 * ms, want: busy(950)},
+				{at: 250 * ms, script: racq, holder: "R1", lease: 1000 * ms, want: reentered()},
+				{at: 300 * ms, script: rrel, holder: "R1", lease: 1000 * ms, want: integer(2)},
+				{at: 300 * ms, script: rrel, holder: "R1", lease: 1000 * ms, want: integer(1)},
+				{at: 300 * ms, script: rrel, holder: "R1", lease: 1000 * ms, want: integer(0)},
+				{at: 310 * ms, script: rrel, holder: "R1", lease: 1000 * ms, want: integer(-1)},
+				// The last reader leaves: "all"; the writer's claim stays.
+				{at: 350 * ms, script: rrel, holder: "R2", lease: 1000 * ms, want: integer(0),
+					expect: []keyWant{{fields: []string{"exp", "f", "ww"}}, {suffix: ":readers", absent: true}}},
+				{at: 360 * ms, script: racq, holder: "R3", lease: 1000 * ms, want: busy(790)},
+				{at: 400 * ms, script: wacq, holder: "W", lease: 1000 * ms, want: granted(),
+					expect: []keyWant{{fields: []string{"exp", "f", "w", "wq"}, ttl: 1000 * ms}}},
+				{at: 410 * ms, script: racq, holder: "R3", lease: 1000 * ms, want: busy(990)},
+				{at: 420 * ms, script: racq, holder: "W", lease: 1000 * ms, want: granted()},
+				{at: 430 * ms, script: wacq, holder: "W", lease: 1000 * ms, want: reentered()},
+				{at: 440 * ms, script: wrel, holder: "W", lease: 1000 * ms, want: integer(1)},
+				// The write side ends: blocked readers hear "all"; W still reads.
+				{at: 500 * ms, script: wrel, holder: "W", lease: 1000 * ms, want: integer(0),
+					expect: []keyWant{{fields: []string{"exp", "f", "r:W"}}, {suffix: ":readers", members: []string{"W"}}}},
+				{at: 510 * ms, script: racq, holder: "R3", lease: 1000 * ms, want: granted()},
+				{at: 600 * ms, script: rrel, holder: "R3", lease: 1000 * ms, want: integer(0)},
+				{at: 600 * ms, script: rrel, holder: "W", lease: 1000 * ms, want: integer(0),
+					expect: []keyWant{{absent: true}, {suffix: ":readers", absent: true}}},
+			},
+			wakes: []string{"all", "all"},
+		},
+		{
+			// A reader that vanishes stops blocking the writer when its lease
+			// ends.
+			name: "rw-dead-reader", fam: rwFamily,
+			steps: []step{
+				{at: 0, script: racq, holder: "R", lease: 500 * ms, want: granted()},
+				{at: 100 * ms, script: wacq, holder: "W", lease: 1000 * ms, want: busy(400)},
+				{at: 300 * ms, script: wacq, holder: "W", lease: 1000 * ms, want: busy(200)},
+				{at: 550 * ms, script: wacq, holder: "W", lease: 1000 * ms, want: granted(),
+					expect: []keyWant{{suffix: ":readers", absent: true}, {fields: []string{"exp", "f", "w", "wq"}}}},
+				{at: 600 * ms, script: rren, holder: "R", lease: 500 * ms, want: integer(0)},
+				{at: 600 * ms, script: rrel, holder: "R", lease: 500 * ms, want: integer(-1)},
+				{at: 700 * ms, script: wrel, holder: "W", lease: 1000 * ms, want: integer(0),
+					expect: []keyWant{{absent: true}}},
+			},
+			// W itself got busy while R read, so its release wakes.
+			wakes: []string{"all"},
+		},
+		{
+			// A reader cannot upgrade: it is busy as long as it reads.
+			name: "rw-no-upgrade", fam: rwFamily,
+			steps: []step{
+				{at: 0, script: racq, holder: "R", lease: 1000 * ms, want: granted()},
+				{at: 100 * ms, script: wacq, holder: "R", lease: 1000 * ms, want: busy(900)},
+				{at: 200 * ms, script: rren, holder: "R", lease: 2000 * ms, want: integer(1),
+					expect: []keyWant{{suffix: ":readers", members: []string{"R"}, ttl: 2000 * ms}, {ttl: 2000 * ms}}},
+				{at: 300 * ms, script: rrel, holder: "R", lease: 1000 * ms, want: integer(0)},
+				{at: 400 * ms, script: wacq, holder: "R", lease: 1000 * ms, want: granted()},
+				{at: 500 * ms, script: wrel, holder: "R", lease: 1000 * ms, want: integer(0)},
+			},
+			wakes: []string{"all"},
+		},
+		{
+			// Owner checks and writer leases.
+			name: "rw-writer-owner", fam: rwFamily,
+			steps: []step{
+				{at: 0, script: wacq, holder: "W", lease: 300 * ms, want: granted()},
+				{at: 10 * ms, script: wren, holder: "X", lease: 5000 * ms, want: integer(0), unchanged: true},
+				{at: 20 * ms, script: wrel, holder: "X", lease: 300 * ms, want: integer(-1), unchanged: true},
+				{at: 30 * ms, script: rren, holder: "X", lease: 5000 * ms, want: integer(0), unchanged: true},
+				{at: 40 * ms, script: rrel, holder: "X", lease: 300 * ms, want: integer(-1), unchanged: true},
+				{at: 50 * ms, script: wren, holder: "W", lease: 400 * ms, want: integer(1),
+					expect: []keyWant{{ttl: 400 * ms}}},
+				{at: 60 * ms, script: racq, holder: "X", lease: 300 * ms, want: busy(300)},
+				// W's lease ends at 450 ms; its field lingers but blocks nobody.
+				{at: 500 * ms, script: wacq, holder: "V", lease: 300 * ms, want: granted()},
+				{at: 510 * ms, script: wren, holder: "W", lease: 300 * ms, want: integer(0)},
+				{at: 520 * ms, script: wrel, holder: "W", lease: 300 * ms, want: integer(-1)},
+				{at: 600 * ms, script: wrel, holder: "V", lease: 300 * ms, want: integer(0),
+					expect: []keyWant{{absent: true}}},
+			},
+			// X got busy at 60 ms, but the whole hash (wq with it) ended
+			// with W's lease at 450 ms, before V came: nothing to wake.
+			wakes: nil,
+		},
+	}
+}
