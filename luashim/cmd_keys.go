@@ -64,7 +64,6 @@ func cmdType(c *call, args []string) any {
 // milliseconds, followed by at most one of NX, XX, GT, LT.
 func expireCommand(absolute bool, unitMs int64) func(c *call, args []string) any {
 	return func(c *call, args []string) any {
-		name := strings.ToLower(args[0])
 		n, err := intArg(args[2])
 		if err != nil {
 			return err
@@ -90,14 +89,16 @@ func expireCommand(absolute bool, unitMs int64) func(c *call, args []string) any
 		if gt && lt {
 			return replyErr("ERR GT and LT options at the same time are not compatible")
 		}
-		invalid := replyErr("ERR invalid expire time in '" + name + "' command")
+		invalid := func() *ReplyError {
+			return replyErr("ERR invalid expire time in '" + strings.ToLower(args[0]) + "' command")
+		}
 		if n > math.MaxInt64/unitMs || n < math.MinInt64/unitMs {
-			return invalid
+			return invalid()
 		}
 		when := n * unitMs
 		if !absolute {
 			if when > 0 && c.nowMs > math.MaxInt64-when {
-				return invalid
+				return invalid()
 			}
 			when += c.nowMs
 		}

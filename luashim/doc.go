@@ -24,7 +24,23 @@
 // Errors carry Redis 7's text: a command error raised by redis.call, or a
 // Lua runtime error, ends with " script: <sha1>, on @user_script:<line>.",
 // so shim and server can be compared message for message.
-// ReplyError.Script holds the name the script was loaded under.
+// ReplyError.Script holds the name the script was loaded under. As in
+// Redis 7, pcall catches an error raised by redis.call as its message
+// string, and redis.pcall returns it as a table {err=...}.
+//
+// Scripts run one at a time under the server's mutex, in one reused Lua
+// state with compiled code cached per SHA1; BenchmarkEvalSha gives the cost
+// of a typical lock script call. Messages published by a script reach
+// Subscribe callbacks after the script has finished, outside the mutex, in
+// publish order.
+//
+// # Coverage
+//
+// gopher-lua has no debug hooks, so Load instruments the parsed script:
+// before every statement it inserts a store of the statement's line into a
+// hit table held in a local that script code cannot name. Coverage then
+// reports, per named script, the lines where statements start and those
+// that ran.
 //
 // # Stricter than Redis
 //
@@ -47,7 +63,8 @@
 // multiple databases (there is one), Cluster itself (SPUBLISH reaches the
 // same subscribers as PUBLISH), script timeouts (a script that loops forever
 // hangs its caller), keyspace notifications, RESP3, and the cjson, cmsgpack,
-// bit and struct Lua libraries. Large hashes keep insertion order, where
+// bit and struct Lua libraries, and getmetatable, setmetatable, rawget,
+// rawset and _G. Large hashes keep insertion order, where
 // Redis switches to a hash table with an unspecified order. Lua runtime
 // error texts are gopher-lua's, not PUC Lua's ("attempt to index a
 // non-table object(nil)" where Redis says "attempt to index a nil value").

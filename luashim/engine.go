@@ -182,18 +182,8 @@ func (e *engine) redisLib() *lua.LTable {
 // redisCall implements redis.call (raise = true) and redis.pcall.
 func (e *engine) redisCall(L *lua.LState, raise bool) int {
 	n := L.GetTop()
-	fail := func(msg string) int {
-		if raise {
-			e.raise(L, msg)
-			return 0
-		}
-		r := L.CreateTable(0, 1)
-		r.RawSetString("err", lua.LString(msg))
-		L.Push(r)
-		return 1
-	}
 	if n == 0 {
-		return fail("ERR Please specify at least one argument for this redis lib call")
+		return e.fail(L, raise, "ERR Please specify at least one argument for this redis lib call")
 	}
 	args := make([]string, n)
 	for i := 1; i <= n; i++ {
@@ -203,7 +193,7 @@ func (e *engine) redisCall(L *lua.LState, raise bool) int {
 		case lua.LNumber:
 			args[i-1] = formatLuaNumberArg(float64(v))
 		default:
-			return fail("ERR Lua redis lib command arguments must be strings or integers")
+			return e.fail(L, raise, "ERR Lua redis lib command arguments must be strings or integers")
 		}
 	}
 	c := e.cur
@@ -220,9 +210,22 @@ func (e *engine) redisCall(L *lua.LState, raise bool) int {
 	}
 	reply := c.dispatch(args)
 	if rerr, ok := reply.(*ReplyError); ok {
-		return fail(rerr.Msg)
+		return e.fail(L, raise, rerr.Msg)
 	}
 	L.Push(replyToLua(L, reply))
+	return 1
+}
+
+// fail reports a failed command to the script: raised by redis.call,
+// returned as {err=msg} by redis.pcall.
+func (e *engine) fail(L *lua.LState, raise bool, msg string) int {
+	if raise {
+		e.raise(L, msg)
+		return 0
+	}
+	r := L.CreateTable(0, 1)
+	r.RawSetString("err", lua.LString(msg))
+	L.Push(r)
 	return 1
 }
 

@@ -166,7 +166,8 @@ func (s *Server) newCall(now time.Time, sc *scriptRun) *call {
 	return &call{s: s, now: now, nowMs: now.UnixMilli(), run: sc}
 }
 
-// Close releases the Lua state. The server must not be used afterwards.
+// Close releases the Lua state. The keyspace stays; a later script call
+// builds a fresh Lua state.
 func (s *Server) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
