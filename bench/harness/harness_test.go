@@ -1,0 +1,175 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The hot-key workload re-executes the test binary as its worker processes.
+func TestMain(m *testing.M) {
+	RunChildIfAsked()
+	os.Exit(m.Run())
+}
+
+// TestQuickRunWritesWellFormedReport runs every workload for every peer a
+// few iterations long (numbers meaningless) and checks the report's shape.
+func TestQuickRunWritesWellFormedReport(t *testing.T) {
+	opts := Quick()
+	opts.Command = "go test"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md, svg bytes.Buffer
+	if err := WriteMarkdown(&md, res, "handoff.svg"); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHandoffSVG(&svg, res); err != nil {
+		t.Fatal(err)
+	}
+	report := md.String()
+
+	for _, want := range []string{"## Targets for lockgen", "## 1. Uncontended", "## 2. One hot key, 4 goroutines", "## 3. Fairness", "## 4. 100 locks held", "![handoff latency", "| Redis | 7.", "| command | `go test` |"} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	checkTables(t, report)
+
+	// Every peer ran: each one has a measured uncontended p50 and hot-key
+	// throughput (a "—" there means it failed).
+	for _, p := range opts.Peers {
+		row := findRow(report, "## 1.", p.Name())
+		if row == nil || row[1] == "—" {
+			t.Errorf("uncontended row of %s missing or unmeasured: %q", p.Name(), row)
+		}
+		row = findRow(report, "## 2.", p.Name())
+		if row == nil || row[1] == "—" {
+			t.Errorf("hot-key row of %s missing or unmeasured: %q", p.Name(), row)
+		}
+	}
+	for _, r := range res.Reps {
+		for _, c := range r.Contended {
+			if c.Overlaps != 0 {
+				t.Errorf("%s: %d grants overlapped the previous holder", c.Peer, c.Overlaps)
+			}
+		}
+	}
+	// Target results are computed, one of three words.
+	targets := 0
+	for _, row := range rowsOf(section(report, "## Targets")) {
+		if res := row[len(row)-1]; res != "pass" && res != "FAIL" && res != "n/a" {
+			t.Errorf("target result %q", res)
+		}
+		targets++
+	}
+	if want := len(evaluateTargets(res)); targets != want {
+		t.Errorf("%d target rows, want %d", targets, want)
+	}
+
+	var root struct {
+		XMLName xml.Name `xml:"svg"`
+		Rects   []struct {
+			Width string `xml:"width,attr"`
+		} `xml:"rect"`
+	}
+	if err := xml.Unmarshal(svg.Bytes(), &root); err != nil {
+		t.Fatalf("SVG is not well-formed XML: %v", err)
+	}
+	// Background plus two bars per peer whose handoff was measured (in so
+	// short a run, a polling peer's waiters may never get the lock).
+	measured := 0
+	for _, p := range opts.Peers {
+		if c, ok := findContended(res.Reps[0], p.Name(), 4); ok && c.Handoff.N > 0 {
+			measured++
+		}
+	}
+	if measured < 2 {
+		t.Errorf("handoff measured for %d peers only", measured)
+	}
+	if want := 1 + 2*measured; len(root.Rects) != want {
+		t.Errorf("SVG has %d rects, want %d", len(root.Rects), want)
+	}
+}
+
+var separatorRow = regexp.MustCompile(`^\|( --- \|)+$`)
+
+// checkTables: every Markdown table has a separator row after its header
+// and the same number of cells in every row.
+func checkTables(t *testing.T, md string) {
+	t.Helper()
+	lines := strings.Split(md, "\n")
+	for i := 0; i < len(lines); i++ {
+		if !strings.HasPrefix(lines[i], "|") {
+			continue
+		}
+		header := cells(lines[i])
+		if i+1 >= len(lines) || !separatorRow.MatchString(lines[i+1]) || len(cells(lines[i+1])) != len(header) {
+			t.Errorf("line %d: table header without a matching separator: %q", i+1, lines[i])
+		}
+		j := i + 2
+		for ; j < len(lines) && strings.HasPrefix(lines[j], "|"); j++ {
+			if n := len(cells(lines[j])); n != len(header) {
+				t.Errorf("line %d: %d cells, header has %d: %q", j+1, n, len(header), lines[j])
+			}
+		}
+		i = j
+	}
+}
+
+func cells(line string) []string {
+	line = strings.TrimSpace(line)
+	parts := strings.Split(strings.Trim(line, "|"), "|")
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	return parts
+}
+
+// section returns the text from the heading starting with prefix to the
+// next heading.
+func section(md, prefix string) string {
+	i := strings.Index(md, "\n"+prefix)
+	if i < 0 {
+		return ""
+	}
+	rest := md[i+1:]
+	if j := strings.Index(rest[1:], "\n## "); j >= 0 {
+		rest = rest[:j+1]
+	}
+	return rest
+}
+
+// rowsOf returns the body rows of the first table in text.
+func rowsOf(text string) [][]string {
+	var rows [][]string
+	seenSep := false
+	for _, line := range strings.Split(text, "\n") {
+		switch {
+		case separatorRow.MatchString(line):
+			seenSep = true
+		case seenSep && strings.HasPrefix(line, "|"):
+			rows = append(rows, cells(line))
+		case seenSep:
+			return rows
+		}
+	}
+	return rows
+}
+
+func findRow(md, sectionPrefix, first string) []string {
+	for _, row := range rowsOf(section(md, sectionPrefix)) {
+		if row[0] == first {
+			return row
+		}
+	}
+	return nil
+}
