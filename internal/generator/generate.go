@@ -28,8 +28,8 @@ func Generate(cfg Config) ([]File, []Diagnostic, error) {
 	var files []File
 	var diags []Diagnostic
 	for _, p := range pkgs {
-		if len(p.Errors) > 0 {
-			for _, e := range p.Errors {
+		if errs := blockingErrors(p.Errors); len(errs) > 0 {
+			for _, e := range errs {
 				diags = append(diags, packageErrorDiagnostic(e))
 			}
 			continue
