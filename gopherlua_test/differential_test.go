@@ -13,6 +13,7 @@ func allScenarios() []*scenario {
 	all = append(all, rwScenarios()...)
 	all = append(all, semaphoreScenarios()...)
 	all = append(all, malformedScenarios()...)
+	all = append(all, edgeScenarios()...)
 	return all
 }
 

@@ -91,6 +91,7 @@ func rwScenarios() []*scenario {
 				{at: 50 * ms, script: wren, holder: "W", lease: 400 * ms, want: integer(1),
 					expect: []keyWant{{ttl: 400 * ms}}},
 				{at: 60 * ms, script: racq, holder: "X", lease: 300 * ms, want: busy(300)},
+				{at: 70 * ms, script: wacq, holder: "Y", lease: 1000 * ms, want: busy(380)},
 				// W's lease ends at 450 ms; its field lingers but blocks nobody.
 				{at: 500 * ms, script: wacq, holder: "V", lease: 300 * ms, want: granted()},
 				{at: 510 * ms, script: wren, holder: "W", lease: 300 * ms, want: integer(0)},
@@ -98,9 +99,10 @@ func rwScenarios() []*scenario {
 				{at: 600 * ms, script: wrel, holder: "V", lease: 300 * ms, want: integer(0),
 					expect: []keyWant{{absent: true}}},
 			},
-			// X got busy at 60 ms, but the whole hash (wq with it) ended
-			// with W's lease at 450 ms, before V came: nothing to wake.
-			wakes: nil,
+			// Y's busy write at 70 ms claimed the lock for writers until
+			// 1070 ms, so the hash (and its wq flag) outlived W's lease: V's
+			// release wakes the waiters.
+			wakes: []string{"all"},
 		},
 	}
 }

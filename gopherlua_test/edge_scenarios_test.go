@@ -1,0 +1,98 @@
+package gopherlua_test
+
+import "github.com/lockgen/lockgen/lua"
+
+// edgeScenarios: damaged keys, wake-ups from scripts called by bystanders,
+// and (in the shim only, where two calls can share a microsecond) the
+// fence tombstones and a lease in its very last millisecond.
+func edgeScenarios() []*scenario {
+	facq, fren, frel, fhb := lua.FairAcquire, lua.FairRenew, lua.FairRelease, lua.FairHeartbeat
+	return []*scenario{
+		{
+			// A queue member with no liveness entry (keys damaged by hand,
+			// Redisson #4153) is dropped instead of blocking or erroring.
+			name: "fair-damaged", fam: fairFamily,
+			steps: []step{
+				{at: 0, script: facq, holder: "A", lease: 1000 * ms, want: granted()},
+				{at: 5 * ms, raw: []string{"ZADD", "lockgen:fair:{fair-damaged}:queue", "1", "ghost"}, want: integer(1)},
+				{at: 10 * ms, script: facq, holder: "B", lease: 1000 * ms, want: busy(990),
+					expect: []keyWant{{suffix: ":queue", members: []string{"ghost", "B"}}}},
+				{at: 20 * ms, script: frel, holder: "A", lease: 1000 * ms, want: integer(0),
+					expect: []keyWant{{suffix: ":queue", members: []string{"B"}}}},
+				{at: 30 * ms, script: facq, holder: "B", lease: 1000 * ms, want: granted()},
+				{at: 40 * ms, script: frel, holder: "B", lease: 1000 * ms, want: integer(0),
+					expect: []keyWant{{absent: true}, {suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
+			},
+			wakes: []string{"id:B"},
+		},
+		{
+			// Any fair script, even from a caller that holds nothing, evicts
+			// the dead and wakes the new head of a free lock.
+			name: "fair-bystander-wakes", fam: fairFamily,
+			steps: []step{
+				{at: 0, script: facq, holder: "A", lease: 2000 * ms, want: granted()},
+				{at: 10 * ms, script: facq, holder: "B", lease: 300 * ms, want: busy(300)},
+				{at: 20 * ms, script: facq, holder: "C", lease: 2000 * ms, want: busy(1980)},
+				{at: 100 * ms, script: frel, holder: "A", lease: 2000 * ms, want: integer(0)},
+				// B never comes (its place ends at 310 ms).
+				{at: 500 * ms, script: fren, holder: "X", lease: 2000 * ms, want: integer(0),
+					expect: []keyWant{{suffix: ":queue", members: []string{"C"}}}},
+				{at: 600 * ms, script: facq, holder: "D", lease: 2000 * ms, want: queued()},
+				// C never comes either (its place ends at 2020 ms).
+				{at: 2100 * ms, script: frel, holder: "Y", lease: 2000 * ms, want: integer(-1),
+					expect: []keyWant{{suffix: ":queue", members: []string{"D"}}}},
+				{at: 2200 * ms, script: facq, holder: "D", lease: 2000 * ms, want: granted()},
+				{at: 2300 * ms, script: frel, holder: "D", lease: 2000 * ms, want: integer(0)},
+			},
+			wakes: []string{"id:B", "id:C", "id:D"},
+		},
+		{
+			name: "tomb-mutex", fam: mutexFamily, shimOnly: true,
+			steps: []step{
+				{at: 0, script: lua.MutexAcquire, holder: "A", lease: 100 * ms, want: granted()},
+				// Released in the microsecond of the grant: a tombstone keeps
+				// the fence for a millisecond so the next grant exceeds it.
+				{at: 0, script: lua.MutexRelease, holder: "A", lease: 100 * ms, want: integer(0),
+					expect: []keyWant{{holder: "!", count: 0, ttl: 1 * ms}}},
+				{at: 0, script: lua.MutexRenew, holder: "A", lease: 100 * ms, want: integer(0)},
+				{at: 0, script: lua.MutexAcquire, holder: "B", lease: 100 * ms, want: granted()},
+				// The lease's last millisecond: still held, retry in 1 ms.
+				{at: 100 * ms, script: lua.MutexAcquire, holder: "C", lease: 100 * ms, want: busy(1)},
+				{at: 101 * ms, script: lua.MutexAcquire, holder: "C", lease: 100 * ms, want: granted()},
+			},
+		},
+		{
+			name: "tomb-fair", fam: fairFamily, shimOnly: true,
+			steps: []step{
+				{at: 0, script: facq, holder: "A", lease: 100 * ms, want: granted()},
+				{at: 0, script: facq, holder: "B", lease: 100 * ms, want: busy(100)},
+				{at: 0, script: frel, holder: "A", lease: 100 * ms, want: integer(0),
+					expect: []keyWant{{holder: "!", count: 0, ttl: 1 * ms}}},
+				{at: 0, script: fhb, holder: "B", lease: 100 * ms, want: integer(1)},
+				{at: 0, script: facq, holder: "B", lease: 100 * ms, want: granted()},
+			},
+			wakes: []string{"id:B"},
+		},
+		{
+			name: "tomb-rw", fam: rwFamily, shimOnly: true,
+			steps: []step{
+				{at: 0, script: lua.ReadAcquire, holder: "R", lease: 100 * ms, want: granted()},
+				{at: 0, script: lua.ReadRelease, holder: "R", lease: 100 * ms, want: integer(0),
+					expect: []keyWant{{fields: []string{"f"}, ttl: 1 * ms}}},
+				{at: 0, script: lua.WriteAcquire, holder: "W", lease: 100 * ms, want: granted()},
+				{at: 0, script: lua.WriteRelease, holder: "W", lease: 100 * ms, want: integer(0),
+					expect: []keyWant{{fields: []string{"f"}, ttl: 1 * ms}}},
+				{at: 0, script: lua.ReadAcquire, holder: "R", lease: 100 * ms, want: granted()},
+			},
+		},
+		{
+			name: "tomb-sem", fam: semFamily, shimOnly: true,
+			steps: []step{
+				{at: 0, script: lua.SemaphoreAcquire, holder: "A", lease: 100 * ms, extra: []string{"1"}, want: granted()},
+				{at: 0, script: lua.SemaphoreRelease, holder: "A", lease: 100 * ms, want: integer(0),
+					expect: []keyWant{{fields: []string{"f"}, ttl: 1 * ms}}},
+				{at: 0, script: lua.SemaphoreAcquire, holder: "B", lease: 100 * ms, extra: []string{"1"}, want: granted()},
+			},
+		},
+	}
+}
