@@ -74,3 +74,16 @@ func validateKey(key string) error {
 	}
 	return nil
 }
+
+// InvalidKeyError returns an error wrapping ErrInvalidKey with the given
+// description. Generated code returns it when a key cannot be rendered (a
+// nil pointer in a placeholder chain, an empty slice placeholder), so the
+// generated file needs no fmt.
+func InvalidKeyError(problem string) error {
+	return &invalidKeyError{problem: problem}
+}
+
+type invalidKeyError struct{ problem string }
+
+func (e *invalidKeyError) Error() string { return ErrInvalidKey.Error() + ": " + e.problem }
+func (e *invalidKeyError) Unwrap() error { return ErrInvalidKey }

@@ -26,11 +26,9 @@ func (c *chainEval) fail(errCode jen.Code) jen.Code {
 }
 
 // invalidKey is an error wrapping runtime.ErrInvalidKey with a constant
-// message; the message is an argument, not the format, so '%' in a template
-// cannot confuse the format string.
+// message, built by runtime.InvalidKeyError so the output needs no fmt.
 func invalidKey(template, problem string) jen.Code {
-	return jen.Qual("fmt", "Errorf").Call(jen.Lit("%w: %s"), jen.Qual(runtimePath, "ErrInvalidKey"),
-		jen.Lit("key "+strconv.Quote(template)+": "+problem))
+	return jen.Qual(runtimePath, "InvalidKeyError").Call(jen.Lit("key " + strconv.Quote(template) + ": " + problem))
 }
 
 // operand is an expression built from an identifier and selectors; it is

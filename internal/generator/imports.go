@@ -13,7 +13,6 @@ var bodyImports = []templates.Import{
 	{Path: "github.com/lockgen/lockgen/runtime", Name: "runtime"},
 	{Path: "context", Name: "context"},
 	{Path: "errors", Name: "errors"},
-	{Path: "fmt", Name: "fmt"},
 	{Path: "strconv", Name: "strconv"},
 	{Path: "time", Name: "time"},
 }

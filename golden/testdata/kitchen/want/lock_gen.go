@@ -5,7 +5,6 @@ package kitchen
 import (
 	"context"
 	"errors"
-	"fmt"
 	"github.com/lockgen/lockgen/runtime"
 	"strconv"
 	"time"
@@ -28,7 +27,7 @@ func NewOrdersLocked(inner *Orders, l *runtime.Locker) *OrdersLocked {
 func (w *OrdersLocked) Batch(ctx context.Context, ids []string, at time.Time, color Color) (err error) {
 	var locks []runtime.Lock
 	if len(ids) == 0 {
-		return fmt.Errorf("%w: %s", runtime.ErrInvalidKey, "key \"batch:<ids>\": ids is empty")
+		return runtime.InvalidKeyError("key \"batch:<ids>\": ids is empty")
 	}
 	for _, e := range ids {
 		locks = append(locks, runtime.Lock{Kind: runtime.Semaphore, Key: "batch:" + runtime.EscapeKeyPart(e), Wait: 250 * time.Millisecond, Permits: 3})
@@ -69,15 +68,15 @@ func (w *OrdersLocked) Plain(a int, b int) int {
 
 func (w *OrdersLocked) Ship(ctx context.Context, req *Request) (n int, s []string, err error) {
 	if req == nil {
-		return n, s, fmt.Errorf("%w: %s", runtime.ErrInvalidKey, "key \"tenant:<req.Tenant().ID>:order:<req.OrderID>\": req is nil")
+		return n, s, runtime.InvalidKeyError("key \"tenant:<req.Tenant().ID>:order:<req.OrderID>\": req is nil")
 	}
 	v := req.Tenant()
 	if v == nil {
-		return n, s, fmt.Errorf("%w: %s", runtime.ErrInvalidKey, "key \"tenant:<req.Tenant().ID>:order:<req.OrderID>\": req.Tenant() is nil")
+		return n, s, runtime.InvalidKeyError("key \"tenant:<req.Tenant().ID>:order:<req.OrderID>\": req.Tenant() is nil")
 	}
 	v1 := req.Meta
 	if v1 == nil {
-		return n, s, fmt.Errorf("%w: %s", runtime.ErrInvalidKey, "key \"region:<req.Meta.Region>\": req.Meta is nil")
+		return n, s, runtime.InvalidKeyError("key \"region:<req.Meta.Region>\": req.Meta is nil")
 	}
 	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "tenant:" + runtime.EscapeKeyPart(v.ID) + ":order:" + strconv.FormatInt(req.OrderID, 10), Lease: 90 * time.Second, NoRenew: true, Wait: runtime.NoWait}, runtime.Lock{Kind: runtime.Mutex, Key: "region:" + runtime.EscapeKeyPart(v1.Region), Lease: 90 * time.Second, NoRenew: true, Wait: runtime.NoWait})
 	if err != nil {

@@ -4,7 +4,6 @@ package placeholders
 
 import (
 	"context"
-	"fmt"
 	"github.com/lockgen/lockgen/runtime"
 	"net/netip"
 	"strconv"
@@ -27,16 +26,16 @@ func NewRunnerLocked(inner *Runner, l *runtime.Locker) *RunnerLocked {
 func (w *RunnerLocked) Run(ctx context.Context, s Status, lv Level, f Flag, job *Job, addr netip.Addr) (err error) {
 	var locks []runtime.Lock
 	if job == nil {
-		return fmt.Errorf("%w: %s", runtime.ErrInvalidKey, "key \"a:<s>:<lv>:<f>:<job.Count>\": job is nil")
+		return runtime.InvalidKeyError("key \"a:<s>:<lv>:<f>:<job.Count>\": job is nil")
 	}
 	v := job.Count
 	if v == nil {
-		return fmt.Errorf("%w: %s", runtime.ErrInvalidKey, "key \"a:<s>:<lv>:<f>:<job.Count>\": job.Count is nil")
+		return runtime.InvalidKeyError("key \"a:<s>:<lv>:<f>:<job.Count>\": job.Count is nil")
 	}
 	locks = append(locks, runtime.Lock{Kind: runtime.Mutex, Key: "a:" + runtime.EscapeKeyPart(string(s)) + ":" + strconv.FormatUint(uint64(lv), 10) + ":" + strconv.FormatBool(bool(f)) + ":" + strconv.FormatInt(int64(*v), 10)})
 	v1 := job.Owner()
 	if v1 == nil {
-		return fmt.Errorf("%w: %s", runtime.ErrInvalidKey, "key \"b:<job.Region>:<job.Owner()>:<job.inner>:<addr>\": job.Owner() is nil")
+		return runtime.InvalidKeyError("key \"b:<job.Region>:<job.Owner()>:<job.inner>:<addr>\": job.Owner() is nil")
 	}
 	k, err := runtime.EscapeText(addr)
 	if err != nil {
@@ -45,22 +44,22 @@ func (w *RunnerLocked) Run(ctx context.Context, s Status, lv Level, f Flag, job 
 	locks = append(locks, runtime.Lock{Kind: runtime.Mutex, Key: "b:" + runtime.EscapeKeyPart(job.Region.String()) + ":" + runtime.EscapeKeyPart(v1.String()) + ":" + runtime.EscapeKeyPart(job.inner.String()) + ":" + k})
 	v2 := job.Base
 	if v2 == nil {
-		return fmt.Errorf("%w: %s", runtime.ErrInvalidKey, "key \"c:<job.Shard>\": job.Base is nil")
+		return runtime.InvalidKeyError("key \"c:<job.Shard>\": job.Base is nil")
 	}
 	locks = append(locks, runtime.Lock{Kind: runtime.Mutex, Key: "c:" + strconv.FormatInt(int64(v2.Shard), 10)})
 	v3 := job.Regions
 	if len(v3) == 0 {
-		return fmt.Errorf("%w: %s", runtime.ErrInvalidKey, "key \"d:<job.Regions>\": job.Regions is empty")
+		return runtime.InvalidKeyError("key \"d:<job.Regions>\": job.Regions is empty")
 	}
 	for _, e := range v3 {
 		if e == nil {
-			return fmt.Errorf("%w: %s", runtime.ErrInvalidKey, "key \"d:<job.Regions>\": an element of job.Regions is nil")
+			return runtime.InvalidKeyError("key \"d:<job.Regions>\": an element of job.Regions is nil")
 		}
 		locks = append(locks, runtime.Lock{Kind: runtime.Mutex, Key: "d:" + runtime.EscapeKeyPart(e.String())})
 	}
 	v4 := job.Tags
 	if len(v4) == 0 {
-		return fmt.Errorf("%w: %s", runtime.ErrInvalidKey, "key \"e:<job.Tags>:x\": job.Tags is empty")
+		return runtime.InvalidKeyError("key \"e:<job.Tags>:x\": job.Tags is empty")
 	}
 	for _, e1 := range v4 {
 		locks = append(locks, runtime.Lock{Kind: runtime.Mutex, Key: "e:" + runtime.EscapeKeyPart(string(e1)) + ":x"})
