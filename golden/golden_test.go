@@ -2,6 +2,8 @@ package golden
 
 import (
 	"flag"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,6 +67,7 @@ func runCase(t *testing.T, name string) bool {
 			t.Errorf("output path %s, want %s", files[0].Path, want)
 		}
 		got, wantPath, other = string(files[0].Content), wantCode, wantErrs
+		checkNoFmtOrReflect(t, files[0].Content)
 	}
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(wantPath), 0o755); err != nil {
@@ -118,4 +121,19 @@ func mustAbs(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return abs
+}
+
+// checkNoFmtOrReflect holds the SPEC's promise that keys are rendered
+// without fmt or reflection: the generated file imports neither.
+func checkNoFmtOrReflect(t *testing.T, src []byte) {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "lock_gen.go", src, parser.ImportsOnly)
+	if err != nil {
+		t.Fatalf("generated code does not parse: %v", err)
+	}
+	for _, imp := range f.Imports {
+		if p := imp.Path.Value; p == `"fmt"` || p == `"reflect"` {
+			t.Errorf("generated code imports %s", p)
+		}
+	}
 }
