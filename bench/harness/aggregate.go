@@ -46,11 +46,12 @@ func findHeld(r Rep, peer string) (HeldManyResult, bool) {
 	return HeldManyResult{}, false
 }
 
-// floorMicros is the physical floor of a cycle: two PING round trips.
-func floorMicros(r Rep) float64 { return 2 * micros(r.Ping.P50) }
+// floorMicros is the physical floor of a cycle: two PING round trips, timed
+// interleaved with the cycles of the same peer.
+func floorMicros(u UncontendedResult) float64 { return 2 * micros(u.Ping.P50) }
 
-// rttMicros is one PING round trip.
-func rttMicros(r Rep) float64 { return micros(r.Ping.P50) }
+// rttMicros is one PING round trip, timed just before the hot-key run.
+func rttMicros(c ContendedResult) float64 { return micros(c.Ping.P50) }
 
 func isLockgen(peer string) bool { return strings.HasPrefix(peer, "lockgen/") }
 

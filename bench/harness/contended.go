@@ -23,6 +23,10 @@ type ContendedResult struct {
 	Peer       string
 	Goroutines int
 
+	// Ping: PING round trips measured just before the run, on an idle
+	// server, under the machine's load of that moment.
+	Ping Latency
+
 	Grants     int     // grants inside the measured window
 	Throughput float64 // grants per second inside the window
 	// Handoff: from a holder calling Unlock to the lock going to a request
@@ -48,6 +52,9 @@ type ContendedResult struct {
 	Errors   int    // Lock or Unlock errors other than the end of the run
 	Err      string // why the run failed, or the first Lock/Unlock error
 }
+
+// contendedPings is the number of PINGs timed before each hot-key run.
+const contendedPings = 500
 
 // contendedWarmup is left out of the measured window at its start: children
 // subscribe and fill their pools in the first moments.
@@ -91,6 +98,10 @@ func runContended(ctx context.Context, addr string, rdb *redis.Client, p peers.P
 			res.Err = err.Error()
 			return res
 		}
+	}
+	if res.Ping, err = measurePing(ctx, addr, contendedPings); err != nil {
+		res.Err = err.Error()
+		return res
 	}
 	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
 		res.Err = err.Error()

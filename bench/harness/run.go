@@ -17,7 +17,6 @@ import (
 type Options struct {
 	Reps             int           // repetitions of every workload (>= 3 for a spread)
 	UncontendedIters int           // cycles per peer in workload 1
-	PingIters        int           // PINGs for the floor
 	Goroutines       []int         // hot-key goroutine counts, split over 2 processes
 	HotDuration      time.Duration // per peer and goroutine count
 	Hold             time.Duration // how long a hot-key holder keeps the lock
@@ -36,7 +35,6 @@ func Full() Options {
 	return Options{
 		Reps:             3,
 		UncontendedIters: 2000,
-		PingIters:        2000,
 		Goroutines:       []int{8, 64},
 		HotDuration:      3 * time.Second,
 		Hold:             time.Millisecond,
@@ -53,7 +51,6 @@ func Quick() Options {
 	o := Full()
 	o.Reps = 1
 	o.UncontendedIters = 30
-	o.PingIters = 30
 	o.Goroutines = []int{4}
 	o.HotDuration = 300 * time.Millisecond
 	o.HeldLocks = 100
@@ -86,7 +83,6 @@ type Results struct {
 
 // Rep is one repetition of every workload.
 type Rep struct {
-	Ping        Latency
 	Uncontended []UncontendedResult
 	Contended   []ContendedResult
 	Held        []HeldManyResult
@@ -114,16 +110,12 @@ func Run(ctx context.Context, opts Options) (*Results, error) {
 	}
 	for r := 0; r < opts.Reps; r++ {
 		var rep Rep
-		if rep.Ping, err = measurePing(ctx, srv.Addr, opts.PingIters); err != nil {
-			return nil, fmt.Errorf("ping: %w", err)
-		}
-		logf("rep %d: PING p50 %v", r+1, rep.Ping.P50)
 		for _, p := range opts.Peers {
 			if err := resetServer(ctx, rdb); err != nil {
 				return nil, err
 			}
 			u := runUncontended(ctx, srv.Addr, p, opts.UncontendedIters)
-			logf("rep %d: uncontended %-20s p50 %v p99 %v %s", r+1, p.Name(), u.Cycle.P50, u.Cycle.P99, u.Err)
+			logf("rep %d: uncontended %-20s p50 %v p99 %v (PING p50 %v) %s", r+1, p.Name(), u.Cycle.P50, u.Cycle.P99, u.Ping.P50, u.Err)
 			rep.Uncontended = append(rep.Uncontended, u)
 		}
 		for _, n := range opts.Goroutines {
@@ -133,7 +125,7 @@ func Run(ctx context.Context, opts Options) (*Results, error) {
 					continue
 				}
 				c := runContended(ctx, srv.Addr, rdb, p, n, opts.HotDuration, opts.Hold)
-				logf("rep %d: hot key %2d %-20s %6.0f/s handoff p50 %v p99 %v cmds/grant %.2f %s", r+1, n, p.Name(), c.Throughput, c.Handoff.P50, c.Handoff.P99, c.CommandsPerGrant, c.Err)
+				logf("rep %d: hot key %2d %-20s PING %v %6.0f/s handoff p50 %v p99 %v cmds/grant %.2f %s", r+1, n, p.Name(), c.Ping.P50, c.Throughput, c.Handoff.P50, c.Handoff.P99, c.CommandsPerGrant, c.Err)
 				rep.Contended = append(rep.Contended, c)
 			}
 		}

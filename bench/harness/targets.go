@@ -46,14 +46,14 @@ func evaluateTargets(res *Results) []Target {
 	for _, lp := range lockgens {
 		add(lp, "uncontended cycle p50 / 2×PING p50", "≤ 1.3", "×",
 			overReps(res.Reps, uncontendedMetric(lp, func(u UncontendedResult, r Rep) float64 {
-				return ratio(micros(u.Cycle.P50), floorMicros(r))
+				return ratio(micros(u.Cycle.P50), floorMicros(u))
 			})), func(v float64) bool { return v <= 1.3 })
 	}
 	for _, n := range res.Opts.Goroutines {
 		for _, lp := range lockgens {
 			add(lp, fmt.Sprintf("handoff p50 in PING round trips, %d goroutines", n), "≤ 3", "RTT",
 				overReps(res.Reps, contendedMetric(lp, n, func(c ContendedResult, r Rep) float64 {
-					return ratio(micros(c.Handoff.P50), rttMicros(r))
+					return ratio(micros(c.Handoff.P50), rttMicros(c))
 				})), func(v float64) bool { return v <= 3 })
 			add(lp, fmt.Sprintf("best polling peer at defaults ÷ lockgen, handoff p50, %d goroutines", n), "≥ 10", "×",
 				overReps(res.Reps, contendedMetric(lp, n, func(c ContendedResult, r Rep) float64 {
