@@ -35,7 +35,7 @@ func TestScenarios(t *testing.T) {
 			if sc.shimOnly {
 				return
 			}
-			real := newRedisTarget(t, rdb, []string{sc.wakeChannel()})
+			real := newRedisTarget(t, rdb, []string{sc.wakeChannel()}, sc.sharded)
 			defer real.close()
 			online := play(t, sc, real, realTolerance)
 			for i := range sc.steps {

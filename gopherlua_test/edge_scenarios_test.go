@@ -47,6 +47,19 @@ func edgeScenarios() []*scenario {
 			wakes: []string{"id:B", "id:C", "id:D"},
 		},
 		{
+			// On Cluster the runtime passes SPUBLISH; wake-ups then travel
+			// as sharded messages on the lock's slot.
+			name: "mutex-sharded-wake", fam: mutexFamily, sharded: true,
+			steps: []step{
+				{at: 0, script: lua.MutexAcquire, holder: "A", lease: 1000 * ms, want: granted()},
+				{at: 10 * ms, script: lua.MutexAcquire, holder: "B", lease: 1000 * ms, want: busy(990)},
+				{at: 20 * ms, script: lua.MutexRelease, holder: "A", lease: 1000 * ms, want: integer(0)},
+				{at: 30 * ms, script: lua.MutexAcquire, holder: "B", lease: 1000 * ms, want: granted()},
+				{at: 40 * ms, script: lua.MutexRelease, holder: "B", lease: 1000 * ms, want: integer(0)},
+			},
+			wakes: []string{"n:1"},
+		},
+		{
 			name: "tomb-mutex", fam: mutexFamily, shimOnly: true,
 			steps: []step{
 				{at: 0, script: lua.MutexAcquire, holder: "A", lease: 100 * ms, want: granted()},

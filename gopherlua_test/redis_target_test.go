@@ -25,11 +25,15 @@ type redisTarget struct {
 	subs []*redis.PubSub
 }
 
-func newRedisTarget(tb testing.TB, rdb *redis.Client, channels []string) *redisTarget {
+func newRedisTarget(tb testing.TB, rdb *redis.Client, channels []string, sharded bool) *redisTarget {
 	r := &redisTarget{tb: tb, rdb: rdb, msgs: map[string][]string{}}
 	ctx := context.Background()
 	for _, ch := range channels {
-		ps := rdb.Subscribe(ctx, ch)
+		subscribe := rdb.Subscribe
+		if sharded {
+			subscribe = rdb.SSubscribe
+		}
+		ps := subscribe(ctx, ch)
 		// Receive the subscription confirmation so no message is missed.
 		if _, err := ps.Receive(ctx); err != nil {
 			tb.Fatalf("subscribe %s: %v", ch, err)

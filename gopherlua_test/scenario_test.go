@@ -36,7 +36,10 @@ type scenario struct {
 	// instant (a real clock always moves between two calls), such as a
 	// release in the microsecond of the grant.
 	shimOnly bool
-	steps    []step
+	// sharded publishes with SPUBLISH (as on Redis Cluster); the real
+	// server's subscriber then uses SSUBSCRIBE.
+	sharded bool
+	steps   []step
 	// wakes is every payload expected on the wake channel, in order; none
 	// other may be published.
 	wakes []string
@@ -165,6 +168,9 @@ func (r *run) exec(st *step) any {
 	args := st.args
 	if args == nil {
 		pub := st.pub
+		if pub == "" && r.sc.sharded {
+			pub = "SPUBLISH"
+		}
 		if pub == "" {
 			pub = "PUBLISH"
 		}
