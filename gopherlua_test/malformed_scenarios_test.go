@@ -36,7 +36,7 @@ func malformedScenarios() []*scenario {
 	fams := []fam{
 		{mutexFamily, lua.MutexAcquire, nil, []*lua.Script{lua.MutexAcquire, lua.MutexRenew, lua.MutexRelease}, true},
 		{fairFamily, lua.FairAcquire, nil, []*lua.Script{lua.FairAcquire, lua.FairRenew, lua.FairRelease, lua.FairLeave, lua.FairHeartbeat}, true},
-		{rwFamily, lua.WriteAcquire, nil, []*lua.Script{lua.ReadAcquire, lua.ReadRenew, lua.ReadRelease, lua.WriteAcquire, lua.WriteRenew, lua.WriteRelease}, false},
+		{rwFamily, lua.WriteAcquire, nil, []*lua.Script{lua.ReadAcquire, lua.ReadRenew, lua.ReadRelease, lua.WriteAcquire, lua.WriteRenew, lua.WriteRelease, lua.WriteLeave}, false},
 		{semFamily, lua.SemaphoreAcquire, []string{"1"}, []*lua.Script{lua.SemaphoreAcquire, lua.SemaphoreRenew, lua.SemaphoreRelease}, false},
 	}
 	var out []*scenario

@@ -4,7 +4,7 @@ import "github.com/lockgen/lockgen/lua"
 
 func rwScenarios() []*scenario {
 	racq, rren, rrel := lua.ReadAcquire, lua.ReadRenew, lua.ReadRelease
-	wacq, wren, wrel := lua.WriteAcquire, lua.WriteRenew, lua.WriteRelease
+	wacq, wren, wrel, wleave := lua.WriteAcquire, lua.WriteRenew, lua.WriteRelease, lua.WriteLeave
 	return []*scenario{
 		{
 			// Readers share; a waiting writer holds new readers back (but not
@@ -29,7 +29,7 @@ func rwScenarios() []*scenario {
 				{at: 310 * ms, script: rrel, holder: "R1", lease: 1000 * ms, want: integer(-1)},
 				// The last reader leaves: "all"; the writer's claim stays.
 				{at: 350 * ms, script: rrel, holder: "R2", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{fields: []string{"exp", "f", "ww"}}, {suffix: ":readers", absent: true}}},
+					expect: []keyWant{{fields: []string{"exp", "f", "ww", "wwh"}}, {suffix: ":readers", absent: true}}},
 				{at: 360 * ms, script: racq, holder: "R3", lease: 1000 * ms, want: busy(790)},
 				{at: 400 * ms, script: wacq, holder: "W", lease: 1000 * ms, want: granted(),
 					expect: []keyWant{{fields: []string{"exp", "f", "w", "wq"}, ttl: 1000 * ms}}},
@@ -64,6 +64,52 @@ func rwScenarios() []*scenario {
 			},
 			// W itself got busy while R read, so its release wakes.
 			wakes: []string{"all"},
+		},
+		{
+			// A writer that gives up withdraws its claim at once: the reader
+			// it held back gets in without waiting out the writer's lease.
+			// Only the claimant can withdraw it.
+			name: "rw-writer-gives-up", fam: rwFamily,
+			steps: []step{
+				{at: 0, script: racq, holder: "R1", lease: 1000 * ms, want: granted()},
+				{at: 100 * ms, script: wacq, holder: "W", lease: 1000 * ms, want: busy(900)},
+				// Held back until ww = 1100 ms.
+				{at: 150 * ms, script: racq, holder: "R2", lease: 1000 * ms, want: busy(950)},
+				{at: 200 * ms, script: wleave, holder: "X", lease: 1000 * ms, want: integer(0),
+					expect: []keyWant{{fields: []string{"exp", "f", "r:R1", "wq", "ww", "wwh"}}}},
+				{at: 200 * ms, script: wleave, holder: "W", lease: 1000 * ms, want: integer(1),
+					expect: []keyWant{{fields: []string{"exp", "f", "r:R1"}}}},
+				{at: 210 * ms, script: wleave, holder: "W", lease: 1000 * ms, want: integer(0)},
+				{at: 220 * ms, script: racq, holder: "R2", lease: 1000 * ms, want: granted()},
+				{at: 300 * ms, script: rrel, holder: "R1", lease: 1000 * ms, want: integer(0)},
+				{at: 300 * ms, script: rrel, holder: "R2", lease: 1000 * ms, want: integer(0),
+					expect: []keyWant{{absent: true}, {suffix: ":readers", absent: true}}},
+			},
+			wakes: []string{"all"},
+		},
+		{
+			// The claim outlives the last reader; withdrawing it then leaves
+			// nothing behind. While another writer holds the lock, leaving
+			// wakes nobody: the holder's release does.
+			name: "rw-writer-gives-up-alone", fam: rwFamily,
+			steps: []step{
+				{at: 0, script: racq, holder: "R", lease: 1000 * ms, want: granted()},
+				{at: 100 * ms, script: wacq, holder: "W", lease: 1000 * ms, want: busy(900)},
+				{at: 200 * ms, script: rrel, holder: "R", lease: 1000 * ms, want: integer(0),
+					expect: []keyWant{{fields: []string{"exp", "f", "ww", "wwh"}}, {suffix: ":readers", absent: true}}},
+				{at: 300 * ms, script: wleave, holder: "W", lease: 1000 * ms, want: integer(1),
+					expect: []keyWant{{absent: true}}},
+				{at: 400 * ms, script: wacq, holder: "W1", lease: 1000 * ms, want: granted()},
+				{at: 410 * ms, script: wacq, holder: "W2", lease: 1000 * ms, want: busy(990)},
+				{at: 420 * ms, script: racq, holder: "R", lease: 1000 * ms, want: busy(980)},
+				{at: 430 * ms, script: wleave, holder: "W2", lease: 1000 * ms, want: integer(1),
+					expect: []keyWant{{fields: []string{"exp", "f", "w", "wq"}}}},
+				{at: 500 * ms, script: wrel, holder: "W1", lease: 1000 * ms, want: integer(0),
+					expect: []keyWant{{absent: true}}},
+			},
+			// R's wait was marked before W's claim ended (read release), and
+			// again under W1 (write release).
+			wakes: []string{"all", "all"},
 		},
 		{
 			// A reader cannot upgrade: it is busy as long as it reads.

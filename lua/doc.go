@@ -53,8 +53,11 @@
 // read/write: B is a hash: w = "<holder> <count> <fence> <deadline>" for the
 // writer (ignored once its deadline has passed), r:<holder> = "<count>
 // <fence>" per reader, f = last fence, ww = until when new readers must let
-// a waiting writer in (set and extended by the writer's busy retries), wq =
-// someone got busy since the last wake, exp = the deadline the TTL covers.
+// a waiting writer in (set and extended by the writer's busy retries), wwh =
+// the writer that set ww (write_leave withdraws only its own claim, so a
+// writer that gives up does not keep readers out for the rest of its lease),
+// wq = someone got busy since the last wake, exp = the deadline the TTL
+// covers.
 // B:readers scores each reader by the deadline of its own lease; readers
 // past it are purged before any decision, so a vanished reader blocks a
 // writer for one lease at most.

@@ -3,6 +3,7 @@
 -- KEYS[1] B          hash: w (writer "<holder> <count> <fence> <deadline>"),
 --                    r:<holder> ("<count> <fence>" per reader), f (last fence),
 --                    ww (new readers wait until then: a writer is waiting),
+--                    wwh (the writer that set ww),
 --                    wq (someone got busy), exp (deadline the TTL covers)
 -- KEYS[2] B:readers  zset reader -> deadline of its lease (server ms)
 -- KEYS[3] B:wake     wake channel

@@ -53,6 +53,7 @@ var (
 	WriteAcquire = mustLoad("write_acquire")
 	WriteRenew   = mustLoad("write_renew")
 	WriteRelease = mustLoad("write_release")
+	WriteLeave   = mustLoad("write_leave")
 
 	SemaphoreAcquire = mustLoad("semaphore_acquire")
 	SemaphoreRenew   = mustLoad("semaphore_renew")

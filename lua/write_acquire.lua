@@ -8,7 +8,8 @@
 --        {0, wait_ms} another writer, or any reader (the caller included: a
 --                     read hold cannot be upgraded), holds it; retry within
 --                     wait_ms. While a writer keeps retrying, new readers are
---                     refused (ww), so readers cannot starve it.
+--                     refused (ww, set by wwh), so readers cannot starve it;
+--                     a writer that gives up withdraws that with write_leave.
 local readers = KEYS[2]
 local holder, lease, _, err = lg_args(3, 3)
 if err then return err end
@@ -34,13 +35,14 @@ elseif redis.call('ZCARD', readers) > 0 then
   wait = lg_first_deadline_in(readers, now_ms)
 end
 if wait then
-  -- Hold new readers back for one lease; every retry extends it.
-  lg_shared_write(KEYS[1], readers, { 'ww', lg_int(deadline), 'wq', '1' }, exp, deadline)
+  -- Hold new readers back for one lease; every retry extends it. wwh names
+  -- the writer that set it, so that write_leave withdraws only its own claim.
+  lg_shared_write(KEYS[1], readers, { 'ww', lg_int(deadline), 'wwh', holder, 'wq', '1' }, exp, deadline)
   return { 0, lg_wait(wait, lease) }
 end
 
 local fence = lg_next_fence(tonumber(st[3]), now_us)
-if st[2] then redis.call('HDEL', KEYS[1], 'ww') end
+if st[2] then redis.call('HDEL', KEYS[1], 'ww', 'wwh') end
 lg_shared_write(KEYS[1], readers,
   { 'w', lg_writer_encode({ holder = holder, count = 1, fence = fence, deadline = deadline }), 'f', lg_int(fence) },
   exp, deadline)
