@@ -23,8 +23,8 @@ type ContendedResult struct {
 	Peer       string
 	Goroutines int
 
-	// Ping: PING round trips measured just before the run, on an idle
-	// server, under the machine's load of that moment.
+	// Ping: PING round trips timed during the run from the parent process,
+	// so under the same load of machine and server as the handoffs.
 	Ping Latency
 
 	Grants     int     // grants inside the measured window
@@ -53,8 +53,28 @@ type ContendedResult struct {
 	Err      string // why the run failed, or the first Lock/Unlock error
 }
 
-// contendedPings is the number of PINGs timed before each hot-key run.
-const contendedPings = 500
+// pingEvery spaces the PINGs timed during a hot-key run: often enough for a
+// p50, rarely enough not to load the server (they are not counted as the
+// libraries' commands).
+const pingEvery = 2 * time.Millisecond
+
+// pingDuring times PINGs on a connection of its own from start to end.
+func pingDuring(ctx context.Context, addr string, start, end time.Time) Latency {
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	rdb.Ping(ctx) // connect before the run
+	time.Sleep(time.Until(start))
+	var sample []time.Duration
+	for time.Now().Before(end) {
+		t0 := time.Now()
+		if err := rdb.Ping(ctx).Err(); err != nil {
+			break
+		}
+		sample = append(sample, time.Since(t0))
+		time.Sleep(pingEvery)
+	}
+	return summarize(sample)
+}
 
 // contendedWarmup is left out of the measured window at its start: children
 // subscribe and fill their pools in the first moments.
@@ -99,10 +119,6 @@ func runContended(ctx context.Context, addr string, rdb *redis.Client, p peers.P
 			return res
 		}
 	}
-	if res.Ping, err = measurePing(ctx, addr, contendedPings); err != nil {
-		res.Err = err.Error()
-		return res
-	}
 	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
 		res.Err = err.Error()
 		return res
@@ -117,6 +133,8 @@ func runContended(ctx context.Context, addr string, rdb *redis.Client, p peers.P
 			return res
 		}
 	}
+	pings := make(chan Latency, 1)
+	go func() { pings <- pingDuring(ctx, addr, start, end) }()
 	for _, ch := range children {
 		rep, err := ch.report()
 		if err != nil {
@@ -131,6 +149,7 @@ func runContended(ctx context.Context, addr string, rdb *redis.Client, p peers.P
 			res.Err = rep.Error
 		}
 	}
+	res.Ping = <-pings
 	stats, err := readCommandStats(ctx, rdb)
 	if err != nil {
 		res.Err = err.Error()

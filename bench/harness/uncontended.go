@@ -26,24 +26,6 @@ type UncontendedResult struct {
 	Err         string
 }
 
-// measurePing times single PINGs on a go-redis client: twice its p50 is the
-// physical floor of an acquire+release cycle (two round trips).
-func measurePing(ctx context.Context, addr string, n int) (Latency, error) {
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	defer rdb.Close()
-	sample := make([]time.Duration, 0, n)
-	for i := 0; i < n+n/10; i++ {
-		t0 := time.Now()
-		if err := rdb.Ping(ctx).Err(); err != nil {
-			return Latency{}, err
-		}
-		if i >= n/10 { // the first tenth warms the connection up
-			sample = append(sample, time.Since(t0))
-		}
-	}
-	return summarize(sample), nil
-}
-
 // uncontendedTimeout bounds one peer's whole uncontended run.
 const uncontendedTimeout = 2 * time.Minute
 
