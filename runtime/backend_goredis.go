@@ -182,18 +182,41 @@ func (b *goRedisBackend) Close() error {
 // reconnects it and resubscribes its channels by itself; the confirmations
 // of those resubscriptions are how this type learns that messages may have
 // been lost, and it delivers "all" to those channels then.
+//
+// It reads the connection itself (PubSub.ReceiveTimeout) rather than
+// through go-redis's ChannelWithSubscriptions: that helper hands every
+// message from its reading goroutine to a buffered channel and pokes a
+// health-check goroutine, two goroutine wake-ups per message on the path
+// from a release to the next waiter's acquire. Here the goroutine that
+// reads a message is the one that signals the waiter, and the health check
+// is a PING sent when the connection has been quiet for pingInterval.
 type nodeSubscriber struct {
 	ps      *redis.PubSub
 	sharded bool
+	stop    chan struct{} // closed by close: the receive loop must end
+	exited  chan struct{} // closed when the receive loop has ended
 
 	mu      sync.Mutex
 	deliver map[string]func(string)
 	pending map[string]chan struct{} // subscriptions sent, not yet confirmed
 }
 
+// Health check and reconnection pacing of a node's Pub/Sub connection.
+const (
+	// pingInterval: a connection quiet for this long gets a PING, whose
+	// failure makes go-redis reconnect (and resubscribe).
+	pingInterval = 3 * time.Second
+	// receiveBackoffMax bounds the pause between two failed reads while the
+	// node is unreachable; the pause doubles from receiveBackoffMin.
+	receiveBackoffMin = 10 * time.Millisecond
+	receiveBackoffMax = time.Second
+)
+
 func newNodeSubscriber(node *redis.Client, sharded bool) *nodeSubscriber {
 	ns := &nodeSubscriber{
 		sharded: sharded,
+		stop:    make(chan struct{}),
+		exited:  make(chan struct{}),
 		deliver: map[string]func(string){},
 		pending: map[string]chan struct{}{},
 	}
@@ -203,35 +226,73 @@ func newNodeSubscriber(node *redis.Client, sharded bool) *nodeSubscriber {
 	} else {
 		ns.ps = node.Subscribe(ctx)
 	}
-	go ns.receive(ns.ps.ChannelWithSubscriptions())
+	go ns.receive()
 	return ns
 }
 
-func (ns *nodeSubscriber) receive(msgs <-chan any) {
-	for m := range msgs {
-		switch m := m.(type) {
-		case *redis.Message:
-			ns.mu.Lock()
-			fn := ns.deliver[m.Channel]
-			ns.mu.Unlock()
-			if fn != nil {
-				fn(m.Payload)
+// receive reads the connection until close. A failed read makes go-redis
+// drop the connection and dial a new one that resubscribes every channel on
+// the next read; while that keeps failing, reads are paced by a backoff so
+// that an unreachable node does not spin a core.
+func (ns *nodeSubscriber) receive() {
+	defer close(ns.exited)
+	ctx := context.Background()
+	backoff := time.Duration(0)
+	for {
+		m, err := ns.ps.ReceiveTimeout(ctx, pingInterval)
+		if err != nil {
+			select {
+			case <-ns.stop:
+				return
+			default:
 			}
-		case *redis.Subscription:
-			if m.Kind != "subscribe" && m.Kind != "ssubscribe" {
+			var ne interface{ Timeout() bool }
+			if errors.As(err, &ne) && ne.Timeout() {
+				// Quiet for a while: check that the connection is alive. A
+				// PING that cannot be written makes go-redis reconnect; its
+				// PONG arrives as the next read.
+				pctx, cancel := context.WithTimeout(ctx, pingInterval)
+				_ = ns.ps.Ping(pctx)
+				cancel()
 				continue
 			}
-			ns.mu.Lock()
-			confirm, waiting := ns.pending[m.Channel]
-			delete(ns.pending, m.Channel)
-			fn := ns.deliver[m.Channel]
-			ns.mu.Unlock()
-			switch {
-			case waiting:
-				close(confirm)
-			case fn != nil:
-				fn("all") // resubscribed after a reconnection
+			backoff = min(max(2*backoff, receiveBackoffMin), receiveBackoffMax)
+			select {
+			case <-ns.stop:
+				return
+			case <-time.After(backoff):
 			}
+			continue
+		}
+		backoff = 0
+		ns.handle(m)
+	}
+}
+
+// handle acts on one thing read from the connection.
+func (ns *nodeSubscriber) handle(m any) {
+	switch m := m.(type) {
+	case *redis.Message:
+		ns.mu.Lock()
+		fn := ns.deliver[m.Channel]
+		ns.mu.Unlock()
+		if fn != nil {
+			fn(m.Payload)
+		}
+	case *redis.Subscription:
+		if m.Kind != "subscribe" && m.Kind != "ssubscribe" {
+			return
+		}
+		ns.mu.Lock()
+		confirm, waiting := ns.pending[m.Channel]
+		delete(ns.pending, m.Channel)
+		fn := ns.deliver[m.Channel]
+		ns.mu.Unlock()
+		switch {
+		case waiting:
+			close(confirm)
+		case fn != nil:
+			fn("all") // resubscribed after a reconnection
 		}
 	}
 }
@@ -275,4 +336,11 @@ func (ns *nodeSubscriber) subscribe(ctx context.Context, channel string, deliver
 	return unsubscribe, nil
 }
 
-func (ns *nodeSubscriber) close() error { return ns.ps.Close() }
+// close ends the connection and waits for the receive loop to end, so that
+// no deliver runs after the Locker is closed.
+func (ns *nodeSubscriber) close() error {
+	close(ns.stop)
+	err := ns.ps.Close()
+	<-ns.exited
+	return err
+}

@@ -69,6 +69,7 @@ func NewWithBackend(b Backend, opts ...Option) *Locker {
 func (l *Locker) Close() error {
 	l.closeOnce.Do(func() {
 		close(l.closed)
+		l.wakeups.close()
 		l.dog.stop()
 		l.closeErr = l.backend.Close()
 	})

@@ -5,13 +5,20 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // wakeups multiplexes the wake channels of every waiter of a Locker onto the
 // backend's Pub/Sub connections. A channel is subscribed when its first
-// waiter joins and unsubscribed when its last one leaves (reference counted);
-// each message is handed to the waiters it concerns (docs/design.md, wake
-// messages).
+// waiter joins; each message is handed to the waiters it concerns
+// (docs/design.md, wake messages).
+//
+// A channel whose last waiter leaves stays subscribed for subscriptionLinger
+// and is then unsubscribed by a sweep in the background. The waiter that
+// leaves is usually the one that just got the lock, so an unsubscribe there
+// would sit between the grant and the return of Acquire; and on a hot key
+// the next waiter finds the channel still subscribed and saves the
+// SUBSCRIBE round trip.
 type wakeups struct {
 	backend Backend
 
@@ -22,13 +29,19 @@ type wakeups struct {
 
 	mu       sync.Mutex
 	channels map[string]*wakeChannel
+	sweep    *time.Timer // pending sweep of idle channels; nil if none
+	closed   bool
 }
+
+// subscriptionLinger is how long a channel stays subscribed with no waiter.
+const subscriptionLinger = 2 * time.Second
 
 type wakeChannel struct {
 	name    string
 	waiters []*waiter // in the order they joined: "n:<N>" wakes the longest waiting first
 	ready   chan struct{}
-	unsub   func() // nil if the subscription failed
+	unsub   func()    // nil if the subscription failed
+	idle    time.Time // when the last waiter left; zero while it has waiters
 }
 
 // waiter is one acquire call waiting on one lock.
@@ -55,6 +68,7 @@ func (m *wakeups) join(ctx context.Context, channel, holder string) (*waiter, er
 		m.channels[channel] = wc
 	}
 	wc.waiters = append(wc.waiters, w)
+	wc.idle = time.Time{}
 	w.ch = wc
 	m.mu.Unlock()
 
@@ -82,10 +96,12 @@ func (m *wakeups) join(ctx context.Context, channel, holder string) (*waiter, er
 
 // leave removes w. If w had been woken and not used the wake-up, it passes
 // it on to the next waiter, so that a waiter giving up does not swallow an
-// "n:1" meant for the process.
+// "n:1" meant for the process. The last waiter to leave marks the channel
+// idle; the sweep unsubscribes it later.
 func (m *wakeups) leave(w *waiter) {
 	wc := w.ch
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	for i, x := range wc.waiters {
 		if x == w {
 			wc.waiters = append(wc.waiters[:i], wc.waiters[i+1:]...)
@@ -99,23 +115,61 @@ func (m *wakeups) leave(w *waiter) {
 		}
 	default:
 	}
-	last := len(wc.waiters) == 0 && m.channels[wc.name] == wc
-	m.mu.Unlock()
-	if !last {
+	if len(wc.waiters) > 0 || m.channels[wc.name] != wc {
 		return
 	}
-	// Under opMu, so that a new subscription of the same channel waits for
-	// this unsubscribe; a waiter may have joined meanwhile, so look again.
+	wc.idle = time.Now()
+	if m.sweep == nil && !m.closed {
+		m.sweep = time.AfterFunc(subscriptionLinger, m.unsubscribeIdle)
+	}
+}
+
+// unsubscribeIdle drops the channels idle for subscriptionLinger and
+// schedules itself again while some channel is idle for a shorter time.
+//
+// It holds opMu while it unsubscribes, so that a new subscription of a
+// dropped channel (join takes opMu too) reaches the backend after the
+// unsubscribe.
+func (m *wakeups) unsubscribeIdle() {
 	m.opMu.Lock()
 	defer m.opMu.Unlock()
 	m.mu.Lock()
-	drop := len(wc.waiters) == 0 && m.channels[wc.name] == wc
-	if drop {
-		delete(m.channels, wc.name)
+	m.sweep = nil
+	now := time.Now()
+	var drop []*wakeChannel
+	next := time.Duration(0)
+	for name, wc := range m.channels {
+		if len(wc.waiters) > 0 || wc.idle.IsZero() {
+			continue
+		}
+		if left := subscriptionLinger - now.Sub(wc.idle); left > 0 {
+			if next == 0 || left < next {
+				next = left
+			}
+			continue
+		}
+		delete(m.channels, name)
+		drop = append(drop, wc)
+	}
+	if next > 0 && !m.closed {
+		m.sweep = time.AfterFunc(next, m.unsubscribeIdle)
 	}
 	m.mu.Unlock()
-	if drop && wc.unsub != nil {
-		wc.unsub()
+	for _, wc := range drop {
+		if wc.unsub != nil {
+			wc.unsub()
+		}
+	}
+}
+
+// close stops the sweep; the backend's Close ends the subscriptions.
+func (m *wakeups) close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	if m.sweep != nil {
+		m.sweep.Stop()
+		m.sweep = nil
 	}
 }
 

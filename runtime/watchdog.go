@@ -29,6 +29,11 @@ type watchdog struct {
 	beats    map[*heartbeat]struct{}
 	inflight bool
 	stopped  bool
+	// asleepUntil is when the run loop, as it last looked, will look again
+	// without being poked. Adding work due later needs no poke: on the
+	// common path (a lock taken while others are held, or again after a
+	// release) the loop is not woken for nothing on every Acquire.
+	asleepUntil time.Time
 
 	poke chan struct{} // capacity 1: "the schedule changed, look again"
 	done chan struct{}
@@ -88,6 +93,15 @@ func (d *watchdog) wake() {
 	}
 }
 
+// wakeBefore pokes the run loop if it would otherwise look again only after
+// t. d.mu must be held.
+func (d *watchdog) wakeBefore(t time.Time) {
+	if t.Before(d.asleepUntil) {
+		d.asleepUntil = t
+		d.wake()
+	}
+}
+
 // stop ends the goroutine and cancels every held lock's context: nothing
 // renews them any more.
 func (d *watchdog) stop() {
@@ -128,7 +142,7 @@ func (d *watchdog) register(h *Held, spec lockSpec, holder string, fence int64, 
 			holders:  map[*Held]struct{}{},
 		}
 		d.renewals[key] = r
-		d.wake()
+		d.wakeBefore(earliest(r.due, r.deadline))
 	}
 	r.holders[h] = struct{}{}
 	return r, nil
@@ -147,8 +161,8 @@ func (d *watchdog) unregister(h *Held, r *renewal) {
 func (d *watchdog) addHeartbeat(hb *heartbeat) {
 	d.mu.Lock()
 	d.beats[hb] = struct{}{}
+	d.wakeBefore(hb.due)
 	d.mu.Unlock()
-	d.wake()
 }
 
 // touchHeartbeat postpones hb: an acquire attempt sent at sent renewed the
@@ -225,6 +239,9 @@ func (d *watchdog) run() {
 		}
 		if len(calls) > 0 {
 			d.inflight = true
+			d.asleepUntil = time.Time{} // it looks again at once
+		} else {
+			d.asleepUntil = next
 		}
 		d.mu.Unlock()
 
