@@ -29,13 +29,15 @@ type watchdog struct {
 	beats    map[*heartbeat]struct{}
 	inflight bool
 	stopped  bool
-	// asleepUntil is when the run loop, as it last looked, will look again
-	// without being poked. Adding work due later needs no poke: on the
-	// common path (a lock taken while others are held, or again after a
-	// release) the loop is not woken for nothing on every Acquire.
+	// timer wakes the run loop when the next thing is due; asleepUntil is
+	// when it is set to fire, zero while the loop is about to look again
+	// anyway. Both change only under mu. Work added for later than
+	// asleepUntil needs nothing; work due earlier moves the timer forward
+	// (rather than waking the loop to do it), so an Acquire never costs a
+	// goroutine wake-up for the watchdog.
+	timer       *time.Timer
 	asleepUntil time.Time
 
-	poke chan struct{} // capacity 1: "the schedule changed, look again"
 	done chan struct{}
 	exit chan struct{}
 }
@@ -78,7 +80,7 @@ func newWatchdog(l *Locker) *watchdog {
 		l:        l,
 		renewals: map[renewalKey]*renewal{},
 		beats:    map[*heartbeat]struct{}{},
-		poke:     make(chan struct{}, 1),
+		timer:    time.NewTimer(time.Hour),
 		done:     make(chan struct{}),
 		exit:     make(chan struct{}),
 	}
@@ -86,19 +88,12 @@ func newWatchdog(l *Locker) *watchdog {
 	return d
 }
 
-func (d *watchdog) wake() {
-	select {
-	case d.poke <- struct{}{}:
-	default:
-	}
-}
-
-// wakeBefore pokes the run loop if it would otherwise look again only after
-// t. d.mu must be held.
+// wakeBefore makes the run loop look again at t at the latest. d.mu must
+// be held.
 func (d *watchdog) wakeBefore(t time.Time) {
 	if t.Before(d.asleepUntil) {
 		d.asleepUntil = t
-		d.wake()
+		d.timer.Reset(max(time.Until(t), 0))
 	}
 }
 
@@ -186,8 +181,7 @@ func (d *watchdog) removeHeartbeat(hb *heartbeat) {
 // the deadlines.
 func (d *watchdog) run() {
 	defer close(d.exit)
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
+	defer d.timer.Stop()
 	batchDone := make(chan struct{}, 1)
 	for {
 		now := time.Now()
@@ -242,6 +236,8 @@ func (d *watchdog) run() {
 			d.asleepUntil = time.Time{} // it looks again at once
 		} else {
 			d.asleepUntil = next
+			// Since Go 1.23 Reset also drops a value not yet received.
+			d.timer.Reset(max(time.Until(next), 0))
 		}
 		d.mu.Unlock()
 
@@ -253,19 +249,11 @@ func (d *watchdog) run() {
 			continue // look again at once: deadlines still need watching
 		}
 
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
-		}
-		timer.Reset(max(time.Until(next), 0))
 		select {
 		case <-d.done:
 			return
-		case <-d.poke:
 		case <-batchDone:
-		case <-timer.C:
+		case <-d.timer.C:
 		}
 	}
 }
