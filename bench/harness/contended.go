@@ -43,10 +43,11 @@ type ContendedResult struct {
 	OutOfOrder float64
 	Unserved   int // requests still waiting when the run ended
 
-	CallsPerGrant    float64 // round trips sent by the clients
-	CommandsPerGrant float64 // commands sent by the clients, Pub/Sub included
-	ExecutedPerGrant float64 // commands Redis executed, those inside scripts included
-	CommandMix       string  // the commands Redis executed most, per grant
+	CallsPerGrant     float64       // round trips sent by the clients
+	CommandsPerGrant  float64       // commands sent by the clients, Pub/Sub included
+	ExecutedPerGrant  float64       // commands Redis executed, those inside scripts included
+	CommandMix        string        // the commands Redis executed most, per grant
+	ServerCPUPerGrant time.Duration // redis-server CPU time (user + sys) per grant
 
 	Overlaps int    // grants that began before the previous holder released: must be 0
 	Errors   int    // Lock or Unlock errors other than the end of the run
@@ -133,6 +134,11 @@ func runContended(ctx context.Context, addr string, rdb *redis.Client, p peers.P
 			return res
 		}
 	}
+	cpuBefore, err := serverCPU(ctx, rdb)
+	if err != nil {
+		res.Err = err.Error()
+		return res
+	}
 	pings := make(chan Latency, 1)
 	go func() { pings <- pingDuring(ctx, addr, start, end) }()
 	for _, ch := range children {
@@ -150,6 +156,11 @@ func runContended(ctx context.Context, addr string, rdb *redis.Client, p peers.P
 		}
 	}
 	res.Ping = <-pings
+	cpuAfter, err := serverCPU(ctx, rdb)
+	if err != nil {
+		res.Err = err.Error()
+		return res
+	}
 	stats, err := readCommandStats(ctx, rdb)
 	if err != nil {
 		res.Err = err.Error()
@@ -169,6 +180,7 @@ func runContended(ctx context.Context, addr string, rdb *redis.Client, p peers.P
 		res.CommandsPerGrant = float64(counts.Commands+stats.pubsub()) / n
 		res.ExecutedPerGrant = float64(stats.total()) / n
 		res.CommandMix = commandMix(stats, n)
+		res.ServerCPUPerGrant = time.Duration((cpuAfter - cpuBefore) / n * float64(time.Second))
 	}
 	return res
 }

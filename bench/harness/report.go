@@ -93,10 +93,10 @@ func writeUncontended(p func(string, ...any), res *Results) {
 func writeHotKey(p func(string, ...any), res *Results, n int) {
 	p("## 2. One hot key, %d goroutines in 2 processes", n)
 	p("")
-	p("Each goroutine takes the key, holds it %v, releases it and asks again, for %v per repetition (the first %d%% left out). Handoff: from a holder calling release to the lock going to a request that was already waiting at that moment (acquire returned); a releaser that asks again and barges in ahead of the waiters does not end the handoff. Next grant: from a release to the next grant to anyone, the releaser included, while a waiter was there (how long the lock sits idle in demand). Stamped with the wall clock both processes share. PING: round trips timed by the parent every 2 ms during the run, so under the same load of machine and server as the handoffs; the unit of the column p50 in PING RTTs. Commands sent: counted in the clients (a pipeline counts each command; Pub/Sub subscriptions counted on the server). Executed: INFO commandstats, which also counts what scripts run.", res.Opts.Hold, res.Opts.HotDuration, contendedWarmupShare)
+	p("Each goroutine takes the key, holds it %v, releases it and asks again, for %v per repetition (the first %d%% left out). Handoff: from a holder calling release to the lock going to a request that was already waiting at that moment (acquire returned); a releaser that asks again and barges in ahead of the waiters does not end the handoff. Next grant: from a release to the next grant to anyone, the releaser included, while a waiter was there (how long the lock sits idle in demand). Stamped with the wall clock both processes share. PING: round trips timed by the parent every 2 ms during the run, so under the same load of machine and server as the handoffs; the unit of the column p50 in PING RTTs. Commands sent: counted in the clients (a pipeline counts each command; Pub/Sub subscriptions counted on the server). Executed: INFO commandstats, which also counts what scripts run. Redis CPU: INFO cpu (user + sys) before and after, per grant.", res.Opts.Hold, res.Opts.HotDuration, contendedWarmupShare)
 	p("")
-	p("| peer | grants/s | PING p50 µs | handoff p50 µs | handoff p99 µs | p50 in PING RTTs | p50 ÷ best other library | next grant p50 µs | commands sent / grant | round trips / grant | executed / grant | executed mix per grant |")
-	p("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	p("| peer | grants/s | PING p50 µs | handoff p50 µs | handoff p99 µs | p50 in PING RTTs | p50 ÷ best other library | next grant p50 µs | commands sent / grant | round trips / grant | executed / grant | Redis CPU µs / grant | executed mix per grant |")
+	p("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, pr := range res.Opts.Peers {
 		name := pr.Name()
 		metric := func(f func(ContendedResult, Rep) float64) Spread {
@@ -108,7 +108,7 @@ func writeHotKey(p func(string, ...any), res *Results, n int) {
 				mix = c.CommandMix
 			}
 		}
-		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", name,
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", name,
 			fmtSpread(metric(func(c ContendedResult, _ Rep) float64 { return c.Throughput }), 0),
 			fmtSpread(metric(func(c ContendedResult, _ Rep) float64 { return micros(c.Ping.P50) }), 0),
 			fmtSpread(metric(func(c ContendedResult, _ Rep) float64 { return handoffMicros(c, 50) }), 0),
@@ -126,6 +126,7 @@ func writeHotKey(p func(string, ...any), res *Results, n int) {
 			fmtSpread(metric(func(c ContendedResult, _ Rep) float64 { return c.CommandsPerGrant }), 2),
 			fmtSpread(metric(func(c ContendedResult, _ Rep) float64 { return c.CallsPerGrant }), 2),
 			fmtSpread(metric(func(c ContendedResult, _ Rep) float64 { return c.ExecutedPerGrant }), 2),
+			fmtSpread(metric(func(c ContendedResult, _ Rep) float64 { return micros(c.ServerCPUPerGrant) }), 0),
 			mix)
 	}
 	p("")

@@ -110,7 +110,10 @@ func Run(ctx context.Context, opts Options) (*Results, error) {
 	}
 	for r := 0; r < opts.Reps; r++ {
 		var rep Rep
-		for _, p := range opts.Peers {
+		// Each repetition starts with a different peer, so that none is
+		// always the one measured right after a heavy workload.
+		order := rotate(opts.Peers, r)
+		for _, p := range order {
 			if err := resetServer(ctx, rdb); err != nil {
 				return nil, err
 			}
@@ -119,7 +122,7 @@ func Run(ctx context.Context, opts Options) (*Results, error) {
 			rep.Uncontended = append(rep.Uncontended, u)
 		}
 		for _, n := range opts.Goroutines {
-			for _, p := range opts.Peers {
+			for _, p := range order {
 				if isUnavailable(rep.Uncontended, p.Name()) {
 					rep.Contended = append(rep.Contended, ContendedResult{Peer: p.Name(), Goroutines: n, Err: errorOf(rep.Uncontended, p.Name())})
 					continue
@@ -162,4 +165,13 @@ func errorOf(us []UncontendedResult, name string) string {
 		}
 	}
 	return ""
+}
+
+// rotate returns ps starting at index r mod len(ps).
+func rotate(ps []peers.Peer, r int) []peers.Peer {
+	if len(ps) == 0 {
+		return nil
+	}
+	k := r % len(ps)
+	return append(append([]peers.Peer{}, ps[k:]...), ps[:k]...)
 }
