@@ -53,6 +53,9 @@ func malformedScenarios() []*scenario {
 				sc.steps = append(sc.steps, step{at: at, script: s, args: a, want: fails("ERR lockgen:"), unchanged: true})
 			}
 			good := []string{"A", "1000", "PUBLISH"}
+			if s == lua.MutexAcquire {
+				sc.steps = append(sc.steps, step{at: at, script: s, args: append(good, "maybe"), want: fails("ERR lockgen:"), unchanged: true})
+			}
 			if s == lua.SemaphoreAcquire {
 				for _, permits := range []string{"0", "x", ""} {
 					sc.steps = append(sc.steps, step{at: at, script: s, args: append(good, permits), want: fails("ERR lockgen:"), unchanged: true})

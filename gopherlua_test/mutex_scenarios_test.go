@@ -32,6 +32,29 @@ func mutexScenarios() []*scenario {
 			wakes: []string{"n:1"},
 		},
 		{
+			// Three waiters, one wake per release: C never retries while B
+			// holds the lock, so B's grant must stay marked contended (B
+			// says it waited) or B's release would wake nobody and C would
+			// sleep out its timer.
+			name: "mutex-waiter-chain", fam: mutexFamily,
+			steps: []step{
+				{at: 0, script: acq, holder: "A", lease: 2000 * ms, want: granted()},
+				{at: 10 * ms, script: acq, holder: "B", lease: 2000 * ms, want: busy(1990)},
+				{at: 20 * ms, script: acq, holder: "C", lease: 2000 * ms, want: busy(1980)},
+				{at: 100 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(0)},
+				{at: 110 * ms, script: acq, holder: "B", lease: 2000 * ms, extra: []string{"waited"}, want: granted()},
+				{at: 200 * ms, script: rel, holder: "B", lease: 2000 * ms, want: integer(0)},
+				{at: 210 * ms, script: acq, holder: "C", lease: 2000 * ms, extra: []string{"waited"}, want: granted()},
+				{at: 300 * ms, script: rel, holder: "C", lease: 2000 * ms, want: integer(0),
+					expect: []keyWant{{absent: true}}},
+				// A caller that never waited leaves no mark: its release is silent.
+				{at: 400 * ms, script: acq, holder: "D", lease: 2000 * ms, want: granted()},
+				{at: 500 * ms, script: rel, holder: "D", lease: 2000 * ms, want: integer(0)},
+			},
+			// C's last wake finds nobody: one spurious message once contention ends.
+			wakes: []string{"n:1", "n:1", "n:1"},
+		},
+		{
 			name: "mutex-expiry", fam: mutexFamily,
 			steps: []step{
 				{at: 0, script: acq, holder: "A", lease: 2000 * ms, want: granted()},

@@ -38,8 +38,10 @@
 //
 // mutex, fair: B is a string "<holder> <count> <fence> <waited>" with the
 // lease as its TTL, so one GET reads the whole lock and one SET ... PX
-// writes it. waited (mutex only) is set by the first busy reply, so that
-// only a contended lock publishes on release. A tombstone has holder "!",
+// writes it. waited (mutex only) is set by the first busy reply, and by a
+// grant to a caller that says it waited (ARGV[4] "waited"), so that only a
+// contended lock publishes on release and a chain of waiters woken one at a
+// time never stalls on a grant nobody marked. A tombstone has holder "!",
 // which no holder id can be.
 //
 // fair: B:queue is a sorted set of waiters scored by arrival (server ms; a

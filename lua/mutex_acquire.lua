@@ -3,12 +3,19 @@
 -- KEYS[1] B       the lock: string "<holder> <count> <fence> <waited>", PX lease
 -- KEYS[2] B:wake  wake channel (only mutex_release publishes)
 -- ARGV[1] holder id, ARGV[2] lease ms, ARGV[3] PUBLISH | SPUBLISH
+-- ARGV[4] optional: "waited" when the caller got busy before and is
+--         retrying. Its grant keeps the lock marked contended, so that its
+--         release wakes the next waiter: the other waiters may be asleep on
+--         their timers (a wake reaches one waiter per process), and none of
+--         them would mark the new grant.
 --
 -- Reply: {1, fence}   acquired; a re-entry adds one hold, keeps the fence and
 --                     restarts the lease
 --        {0, wait_ms} held by another holder; retry within wait_ms (its PTTL)
 local holder, lease, _, err = lg_args(2, 3)
 if err then return err end
+local retry = ARGV[4]
+if retry ~= nil and retry ~= 'waited' then return lg_error('ARGV[4] must be absent or "waited"') end
 
 local lock, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
@@ -34,6 +41,8 @@ end
 -- only here, for the fence.
 local _, now_us = lg_now()
 local fence = lg_next_fence(lock and lock.fence, now_us)
-redis.call('SET', KEYS[1], lg_lock_encode({ holder = holder, count = 1, fence = fence, waited = 0 }),
+local waited = 0
+if retry then waited = 1 end
+redis.call('SET', KEYS[1], lg_lock_encode({ holder = holder, count = 1, fence = fence, waited = waited }),
   'PX', lease)
 return { 1, fence }
