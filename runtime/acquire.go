@@ -121,9 +121,10 @@ func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, dead
 	var w *waiter
 	var hb *heartbeat
 	queued := false // a fair busy reply put us in the queue
+	won := false    // the lock was granted: see wakeups.leave on nudging
 	defer func() {
 		if w != nil {
-			l.wakeups.leave(w)
+			l.wakeups.leave(w, won && spec.Kind.wakesByCount())
 		}
 		if hb != nil {
 			l.dog.removeHeartbeat(hb)
@@ -165,6 +166,7 @@ func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, dead
 				return giveUp(errors.Join(fmt.Errorf("%w: %s: %d of %d replicas acknowledged within %v", ErrNotReplicated, spec, acked, l.replicas, l.replicaTimeout), rerr))
 			}
 			l.observe(Event{Kind: EventAcquired, Lock: spec.withLease(), Holder: hl.holder, Fence: n, Waited: time.Since(start)})
+			won = true
 			return sent, nil
 		}
 		queued = queued || spec.Kind == Fair

@@ -50,6 +50,11 @@ func (k Kind) valid() bool { return k >= Mutex && k <= Semaphore }
 // share one holder's context both re-entering (see reentry.go).
 func (k Kind) exclusive() bool { return k == Mutex || k == Fair || k == Write }
 
+// wakesByCount reports whether the release scripts of k wake "n:<N>"
+// waiters (rather than "all", or one by id), so that the waiters of one
+// process are woken one by one (see wakeups.leave).
+func (k Kind) wakesByCount() bool { return k == Mutex || k == Semaphore }
+
 // family is the middle part of the base key (docs/design.md "Keys"): read
 // and write share "rw" because they are two sides of one lock.
 func (k Kind) family() string {

@@ -96,9 +96,18 @@ func (m *wakeups) join(ctx context.Context, channel, holder string) (*waiter, er
 
 // leave removes w. If w had been woken and not used the wake-up, it passes
 // it on to the next waiter, so that a waiter giving up does not swallow an
-// "n:1" meant for the process. The last waiter to leave marks the channel
-// idle; the sweep unsubscribes it later.
-func (m *wakeups) leave(w *waiter) {
+// "n:1" meant for the process.
+//
+// With nudge (w got a lock that wakes "n:<N>" waiters: mutex, semaphore),
+// the next waiter is woken as well. The scripts publish on release only if
+// someone got busy since the lock was granted, and the waiters still asleep
+// here got busy before: without one more attempt from one of them, the
+// release of the lock w just got would publish nothing and they would sleep
+// until their retry timers (a whole lease). That attempt marks the lock.
+//
+// The last waiter to leave marks the channel idle; the sweep unsubscribes
+// it later.
+func (m *wakeups) leave(w *waiter, nudge bool) {
 	wc := w.ch
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -110,10 +119,11 @@ func (m *wakeups) leave(w *waiter) {
 	}
 	select {
 	case <-w.wake:
-		if len(wc.waiters) > 0 {
-			signal(wc.waiters[0])
-		}
+		nudge = true
 	default:
+	}
+	if nudge && len(wc.waiters) > 0 {
+		signal(wc.waiters[0])
 	}
 	if len(wc.waiters) > 0 || m.channels[wc.name] != wc {
 		return
