@@ -124,7 +124,7 @@ func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, dead
 	won := false    // the lock was granted: see wakeups.leave on nudging
 	defer func() {
 		if w != nil {
-			l.wakeups.leave(w, won && spec.Kind.wakesByCount())
+			l.wakeups.leave(w, won && spec.Kind.nudgesNextWaiter())
 		}
 		if hb != nil {
 			l.dog.removeHeartbeat(hb)
@@ -170,6 +170,12 @@ func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, dead
 			return sent, nil
 		}
 		queued = queued || spec.Kind == Fair
+		if spec.Kind == Mutex && len(call.Args) == 3 {
+			// From now on this caller is a waiter: a grant to it stays
+			// marked contended, so that its release wakes the next waiter
+			// (ARGV[4], docs/design.md).
+			call.Args = append(call.Args[:3:3], "waited")
+		}
 		retry := time.Duration(max(n, 1)) * time.Millisecond
 		l.observe(Event{Kind: EventBusy, Lock: spec.withLease(), Holder: hl.holder, Waited: retry})
 		if tryOnce {

@@ -98,8 +98,8 @@ func (m *wakeups) join(ctx context.Context, channel, holder string) (*waiter, er
 // it on to the next waiter, so that a waiter giving up does not swallow an
 // "n:1" meant for the process.
 //
-// With nudge (w got a lock that wakes "n:<N>" waiters: mutex, semaphore),
-// the next waiter is woken as well. The scripts publish on release only if
+// With nudge (w got a semaphore permit; see Kind.nudgesNextWaiter), the
+// next waiter is woken as well. The scripts publish on release only if
 // someone got busy since the lock was granted, and the waiters still asleep
 // here got busy before: without one more attempt from one of them, the
 // release of the lock w just got would publish nothing and they would sleep
