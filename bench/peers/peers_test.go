@@ -1,0 +1,114 @@
+package peers
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/lockgen/lockgen/redistest"
+)
+
+// Every adapter excludes a second client while it holds the key, lets it in
+// after Unlock, and counts what it sends.
+func TestEveryPeerExcludesAndCounts(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, p := range All() {
+		t.Run(p.Name(), func(t *testing.T) {
+			a, err := p.Open(Config{Addr: srv.Addr})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			b, err := p.Open(Config{Addr: srv.Addr})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			key := "excl:" + p.Library + ":" + p.Setting
+
+			held, err := a.Lock(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			short, cancelShort := context.WithTimeout(ctx, 150*time.Millisecond)
+			if h, err := b.Lock(short, key); err == nil {
+				h.Unlock(ctx)
+				t.Fatal("second client got the lock while the first held it")
+			} else if !errors.Is(err, context.DeadlineExceeded) && short.Err() == nil {
+				t.Fatalf("second client: %v", err)
+			}
+			cancelShort()
+			if err := held.Unlock(ctx); err != nil {
+				t.Fatal(err)
+			}
+			held, err = b.Lock(ctx, key)
+			if err != nil {
+				t.Fatalf("after release: %v", err)
+			}
+			if err := held.Unlock(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if c := a.Counts(); c.Calls < 2 || c.Commands < c.Calls {
+				t.Errorf("counts of the first client: %+v", c)
+			}
+		})
+	}
+}
+
+func TestByNameFindsEveryPeer(t *testing.T) {
+	seen := map[string]bool{}
+	for _, p := range All() {
+		if seen[p.Name()] {
+			t.Errorf("duplicate peer %s", p.Name())
+		}
+		seen[p.Name()] = true
+		if q, ok := ByName(p.Name()); !ok || q.Notes != p.Notes {
+			t.Errorf("ByName(%q) = %v, %v", p.Name(), q.Name(), ok)
+		}
+	}
+	if _, ok := ByName("nope/none"); ok {
+		t.Error("ByName found an unknown peer")
+	}
+}
+
+// With a lease far shorter than the hold, every peer keeps the lock: by its
+// watchdog, or by the manual renewal goroutine the adapter adds.
+func TestEveryPeerRenewsPastItsLease(t *testing.T) {
+	srv := redistest.Start(t)
+	const lease = 300 * time.Millisecond
+	for _, p := range All() {
+		t.Run(p.Name(), func(t *testing.T) {
+			t.Parallel()
+			a, err := p.Open(Config{Addr: srv.Addr, Lease: lease, ManualRenew: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			b, err := p.Open(Config{Addr: srv.Addr, Lease: lease})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			key := "renew:" + p.Library + ":" + p.Setting
+			held, err := a.Lock(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(3 * lease)
+			short, cancelShort := context.WithTimeout(ctx, 100*time.Millisecond)
+			defer cancelShort()
+			if h, err := b.Lock(short, key); err == nil {
+				h.Unlock(ctx)
+				t.Fatal("lock expired although it should have been renewed")
+			}
+			if err := held.Unlock(ctx); err != nil {
+				t.Errorf("unlock after renewals: %v", err)
+			}
+		})
+	}
+}
