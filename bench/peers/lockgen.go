@@ -4,7 +4,6 @@ package peers
 
 import (
 	"context"
-	"fmt"
 
 	goredislib "github.com/redis/go-redis/v9"
 
@@ -44,19 +43,9 @@ type lockgenClient struct {
 	cfg    Config
 }
 
-func openLockgen(cfg Config, kind runtime.Kind) (c Client, err error) {
+func openLockgen(cfg Config, kind runtime.Kind) (Client, error) {
 	rdb, cc := newGoRedisClient(cfg.Addr)
-	lc := &lockgenClient{rdb: rdb, calls: cc, kind: kind, cfg: cfg}
-	// While the runtime is still its API skeleton, every call panics. Probe
-	// once here, so the harness reports "unavailable" instead of crashing.
-	defer func() {
-		if r := recover(); r != nil {
-			rdb.Close()
-			c, err = nil, fmt.Errorf("%w: lockgen runtime: %v", ErrUnavailable, r)
-		}
-	}()
-	lc.locker = runtime.New(rdb)
-	return lc, nil
+	return &lockgenClient{rdb: rdb, calls: cc, locker: runtime.New(rdb), kind: kind, cfg: cfg}, nil
 }
 
 func (c *lockgenClient) Lock(ctx context.Context, key string) (Held, error) {

@@ -59,8 +59,9 @@ type Held interface {
 	Unlock(ctx context.Context) error
 }
 
-// ErrUnavailable marks a peer that cannot run in this build (for lockgen:
-// its runtime is still the API skeleton).
+// ErrUnavailable marks a peer that cannot run in this build: lockgen's when
+// the harness is built with -tags nolockgen (for when a half-edited runtime
+// does not compile); the report then says so instead of showing numbers.
 var ErrUnavailable = errors.New("peers: peer unavailable")
 
 // All lists every peer configuration, lockgen first.
