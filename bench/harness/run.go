@@ -147,8 +147,8 @@ func Run(ctx context.Context, opts Options) (*Results, error) {
 	return res, nil
 }
 
-// isUnavailable: a peer that could not even run uncontended (lockgen while
-// its runtime is a skeleton) is not started in child processes either.
+// isUnavailable: a peer that cannot run in this build (lockgen under
+// -tags nolockgen) is not started in child processes either.
 func isUnavailable(us []UncontendedResult, name string) bool {
 	for _, u := range us {
 		if u.Peer == name {
