@@ -120,7 +120,7 @@ func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, dead
 	call := Call{Script: spec.Kind.scripts().acquire, Keys: spec.keys, Args: spec.args(hl.holder, l.publish, spec.Kind == Semaphore)}
 	var w *waiter
 	var hb *heartbeat
-	queued := false // a fair busy reply put us in the queue
+	queued := false // a busy reply left something to undo on giving up (Kind.scripts().leave)
 	won := false    // the lock was granted: see wakeups.leave on nudging
 	defer func() {
 		if w != nil {
@@ -169,7 +169,7 @@ func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, dead
 			won = true
 			return sent, nil
 		}
-		queued = queued || spec.Kind == Fair
+		queued = queued || spec.Kind.scripts().leave != nil
 		if spec.Kind == Mutex && len(call.Args) == 3 {
 			// From now on this caller is a waiter: a grant to it stays
 			// marked contended, so that its release wakes the next waiter
@@ -280,14 +280,17 @@ func (l *Locker) fairHeartbeat(spec *lockSpec, holder string, sent time.Time, w 
 	return hb
 }
 
-// leaveQueue takes a fair waiter that gives up out of the queue at once, on
-// a context that is not cancelled.
+// leaveQueue undoes, for a waiter that gives up, what its busy replies left
+// behind, at once and on a context that is not cancelled: a fair waiter
+// leaves the queue (so those behind it do not wait for its place to die), a
+// writer withdraws its hold on new readers (so they do not wait out its
+// lease).
 func (l *Locker) leaveQueue(ctx context.Context, spec *lockSpec, holder string) error {
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.releaseTimeout)
 	defer cancel()
-	_, err := l.backend.Eval(lctx, Call{Script: fairLeaveScript(), Keys: spec.keys, Args: spec.args(holder, l.publish, false)})
+	_, err := l.backend.Eval(lctx, Call{Script: spec.Kind.scripts().leave, Keys: spec.keys, Args: spec.args(holder, l.publish, false)})
 	if err != nil {
-		return fmt.Errorf("lockgen: leave the queue of %s: %w", spec, err)
+		return fmt.Errorf("lockgen: give up waiting for %s: %w", spec, err)
 	}
 	return nil
 }

@@ -88,23 +88,25 @@ func (k Kind) rank() int {
 	return int(k) + 1
 }
 
-// scriptSet is the scripts of one kind.
+// scriptSet is the scripts of one kind. leave, where there is one, undoes
+// what a busy acquire left behind for a waiter that gives up: a fair
+// waiter's place in the queue, a writer's hold on new readers.
 type scriptSet struct {
-	acquire, renew, release *lua.Script
+	acquire, renew, release, leave *lua.Script
 }
 
 func (k Kind) scripts() scriptSet {
 	switch k {
 	case Mutex:
-		return scriptSet{lua.MutexAcquire, lua.MutexRenew, lua.MutexRelease}
+		return scriptSet{lua.MutexAcquire, lua.MutexRenew, lua.MutexRelease, nil}
 	case Fair:
-		return scriptSet{lua.FairAcquire, lua.FairRenew, lua.FairRelease}
+		return scriptSet{lua.FairAcquire, lua.FairRenew, lua.FairRelease, lua.FairLeave}
 	case Read:
-		return scriptSet{lua.ReadAcquire, lua.ReadRenew, lua.ReadRelease}
+		return scriptSet{lua.ReadAcquire, lua.ReadRenew, lua.ReadRelease, nil}
 	case Write:
-		return scriptSet{lua.WriteAcquire, lua.WriteRenew, lua.WriteRelease}
+		return scriptSet{lua.WriteAcquire, lua.WriteRenew, lua.WriteRelease, lua.WriteLeave}
 	case Semaphore:
-		return scriptSet{lua.SemaphoreAcquire, lua.SemaphoreRenew, lua.SemaphoreRelease}
+		return scriptSet{lua.SemaphoreAcquire, lua.SemaphoreRenew, lua.SemaphoreRelease, nil}
 	}
 	return scriptSet{}
 }
@@ -125,4 +127,3 @@ func (k Kind) keySuffixes() []string {
 }
 
 func fairHeartbeatScript() *lua.Script { return lua.FairHeartbeat }
-func fairLeaveScript() *lua.Script     { return lua.FairLeave }

@@ -120,11 +120,10 @@ func TestReadWrite(t *testing.T) {
 		ctx := ctxTimeout(t, 10*time.Second)
 		read := runtime.Lock{Kind: runtime.Read, Key: "doc", Wait: runtime.NoWait}
 		write := runtime.Lock{Kind: runtime.Write, Key: "doc", Wait: runtime.NoWait}
-		// A busy writer holds new readers back for its lease (writer
-		// preference), even one that gave up at once: the probes that are
-		// meant to fail get a short lease.
+		// A busy writer holds new readers back (writer preference) only while
+		// it waits: one that gives up withdraws its claim at once, so these
+		// probes keep the default 30s lease.
 		writeProbe := write
-		writeProbe.Lease = 50 * time.Millisecond
 
 		r1, err := a.Acquire(ctx, read)
 		if err != nil {
@@ -137,6 +136,11 @@ func TestReadWrite(t *testing.T) {
 		if _, err := b.Acquire(ctx, writeProbe); !errors.Is(err, runtime.ErrNotAcquired) {
 			t.Fatalf("writer while read: %v, want ErrNotAcquired", err)
 		}
+		r3, err := b.Acquire(ctx, read)
+		if err != nil {
+			t.Fatalf("a reader after a writer gave up: %v (the writer's claim outlived its wait)", err)
+		}
+		r3.Release()
 		if _, err := a.Acquire(r1.Context(), write); !errors.Is(err, runtime.ErrInvalidLock) {
 			t.Fatalf("upgrade read to write: %v, want ErrInvalidLock", err)
 		}
