@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -174,4 +175,29 @@ func rotate(ps []peers.Peer, r int) []peers.Peer {
 	}
 	k := r % len(ps)
 	return append(append([]peers.Peer{}, ps[k:]...), ps[:k]...)
+}
+
+// SelectPeers keeps the peers named in the comma-separated list, in the
+// order of ps. A name that matches no peer at all is an error; one that is
+// only missing from ps (say, from the held-locks workload) is not.
+func SelectPeers(ps []peers.Peer, list string) ([]peers.Peer, error) {
+	want := map[string]bool{}
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		if _, ok := peers.ByName(name); !ok {
+			var all []string
+			for _, p := range peers.All() {
+				all = append(all, p.Name())
+			}
+			return nil, fmt.Errorf("unknown peer %q; want some of %s", name, strings.Join(all, ", "))
+		}
+		want[name] = true
+	}
+	var out []peers.Peer
+	for _, p := range ps {
+		if want[p.Name()] {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }

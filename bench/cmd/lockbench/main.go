@@ -30,9 +30,11 @@ func run(args []string, stderr io.Writer) int {
 	svg := fs.String("svg", "", "handoff chart to write (default: handoff.svg next to -out)")
 	quick := fs.Bool("quick", false, "a few iterations of everything, to check the harness (numbers meaningless)")
 	reps := fs.Int("reps", 0, "repetitions (default 3, or 1 with -quick)")
+	only := fs.String("peers", "", "comma-separated peers to run, e.g. lockgen/mutex,rueidislock/tuned (default all)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	var err error
 	opts := harness.Full()
 	if *quick {
 		opts = harness.Quick()
@@ -40,12 +42,20 @@ func run(args []string, stderr io.Writer) int {
 	if *reps > 0 {
 		opts.Reps = *reps
 	}
+	if *only != "" {
+		if opts.Peers, err = harness.SelectPeers(opts.Peers, *only); err != nil {
+			fmt.Fprintf(stderr, "lockbench: %v\n", err)
+			return 2
+		}
+		opts.HeldPeers, _ = harness.SelectPeers(opts.HeldPeers, *only)
+	}
 	if *svg == "" {
 		*svg = filepath.Join(filepath.Dir(*out), "handoff.svg")
 	}
 	opts.Command = "cd bench && go run ./cmd/lockbench " + strings.Join(args, " ")
 	opts.Log = stderr
-	res, err := harness.Run(context.Background(), opts)
+	var res *harness.Results
+	res, err = harness.Run(context.Background(), opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "lockbench: %v\n", err)
 		return 1
