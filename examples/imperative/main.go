@@ -58,6 +58,9 @@ func run(addr string) error {
 	}
 	innerFence, _ := runtime.Fence(inner.Context())
 	fmt.Printf("re-entered from the same call chain, token %d (same: %v)\n", innerFence, innerFence == fence)
+	if innerFence != fence {
+		return fmt.Errorf("re-entry changed the fencing token: %d, then %d", fence, innerFence)
+	}
 	if err := inner.Release(); err != nil {
 		return err
 	}
@@ -65,11 +68,18 @@ func run(addr string) error {
 	// Someone else (a fresh context) cannot take it while we hold it.
 	_, err = locker.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "profile:" + runtime.EscapeKeyPart(userID), Wait: runtime.NoWait})
 	fmt.Printf("another caller trying once: %v (errors.Is ErrNotAcquired: %v)\n", err, errors.Is(err, runtime.ErrNotAcquired))
+	if !errors.Is(err, runtime.ErrNotAcquired) {
+		return fmt.Errorf("a second holder got a held mutex: %v", err)
+	}
 
 	if err := held.Release(); err != nil {
 		return err
 	}
-	fmt.Printf("released; releasing again: %v\n", held.Release())
+	again := held.Release()
+	fmt.Printf("released; releasing again: %v\n", again)
+	if !errors.Is(again, runtime.ErrNotHeld) {
+		return fmt.Errorf("a second release returned %v, want ErrNotHeld", again)
+	}
 
 	// Several keys, all or nothing, taken in one canonical order whatever
 	// order they are listed in, so two transfers can never deadlock.
