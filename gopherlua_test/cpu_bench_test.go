@@ -1,0 +1,141 @@
+package gopherlua_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockgen/lockgen/lua"
+	"github.com/lockgen/lockgen/redistest"
+)
+
+// cpuBatch is how many locks one round of BenchmarkScriptCPU takes before it
+// gives them back: the acquires and the releases are timed by Redis in
+// separate phases, so each gets its own number.
+const cpuBatch = 64
+
+// BenchmarkScriptCPU reports the Redis CPU time of the uncontended mutex
+// path as Redis itself measures it (INFO commandstats, usec of EVALSHA),
+// which is what the scripts cost the server whatever the network and the
+// client do:
+//
+//	redis-µs/acquire  mutex_acquire on a free lock
+//	redis-µs/release  mutex_release of the only hold, nobody waiting
+//	redis-µs/empty    a script that only returns, the floor of any EVALSHA
+//
+// Run it with
+//
+//	go test ./gopherlua_test/ -run '^$' -bench ScriptCPU -benchtime 20000x
+//
+// ns/op is the wall time of one acquire+release pair from this process and
+// includes two round trips.
+func BenchmarkScriptCPU(b *testing.B) {
+	srv := redistest.Start(b)
+	rdb := srv.Client(b)
+	ctx := context.Background()
+	for _, s := range []*lua.Script{lua.MutexAcquire, lua.MutexRelease} {
+		if err := rdb.ScriptLoad(ctx, s.Source).Err(); err != nil {
+			b.Fatalf("SCRIPT LOAD %s: %v", s.Name, err)
+		}
+	}
+	empty, err := rdb.ScriptLoad(ctx, "return 0").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys := make([][]string, cpuBatch)
+	for i := range keys {
+		base := "lockgen:mutex:{cpu" + strconv.Itoa(i) + "}"
+		keys[i] = []string{base, base + ":wake"}
+	}
+	eval := func(sha string, keys []string, args ...any) {
+		if err := rdb.EvalSha(ctx, sha, keys, args...).Err(); err != nil {
+			b.Fatalf("EVALSHA: %v", err)
+		}
+	}
+
+	var acquire, release, floor evalshaTime
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		n := min(cpuBatch, b.N-done)
+		acquire.phase(b, rdb, func() {
+			for i := 0; i < n; i++ {
+				eval(lua.MutexAcquire.SHA1, keys[i], "A", "30000", "PUBLISH")
+			}
+		})
+		release.phase(b, rdb, func() {
+			for i := 0; i < n; i++ {
+				eval(lua.MutexRelease.SHA1, keys[i], "A", "30000", "PUBLISH")
+			}
+		})
+		b.StopTimer()
+		floor.phase(b, rdb, func() {
+			for i := 0; i < n; i++ {
+				eval(empty, nil)
+			}
+		})
+		b.StartTimer()
+		done += n
+	}
+	b.StopTimer()
+	b.ReportMetric(acquire.perCall(), "redis-µs/acquire")
+	b.ReportMetric(release.perCall(), "redis-µs/release")
+	b.ReportMetric(floor.perCall(), "redis-µs/empty")
+}
+
+// evalshaTime accumulates the EVALSHA calls and CPU time Redis counted
+// during the phases given to phase.
+type evalshaTime struct {
+	calls, usec int64
+}
+
+func (e *evalshaTime) phase(b *testing.B, rdb *redis.Client, run func()) {
+	b.StopTimer()
+	calls0, usec0 := evalshaStats(b, rdb)
+	b.StartTimer()
+	run()
+	b.StopTimer()
+	calls1, usec1 := evalshaStats(b, rdb)
+	b.StartTimer()
+	e.calls += calls1 - calls0
+	e.usec += usec1 - usec0
+}
+
+func (e *evalshaTime) perCall() float64 {
+	if e.calls == 0 {
+		return 0
+	}
+	return float64(e.usec) / float64(e.calls)
+}
+
+// evalshaStats reads the cumulative EVALSHA calls and usec from INFO
+// commandstats.
+func evalshaStats(b *testing.B, rdb *redis.Client) (calls, usec int64) {
+	info, err := rdb.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:")
+		if !ok {
+			continue
+		}
+		for _, field := range strings.Split(rest, ",") {
+			name, value, _ := strings.Cut(field, "=")
+			var err error
+			switch name {
+			case "calls":
+				calls, err = strconv.ParseInt(value, 10, 64)
+			case "usec":
+				usec, err = strconv.ParseInt(value, 10, 64)
+			}
+			if err != nil {
+				b.Fatalf("commandstats line %q: %v", line, err)
+			}
+		}
+		return calls, usec
+	}
+	return 0, 0 // no EVALSHA yet
+}
