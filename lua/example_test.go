@@ -24,11 +24,13 @@ func ExampleAll() {
 func ExampleByName() {
 	s, ok := lua.ByName("mutex_release")
 	fmt.Println(ok, s == lua.MutexRelease)
-	preludeLines := strings.Count(lua.Prelude(), "\n")
-	fmt.Println(s.File(2))
-	fmt.Println(s.File(preludeLines + 1))
+	bodyStart := strings.Count(s.Source, "\n") - strings.Count(s.Body(), "\n") + 1
+	fmt.Println(s.File(1))
+	fmt.Println(s.File(bodyStart))
+	fmt.Println(s.Helpers()[:2])
 	// Output:
 	// true true
-	// prelude.lua 2
+	// prelude.lua 5
 	// mutex_release.lua 1
+	// [LG_TOMB lg_error]
 }

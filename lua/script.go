@@ -12,27 +12,42 @@ import (
 // Script is one lockgen operation as it is sent to Redis.
 type Script struct {
 	Name   string // "mutex_acquire": the file lua/<Name>.lua
-	Source string // the full source sent to Redis: the shared prelude, then the operation
+	Source string // the full source sent to Redis: the prelude helpers it uses, then the operation
 	SHA1   string // hex SHA-1 of Source, what EVALSHA takes
 
-	// preludeLines is how many lines of Source come from prelude.lua, so that a
-	// line number reported by Redis or by a coverage tool can be traced back to
-	// the file it was written in.
-	preludeLines int
+	// helpers names the prelude helpers Source defines, in prelude order.
+	helpers []string
+	// preludeLine[i] is the line of prelude.lua that line i+1 of Source
+	// comes from; the lines after those are the operation's file. A line
+	// number reported by Redis or by a coverage tool can so be traced back
+	// to the file it was written in.
+	preludeLine []int
+	// bodyOffset is where the operation's file starts in Source.
+	bodyOffset int
 }
 
-// PreludeFile is the name of the file whose helpers open every Source.
+// PreludeFile is the name of the file that holds the helpers shared by the
+// scripts.
 const PreludeFile = "prelude.lua"
 
 // File reports which embedded file and which line of it produced line
 // sourceLine (1-based) of s.Source: PreludeFile for the shared helpers,
 // otherwise s.Name + ".lua".
 func (s *Script) File(sourceLine int) (file string, line int) {
-	if sourceLine <= s.preludeLines {
-		return PreludeFile, sourceLine
+	if sourceLine >= 1 && sourceLine <= len(s.preludeLine) {
+		return PreludeFile, s.preludeLine[sourceLine-1]
 	}
-	return s.Name + ".lua", sourceLine - s.preludeLines
+	return s.Name + ".lua", sourceLine - len(s.preludeLine)
 }
+
+// Helpers returns the names of the prelude helpers that s.Source defines,
+// in the order it defines them: the ones its operation uses, directly or
+// through another helper.
+func (s *Script) Helpers() []string { return append([]string(nil), s.helpers...) }
+
+// Body returns the operation's own file, the part of Source after the
+// helpers.
+func (s *Script) Body() string { return s.Source[s.bodyOffset:] }
 
 // The scripts, one per operation; see the package documentation and the
 // comment at the top of each .lua file for KEYS, ARGV and the reply.
@@ -76,15 +91,17 @@ func ByName(name string) (*Script, bool) {
 	return s, ok
 }
 
-// Prelude returns the shared helper source that opens every Script.Source.
+// Prelude returns prelude.lua, the helpers shared by the scripts; each
+// Script.Source opens with those of them it uses.
 func Prelude() string { return prelude }
 
 //go:embed *.lua
 var files embed.FS
 
 var (
-	prelude  = mustRead(PreludeFile)
-	registry = map[string]*Script{}
+	prelude        = mustRead(PreludeFile)
+	preludeHelpers = mustSplit(prelude)
+	registry       = map[string]*Script{}
 )
 
 func mustRead(file string) string {
@@ -96,20 +113,36 @@ func mustRead(file string) string {
 	return string(b)
 }
 
+func mustSplit(src string) []helper {
+	hs, err := splitPrelude(src)
+	if err != nil {
+		// The prelude is embedded at build time; the package tests load it.
+		panic("lua: " + err.Error())
+	}
+	return hs
+}
+
 func mustLoad(name string) *Script {
 	body := mustRead(name + ".lua")
-	head := prelude
-	if !strings.HasSuffix(head, "\n") {
-		head += "\n"
+	hs, err := helpersFor(preludeHelpers, body)
+	if err != nil {
+		panic(fmt.Sprintf("lua: %s.lua: %v", name, err))
 	}
-	src := head + body
-	sum := sha1.Sum([]byte(src))
-	s := &Script{
-		Name:         name,
-		Source:       src,
-		SHA1:         hex.EncodeToString(sum[:]),
-		preludeLines: strings.Count(head, "\n"),
+	s := &Script{Name: name}
+	var src strings.Builder
+	for _, h := range hs {
+		s.helpers = append(s.helpers, h.name)
+		for i, l := range h.lines {
+			src.WriteString(l)
+			src.WriteByte('\n')
+			s.preludeLine = append(s.preludeLine, h.first+i)
+		}
 	}
+	s.bodyOffset = src.Len()
+	src.WriteString(body)
+	s.Source = src.String()
+	sum := sha1.Sum([]byte(s.Source))
+	s.SHA1 = hex.EncodeToString(sum[:])
 	registry[name] = s
 	return s
 }

@@ -3,6 +3,9 @@ package lua_test
 import (
 	"crypto/sha1"
 	"encoding/hex"
+	"reflect"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -27,8 +30,8 @@ func TestAllIsSortedAndFindable(t *testing.T) {
 		if s.SHA1 != hex.EncodeToString(sum[:]) {
 			t.Errorf("%s: SHA1 %s does not match its Source", s.Name, s.SHA1)
 		}
-		if !strings.HasPrefix(s.Source, lua.Prelude()) {
-			t.Errorf("%s: Source does not open with the prelude", s.Name)
+		if !strings.HasSuffix(s.Source, s.Body()) || strings.Contains(s.Body(), "local function lg_") {
+			t.Errorf("%s: Source does not end with the operation's file alone", s.Name)
 		}
 	}
 	if _, ok := lua.ByName("spin_acquire"); ok {
@@ -39,7 +42,7 @@ func TestAllIsSortedAndFindable(t *testing.T) {
 // Every operation file opens with a comment giving KEYS, ARGV and the reply.
 func TestEveryScriptDocumentsItsProtocol(t *testing.T) {
 	for _, s := range lua.All() {
-		body := strings.TrimPrefix(s.Source, lua.Prelude())
+		body := s.Body()
 		if !strings.HasPrefix(body, "-- "+s.Name+":") {
 			t.Errorf("%s.lua does not open with a comment naming it", s.Name)
 		}
@@ -51,17 +54,102 @@ func TestEveryScriptDocumentsItsProtocol(t *testing.T) {
 	}
 }
 
+// Every line of every Source is traced back to the very line of the file
+// it came from, so coverage and error line numbers point at the right place.
 func TestFileMapsSourceLinesBack(t *testing.T) {
-	s := lua.MutexAcquire
-	prelude := strings.Count(lua.Prelude(), "\n")
-	if f, l := s.File(1); f != lua.PreludeFile || l != 1 {
-		t.Errorf("File(1) = %s:%d, want %s:1", f, l, lua.PreludeFile)
+	prelude := strings.Split(lua.Prelude(), "\n")
+	for _, s := range lua.All() {
+		body := strings.Split(s.Body(), "\n")
+		src := strings.Split(s.Source, "\n")
+		sawBody := false
+		for i, text := range src {
+			file, line := s.File(i + 1)
+			var want []string
+			switch file {
+			case lua.PreludeFile:
+				if sawBody {
+					t.Fatalf("%s: line %d maps to the prelude after the body began", s.Name, i+1)
+				}
+				want = prelude
+			case s.Name + ".lua":
+				sawBody = true
+				want = body
+			default:
+				t.Fatalf("%s: line %d maps to %s", s.Name, i+1, file)
+			}
+			if line < 1 || line > len(want) || want[line-1] != text {
+				t.Fatalf("%s: line %d %q maps to %s:%d", s.Name, i+1, text, file, line)
+			}
+		}
+		if f, l := s.File(len(src) - len(body) + 1); f != s.Name+".lua" || l != 1 {
+			t.Errorf("%s: first body line maps to %s:%d", s.Name, f, l)
+		}
 	}
-	if f, l := s.File(prelude + 1); f != "mutex_acquire.lua" || l != 1 {
-		t.Errorf("File(%d) = %s:%d, want mutex_acquire.lua:1", prelude+1, f, l)
+}
+
+var (
+	definition = regexp.MustCompile(`(?m)^local (?:function )?((?:lg|LG)_\w+)`)
+	identifier = regexp.MustCompile(`\b(?:lg|LG)_\w+\b`)
+)
+
+// uses counts the mentions of each lg_/LG_ name in src outside comments,
+// definitions included.
+func uses(src string) map[string]int {
+	n := map[string]int{}
+	for _, l := range strings.Split(src, "\n") {
+		if c := strings.Index(l, "--"); c >= 0 {
+			l = l[:c]
+		}
+		for _, id := range identifier.FindAllString(l, -1) {
+			n[id]++
+		}
 	}
-	lines := strings.Split(s.Source, "\n")
-	if f, l := s.File(prelude + 1); f == "mutex_acquire.lua" && !strings.HasPrefix(lines[prelude+l-1], "-- mutex_acquire:") {
-		t.Errorf("line %d of Source is %q, not the file's first line", prelude+1, lines[prelude])
+	return n
+}
+
+// Each Source defines only helpers it uses (a definition is one mention;
+// a used helper has at least two), and every helper of the prelude is used
+// by some script.
+func TestSourcesCarryOnlyTheHelpersTheyUse(t *testing.T) {
+	usedSomewhere := map[string]bool{}
+	for _, s := range lua.All() {
+		mentions := uses(s.Source)
+		var defined []string
+		for _, m := range definition.FindAllStringSubmatch(s.Source, -1) {
+			defined = append(defined, m[1])
+			if mentions[m[1]] < 2 {
+				t.Errorf("%s: defines %s but never uses it", s.Name, m[1])
+			}
+			usedSomewhere[m[1]] = true
+		}
+		if !reflect.DeepEqual(defined, s.Helpers()) {
+			t.Errorf("%s: Source defines %v, Helpers says %v", s.Name, defined, s.Helpers())
+		}
+		for name := range uses(s.Body()) {
+			if !slices.Contains(defined, name) {
+				t.Errorf("%s: uses %s without defining it", s.Name, name)
+			}
+		}
+	}
+	all := definition.FindAllStringSubmatch(lua.Prelude(), -1)
+	if len(all) < 20 {
+		t.Fatalf("found only %d helpers in the prelude", len(all))
+	}
+	for _, m := range all {
+		if !usedSomewhere[m[1]] {
+			t.Errorf("%s: %s is used by no script", lua.PreludeFile, m[1])
+		}
+	}
+}
+
+// The lean Sources are the point: the uncontended mutex path must not carry
+// the fair, shared or read/write helpers.
+func TestMutexScriptsCarryNoOtherFamilysHelpers(t *testing.T) {
+	for _, s := range []*lua.Script{lua.MutexAcquire, lua.MutexRenew, lua.MutexRelease} {
+		for _, h := range s.Helpers() {
+			if strings.Contains(h, "fair") || strings.Contains(h, "shared") || strings.Contains(h, "writer") || strings.Contains(h, "hold") {
+				t.Errorf("%s carries %s", s.Name, h)
+			}
+		}
 	}
 }
