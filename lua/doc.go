@@ -20,10 +20,14 @@
 // "ERR lockgen:" before anything is written. Every acquire replies {1, fence}
 // or {0, wait_ms}; wait_ms is at least 1 and at most the caller's lease.
 //
-// Each Source is the shared prelude (prelude.lua: ARGV checks, the server
-// clock, fences, the encodings below) followed by the operation's file.
-// Everything in the prelude is a Lua local, so scripts read and write no
-// globals. [Script.File] maps a line of Source back to its file.
+// The helpers the scripts share (ARGV checks, the server clock, fences, the
+// encodings below) live in prelude.lua. Each Source is the operation's file
+// preceded by only the helpers it uses, directly or through another helper,
+// in prelude order: Redis runs the whole chunk on every call, and every
+// `local function` costs a new closure each time, so a helper a script does
+// not need would still cost it CPU. [Script.Helpers] lists them. Every
+// helper is a Lua local, so scripts read and write no globals.
+// [Script.File] maps a line of Source back to its file and line.
 //
 // # Clock and fences
 //
