@@ -73,7 +73,7 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 		case outer != nil && outer.claim():
 			hl.holder, hl.outer = outer.holder, outer
 		}
-		sent, err := l.acquireOne(hctx, ctx, hl, start, deadline, wait < 0)
+		sent, err := l.acquireOne(hctx, ctx, hl, start, deadline, wait < 0, hl.holder != holder)
 		if err != nil {
 			if hl.outer != nil {
 				hl.outer.unclaim()
@@ -108,23 +108,49 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 // fills in hl's fence. It returns when the successful acquire was sent,
 // from which the lease is counted. wctx is the context to wait on (the
 // Held's, so that a lock of the same call lost meanwhile stops the wait);
-// ctx is the caller's.
+// ctx is the caller's. reentry says that hl re-enters a hold of the
+// caller's chain, which the script grants at once.
 //
-// Waiting does not poll: after the first busy reply the waiter subscribes to
-// the lock's wake channel and tries again at once (a wake published between
-// the first attempt and the subscription would otherwise be lost), then
-// sleeps until a wake message, the retry time the script returned, the end
-// of the wait, or ctx. An uncontended acquire is one round trip.
-func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, deadline time.Time, tryOnce bool) (time.Time, error) {
+// Waiting does not poll: a waiter sleeps until a wake message, the retry
+// time the script returned, the end of the wait, or ctx. An uncontended
+// acquire is one round trip. Three things keep the number of attempts per
+// grant down:
+//
+//   - If the Locker is already subscribed to the lock's wake channel (other
+//     waiters, or a lingering subscription), the waiter joins it before its
+//     first attempt, so no wake can be lost and a busy reply is followed by
+//     sleep. Otherwise it subscribes after its first busy reply and tries
+//     again at once, to cover a wake published in between.
+//   - A mutex acquire that finds parked waiters of this process on the
+//     channel does not try at all: it queues behind them and sleeps until
+//     woken (wakeups deliver "n:1" to the longest waiting first), or until
+//     the earliest retry time those waiters were given. So a releaser that
+//     asks again at once does not barge in ahead of its own process's
+//     waiters. Fair locks are first come first served by their script.
+//   - Only an attempt that follows a wake-up or a retry timer is a waiter's
+//     (mutex_acquire ARGV[4] "waited", which the script lets take a lock
+//     reserved for a woken waiter and which keeps the grant marked
+//     contended). A mutex won without it leaves the lock unmarked, so the
+//     winner nudges the next parked waiter of the process, whose attempt
+//     marks it (wakeups.leave).
+func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, deadline time.Time, tryOnce, reentry bool) (time.Time, error) {
 	spec := &hl.spec
-	call := Call{Script: spec.Kind.scripts().acquire, Keys: spec.keys, Args: spec.args(hl.holder, l.publish, spec.Kind == Semaphore)}
+	firstArgs := spec.args(hl.holder, l.publish, spec.Kind == Semaphore)
+	waitedArgs := firstArgs
+	if spec.Kind == Mutex {
+		waitedArgs = append(firstArgs[:len(firstArgs):len(firstArgs)], "waited")
+	}
+	call := Call{Script: spec.Kind.scripts().acquire, Keys: spec.keys, Args: firstArgs}
+	asWaiter := false // the next attempt follows a wake-up or a retry timer
 	var w *waiter
 	var hb *heartbeat
-	queued := false // a busy reply left something to undo on giving up (Kind.scripts().leave)
-	won := false    // the lock was granted: see wakeups.leave on nudging
+	queued := false    // a busy reply left something to undo on giving up (Kind.scripts().leave)
+	won := false       // the lock was granted: see wakeups.leave on nudging
+	wonWaited := false // ... to an attempt that followed a wake-up or a retry timer
 	defer func() {
 		if w != nil {
-			l.wakeups.leave(w, won && spec.Kind.nudgesNextWaiter())
+			nudge := spec.Kind.nudgesNextWaiter() || spec.Kind == Mutex && !wonWaited
+			l.wakeups.leave(w, won && nudge)
 		}
 		if hb != nil {
 			l.dog.removeHeartbeat(hb)
@@ -145,7 +171,53 @@ func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, dead
 			timer.Stop()
 		}
 	}()
+	// sleep waits on w for at most d; a nil error means the next attempt is
+	// a waiter's.
+	sleep := func(d time.Duration) error {
+		if timer == nil {
+			timer = time.NewTimer(d)
+		} else {
+			timer.Reset(d)
+		}
+		defer func() {
+			if !timer.Stop() {
+				select {
+				case <-timer.C:
+				default:
+				}
+			}
+		}()
+		select {
+		case <-w.wake:
+			return nil
+		case <-timer.C:
+			return nil
+		case <-wctx.Done():
+			return waitError(wctx, ctx, spec)
+		case <-l.closed:
+			return fmt.Errorf("%s: %w", spec, ErrClosed)
+		}
+	}
+
+	if !tryOnce && !reentry {
+		var behind time.Time
+		w, behind = l.wakeups.joinLive(spec.wake, hl.holder, spec.Kind == Mutex)
+		if !behind.IsZero() {
+			d := max(time.Until(behind), time.Millisecond)
+			if !deadline.IsZero() {
+				d = min(d, max(time.Until(deadline), 0))
+			}
+			if err := sleep(d); err != nil {
+				return giveUp(err)
+			}
+			asWaiter = true
+		}
+	}
 	for {
+		call.Args = firstArgs
+		if asWaiter {
+			call.Args = waitedArgs
+		}
 		sent := time.Now()
 		reply, acked, err := l.evalAcquire(wctx, call)
 		if err != nil {
@@ -166,21 +238,16 @@ func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, dead
 				return giveUp(errors.Join(fmt.Errorf("%w: %s: %d of %d replicas acknowledged within %v", ErrNotReplicated, spec, acked, l.replicas, l.replicaTimeout), rerr))
 			}
 			l.observe(Event{Kind: EventAcquired, Lock: spec.withLease(), Holder: hl.holder, Fence: n, Waited: time.Since(start)})
-			won = true
+			won, wonWaited = true, asWaiter
 			return sent, nil
 		}
 		queued = queued || spec.Kind.scripts().leave != nil
-		if spec.Kind == Mutex && len(call.Args) == 3 {
-			// From now on this caller is a waiter: a grant to it stays
-			// marked contended, so that its release wakes the next waiter
-			// (ARGV[4], docs/design.md).
-			call.Args = append(call.Args[:3:3], "waited")
-		}
 		retry := time.Duration(max(n, 1)) * time.Millisecond
 		l.observe(Event{Kind: EventBusy, Lock: spec.withLease(), Holder: hl.holder, Waited: retry})
 		if tryOnce {
 			return giveUp(fmt.Errorf("%w: %s is busy", ErrNotAcquired, spec))
 		}
+		retryAt := sent.Add(retry)
 		if !deadline.IsZero() {
 			left := time.Until(deadline)
 			if left <= 0 {
@@ -192,35 +259,26 @@ func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, dead
 			l.dog.touchHeartbeat(hb, sent)
 		}
 		if w == nil {
-			// Subscribe, then try again at once. A failed subscription
-			// leaves the waiter on its timer alone.
+			// Subscribe, then try again at once, not yet as a waiter. A
+			// failed subscription leaves the waiter on its timer alone.
 			sctx, stop := context.WithTimeout(wctx, retry)
 			w, _ = l.wakeups.join(sctx, spec.wake, hl.holder)
 			stop()
+			l.wakeups.busy(w, retryAt)
 			if spec.Kind == Fair {
 				hb = l.fairHeartbeat(spec, hl.holder, sent, w)
 			}
+			asWaiter = false
 			continue
 		}
-		if timer == nil {
-			timer = time.NewTimer(retry)
-		} else {
-			timer.Reset(retry)
+		l.wakeups.busy(w, retryAt)
+		if spec.Kind == Fair && hb == nil {
+			hb = l.fairHeartbeat(spec, hl.holder, sent, w) // joined early
 		}
-		select {
-		case <-w.wake:
-		case <-timer.C:
-		case <-wctx.Done():
-			return giveUp(waitError(wctx, ctx, spec))
-		case <-l.closed:
-			return giveUp(fmt.Errorf("%s: %w", spec, ErrClosed))
+		if err := sleep(retry); err != nil {
+			return giveUp(err)
 		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
-		}
+		asWaiter = true
 	}
 }
 

@@ -50,12 +50,12 @@ func (k Kind) valid() bool { return k >= Mutex && k <= Semaphore }
 // share one holder's context both re-entering (see reentry.go).
 func (k Kind) exclusive() bool { return k == Mutex || k == Fair || k == Write }
 
-// nudgesNextWaiter reports whether a waiter that gets k must wake the next
-// waiter of its process (see wakeups.leave). Semaphore releases wake
+// nudgesNextWaiter reports whether a waiter that gets k must always wake the
+// next waiter of its process (see wakeups.leave). Semaphore releases wake
 // "n:<N>" waiters per process and a grant does not remember that others
 // wait. A mutex grant to a caller that waited does (mutex_acquire's ARGV[4]),
-// "all" wakes every waiter of a read/write lock, and fair locks wake their
-// head by id.
+// so a mutex nudges only when won without waiting (acquireOne); "all" wakes
+// every waiter of a read/write lock, and fair locks wake their head by id.
 func (k Kind) nudgesNextWaiter() bool { return k == Semaphore }
 
 // family is the middle part of the base key (docs/design.md "Keys"): read

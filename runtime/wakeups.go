@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +43,13 @@ type wakeChannel struct {
 	ready   chan struct{}
 	unsub   func()    // nil if the subscription failed
 	idle    time.Time // when the last waiter left; zero while it has waiters
+
+	// retryBy is the earliest retry time a busy reply gave a waiter of this
+	// channel that has not passed yet (zero if none): some waiter of this
+	// process tries again by then even if no wake message comes. A newcomer
+	// that queues behind the waiters without trying (joinLive) sleeps until
+	// then at most, so that a lost message costs it no more than them.
+	retryBy time.Time
 }
 
 // waiter is one acquire call waiting on one lock.
@@ -49,6 +57,11 @@ type waiter struct {
 	holder string
 	wake   chan struct{} // capacity 1: a wake that comes while not waiting is kept
 	ch     *wakeChannel
+
+	// parked is set once the waiter relies on a release to wake it: it got
+	// a busy reply, or it queued behind such waiters without trying.
+	// Waiters not parked yet are about to try and need no nudge.
+	parked bool
 }
 
 func newWakeups(b Backend) *wakeups {
@@ -94,16 +107,61 @@ func (m *wakeups) join(ctx context.Context, channel, holder string) (*waiter, er
 	return w, err
 }
 
-// leave removes w. If w had been woken and not used the wake-up, it passes
-// it on to the next waiter, so that a waiter giving up does not swallow an
-// "n:1" meant for the process.
+// joinLive registers a waiter on channel only if the channel is already
+// subscribed, without waiting for anything; it returns nil otherwise. A
+// waiter that joins before its first attempt can lose no wake message, so
+// it needs no second attempt right after its first busy reply.
 //
-// With nudge (w got a semaphore permit; see Kind.nudgesNextWaiter), the
-// next waiter is woken as well. The scripts publish on release only if
-// someone got busy since the lock was granted, and the waiters still asleep
-// here got busy before: without one more attempt from one of them, the
-// release of the lock w just got would publish nothing and they would sleep
-// until their retry timers (a whole lease). That attempt marks the lock.
+// queueBehind, if not zero, says that parked waiters of this process are
+// already queued on the channel and the earliest time one of them will try
+// again on its own. The caller may then queue behind them without trying at
+// all (no barging inside a process; see acquireOne); the waiter is then
+// parked from the start.
+func (m *wakeups) joinLive(channel, holder string, queue bool) (w *waiter, queueBehind time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	wc := m.channels[channel]
+	if wc == nil || wc.unsub == nil {
+		return nil, time.Time{}
+	}
+	select {
+	case <-wc.ready:
+	default:
+		return nil, time.Time{} // still subscribing: take the ordinary path
+	}
+	w = &waiter{holder: holder, wake: make(chan struct{}, 1), ch: wc}
+	if queue && wc.retryBy.After(time.Now()) && slices.ContainsFunc(wc.waiters, func(x *waiter) bool { return x.parked }) {
+		queueBehind = wc.retryBy
+		w.parked = true
+	}
+	wc.waiters = append(wc.waiters, w)
+	wc.idle = time.Time{}
+	return w, queueBehind
+}
+
+// busy records that w got a busy reply telling it to retry by retryAt.
+func (m *wakeups) busy(w *waiter, retryAt time.Time) {
+	wc := w.ch
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w.parked = true
+	if wc.retryBy.IsZero() || !wc.retryBy.After(time.Now()) || retryAt.Before(wc.retryBy) {
+		wc.retryBy = retryAt
+	}
+}
+
+// leave removes w. If w had been woken and not used the wake-up, it passes
+// it on to the next waiter without one, so that a waiter giving up does not
+// swallow an "n:1" meant for the process.
+//
+// With nudge (w got a semaphore permit, see Kind.nudgesNextWaiter, or a
+// mutex without having waited, see acquireOne), the next parked waiter is
+// woken as well. The scripts publish on release only if someone got busy
+// since the lock was granted, and the waiters asleep here got busy before
+// (or queued behind those who did): without one more attempt from one of
+// them, the release of the lock w just got would publish nothing and they
+// would sleep until their retry timers (a whole lease). That attempt marks
+// the lock. Waiters not parked yet are about to try anyway.
 //
 // The last waiter to leave marks the channel idle; the sweep unsubscribes
 // it later.
@@ -119,16 +177,29 @@ func (m *wakeups) leave(w *waiter, nudge bool) {
 	}
 	select {
 	case <-w.wake:
-		nudge = true
+		// Unused: it goes to the first waiter without one, parked or not,
+		// since one that is not parked yet may have had its attempt run
+		// before the release the wake is about.
+		for _, x := range wc.waiters {
+			if trySignal(x) {
+				break
+			}
+		}
 	default:
 	}
-	if nudge && len(wc.waiters) > 0 {
-		signal(wc.waiters[0])
+	if nudge {
+		for _, x := range wc.waiters {
+			if x.parked {
+				signal(x)
+				break
+			}
+		}
 	}
 	if len(wc.waiters) > 0 || m.channels[wc.name] != wc {
 		return
 	}
 	wc.idle = time.Now()
+	wc.retryBy = time.Time{}
 	if m.sweep == nil && !m.closed {
 		m.sweep = time.AfterFunc(subscriptionLinger, m.unsubscribeIdle)
 	}
@@ -183,10 +254,16 @@ func (m *wakeups) close() {
 	}
 }
 
-func signal(w *waiter) {
+func signal(w *waiter) { trySignal(w) }
+
+// trySignal wakes w and reports whether it did; it does not if w already
+// has a wake-up pending.
+func trySignal(w *waiter) bool {
 	select {
 	case w.wake <- struct{}{}:
+		return true
 	default:
+		return false
 	}
 }
 
@@ -215,10 +292,8 @@ func (m *wakeups) deliver(wc *wakeChannel, payload string) {
 			}
 			// A waiter already holding a wake-up is about to retry anyway;
 			// the wake goes to the next one.
-			select {
-			case w.wake <- struct{}{}:
+			if trySignal(w) {
 				n--
-			default:
 			}
 		}
 	default:
