@@ -39,7 +39,13 @@
 // acquire, and nothing else (BenchmarkHandoff reports it in PING round
 // trips). A channel stays subscribed for two seconds after its last waiter
 // got the lock or gave up, so the next waiter on a hot key skips the
-// SUBSCRIBE. If the Pub/Sub connection breaks, it is re-established with
+// SUBSCRIBE, and, since it listens before its first attempt, the second
+// attempt that a fresh subscription needs to cover a wake published in
+// between. Inside one process a mutex is not barged: an Acquire that finds
+// waiters of its Locker queued on the lock waits behind them without
+// trying, and they are woken in the order they came, so a goroutine that
+// releases and asks again at once does not take the lock back from them.
+// If the Pub/Sub connection breaks, it is re-established with
 // every channel, and every waiter on it tries again at once, since wake
 // messages may have been lost meanwhile.
 //
