@@ -17,20 +17,19 @@ local queue, alive = KEYS[2], KEYS[3]
 local holder, lease, pub, err = lg_args(4, 3)
 if err then return err end
 
-local lock, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
+local owner, count, fence, waited, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
 local now_ms, now_us = lg_now()
 local old_head = lg_fair_first(queue)
 if old_head then lg_fair_evict(queue, alive, now_ms) end
 
-if lock and lock.holder == holder then
-  lock.count = lock.count + 1
-  redis.call('SET', KEYS[1], lg_lock_encode(lock), 'PX', lease)
-  return { 1, lock.fence }
+if owner == holder then
+  redis.call('SET', KEYS[1], lg_lock_encode(holder, count + 1, fence, waited), 'PX', lease)
+  return { 1, fence }
 end
 
 local wait
-if lock and lock.holder ~= LG_TOMB then
+if owner and owner ~= LG_TOMB then
   wait = redis.call('PTTL', KEYS[1])
 else
   local head, head_deadline
@@ -40,9 +39,8 @@ else
       redis.call('ZREM', queue, holder)
       redis.call('ZREM', alive, holder)
     end
-    local fence = lg_next_fence(lock and lock.fence, now_us)
-    redis.call('SET', KEYS[1], lg_lock_encode({ holder = holder, count = 1, fence = fence, waited = 0 }),
-      'PX', lease)
+    fence = lg_next_fence(fence, now_us)
+    redis.call('SET', KEYS[1], lg_lock_encode(holder, 1, fence, 0), 'PX', lease)
     return { 1, fence }
   end
   -- Free, but someone else is first: never jump the queue.

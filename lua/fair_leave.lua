@@ -10,7 +10,7 @@ local queue, alive = KEYS[2], KEYS[3]
 local holder, _, pub, err = lg_args(4, 3)
 if err then return err end
 
-local lock, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
+local owner, _, _, _, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
 local now_ms = lg_now()
 local old_head = lg_fair_first(queue)
@@ -18,7 +18,7 @@ if old_head then lg_fair_evict(queue, alive, now_ms) end
 
 local left = redis.call('ZREM', queue, holder)
 redis.call('ZREM', alive, holder)
-if not lock or lock.holder == LG_TOMB then
+if not owner or owner == LG_TOMB then
   lg_fair_wake_new_head(queue, alive, old_head, nil, pub, KEYS[4])
 end
 return left

@@ -11,26 +11,25 @@ local queue, alive = KEYS[2], KEYS[3]
 local holder, _, pub, err = lg_args(4, 3)
 if err then return err end
 
-local lock, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
+local owner, count, fence, waited, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
 local now_ms, now_us = lg_now()
 local old_head = lg_fair_first(queue)
 if old_head then lg_fair_evict(queue, alive, now_ms) end
 
-if not lock or lock.holder ~= holder then
-  if not lock or lock.holder == LG_TOMB then
+if owner ~= holder then
+  if not owner or owner == LG_TOMB then
     lg_fair_wake_new_head(queue, alive, old_head, nil, pub, KEYS[4])
   end
   return -1
 end
 
-if lock.count > 1 then
-  lock.count = lock.count - 1
-  redis.call('SET', KEYS[1], lg_lock_encode(lock), 'KEEPTTL')
-  return lock.count
+if count > 1 then
+  redis.call('SET', KEYS[1], lg_lock_encode(holder, count - 1, fence, waited), 'KEEPTTL')
+  return count - 1
 end
 
-lg_retire_string(KEYS[1], lock.fence, now_us)
+lg_retire_string(KEYS[1], fence, now_us)
 if old_head then
   local head = lg_fair_live_head(queue, alive)
   if head then redis.call(pub, KEYS[4], 'id:' .. head) end

@@ -17,22 +17,20 @@ if err then return err end
 local retry = ARGV[4]
 if retry ~= nil and retry ~= 'waited' then return lg_error('ARGV[4] must be absent or "waited"') end
 
-local lock, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
+local owner, count, fence, waited, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
 
-if lock and lock.holder == holder then
-  lock.count = lock.count + 1
-  redis.call('SET', KEYS[1], lg_lock_encode(lock), 'PX', lease)
-  return { 1, lock.fence }
+if owner == holder then
+  redis.call('SET', KEYS[1], lg_lock_encode(holder, count + 1, fence, waited), 'PX', lease)
+  return { 1, fence }
 end
 
-if lock and lock.holder ~= LG_TOMB then
+if owner and owner ~= LG_TOMB then
   local pttl = redis.call('PTTL', KEYS[1])
   -- Mark the lock as contended once, so that its release wakes a waiter and
   -- an uncontended release publishes nothing.
-  if lock.waited == 0 then
-    lock.waited = 1
-    redis.call('SET', KEYS[1], lg_lock_encode(lock), 'KEEPTTL')
+  if waited == 0 then
+    redis.call('SET', KEYS[1], lg_lock_encode(owner, count, fence, 1), 'KEEPTTL')
   end
   return { 0, lg_wait(pttl, lease) }
 end
@@ -40,9 +38,6 @@ end
 -- Free, or only a tombstone remembering the last fence. The clock is needed
 -- only here, for the fence.
 local _, now_us = lg_now()
-local fence = lg_next_fence(lock and lock.fence, now_us)
-local waited = 0
-if retry then waited = 1 end
-redis.call('SET', KEYS[1], lg_lock_encode({ holder = holder, count = 1, fence = fence, waited = waited }),
-  'PX', lease)
+fence = lg_next_fence(fence, now_us)
+redis.call('SET', KEYS[1], lg_lock_encode(holder, 1, fence, retry and 1 or 0), 'PX', lease)
 return { 1, fence }

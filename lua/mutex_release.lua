@@ -9,19 +9,18 @@
 local holder, _, pub, err = lg_args(2, 3)
 if err then return err end
 
-local lock, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
+local owner, count, fence, waited, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
-if not lock or lock.holder ~= holder then return -1 end
+if owner ~= holder then return -1 end
 
-if lock.count > 1 then
-  lock.count = lock.count - 1
-  redis.call('SET', KEYS[1], lg_lock_encode(lock), 'KEEPTTL')
-  return lock.count
+if count > 1 then
+  redis.call('SET', KEYS[1], lg_lock_encode(holder, count - 1, fence, waited), 'KEEPTTL')
+  return count - 1
 end
 
 local _, now_us = lg_now()
-lg_retire_string(KEYS[1], lock.fence, now_us)
-if lock.waited == 1 then
+lg_retire_string(KEYS[1], fence, now_us)
+if waited == 1 then
   redis.call(pub, KEYS[2], 'n:1')
 end
 return 0

@@ -8,9 +8,9 @@
 local holder, lease, _, err = lg_args(2, 3)
 if err then return err end
 
-local lock, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
+local owner, _, _, _, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
-if not lock or lock.holder ~= holder then return 0 end
+if owner ~= holder then return 0 end
 
 redis.call('PEXPIRE', KEYS[1], lease)
 return 1

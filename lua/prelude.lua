@@ -82,24 +82,29 @@ end
 -- Exclusive locks (mutex, fair) keep one string: holder, hold count, fence
 -- and a flag set once someone got busy, separated by spaces (holder ids have
 -- none). A single GET reads it and a single SET ... PX writes it with its TTL.
+-- The fields travel as plain values, not a table: these run on every mutex
+-- call, and a table per call is garbage Redis's Lua has to collect.
+
+-- Returns holder, count, fence, waited (numbers); nothing for an absent key;
+-- an error reply as the fifth value for a value that is not a lock.
 local function lg_lock_decode(v)
-  if not v then return nil, nil end
+  if not v then return nil end
   local holder, count, fence, waited = string.match(v, '^(%S+) (%d+) (%d+) ([01])$')
-  if not holder then return nil, lg_error('unexpected lock value') end
-  return { holder = holder, count = tonumber(count), fence = tonumber(fence),
-           waited = tonumber(waited) }, nil
+  if not holder then return nil, nil, nil, nil, lg_error('unexpected lock value') end
+  return holder, tonumber(count), tonumber(fence), tonumber(waited)
 end
 
-local function lg_lock_encode(l)
-  return l.holder .. ' ' .. lg_int(l.count) .. ' ' .. lg_int(l.fence) .. ' ' .. lg_int(l.waited)
+-- One format call writes every field; %d keeps the µs fence out of Lua
+-- 5.1's exponent notation (1.7e+15).
+local function lg_lock_encode(holder, count, fence, waited)
+  return string.format('%s %d %d %d', holder, count, fence, waited)
 end
 
 -- Ends an exclusive lock: deletes its key, or, if the fence is not yet behind
 -- the clock, leaves a tombstone holding the fence until it is.
 local function lg_retire_string(key, fence, now_us)
   if fence >= now_us then
-    redis.call('SET', key, lg_lock_encode({ holder = LG_TOMB, count = 0, fence = fence, waited = 0 }),
-      'PX', lg_tomb_ms(fence, now_us))
+    redis.call('SET', key, lg_lock_encode(LG_TOMB, 0, fence, 0), 'PX', lg_tomb_ms(fence, now_us))
   else
     redis.call('DEL', key)
   end
