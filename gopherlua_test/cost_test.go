@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -20,44 +21,53 @@ type costCase struct {
 	path  string
 	fam   family
 	setup [][]string // script name, holder, lease ms[, permits]
+	// state, if set, is written to B with a one-minute TTL after setup: a
+	// state that lives too briefly to be reached reliably by script calls
+	// on a busy machine (a mutex reservation lasts 10 ms).
+	state string
 	call  []string
 	want  int
 }
 
+// reservation is what a contended mutex release leaves for the waiters.
+const reservation = "! 0 1700000000000000 1"
+
 // costCases pin the common paths. The package documentation of lua carries
 // the same table; change both together.
 var costCases = []costCase{
-	{"mutex uncontended acquire", mutexFamily, nil, []string{"mutex_acquire", "A", "1000"}, 3},
-	{"mutex reentrant acquire", mutexFamily, [][]string{{"mutex_acquire", "A", "1000"}}, []string{"mutex_acquire", "A", "1000"}, 2},
-	{"mutex busy (first)", mutexFamily, [][]string{{"mutex_acquire", "A", "1000"}}, []string{"mutex_acquire", "B", "1000"}, 3},
-	{"mutex busy (again)", mutexFamily, [][]string{{"mutex_acquire", "A", "1000"}, {"mutex_acquire", "B", "1000"}}, []string{"mutex_acquire", "B", "1000"}, 2},
-	{"mutex renew", mutexFamily, [][]string{{"mutex_acquire", "A", "1000"}}, []string{"mutex_renew", "A", "1000"}, 2},
-	{"mutex release, no waiters", mutexFamily, [][]string{{"mutex_acquire", "A", "1000"}}, []string{"mutex_release", "A", "1000"}, 3},
-	{"mutex release, waiters", mutexFamily, [][]string{{"mutex_acquire", "A", "1000"}, {"mutex_acquire", "B", "1000"}}, []string{"mutex_release", "A", "1000"}, 4},
-	{"mutex release, reentrant", mutexFamily, [][]string{{"mutex_acquire", "A", "1000"}, {"mutex_acquire", "A", "1000"}}, []string{"mutex_release", "A", "1000"}, 2},
+	{"mutex uncontended acquire", mutexFamily, nil, "", []string{"mutex_acquire", "A", "1000"}, 3},
+	{"mutex reentrant acquire", mutexFamily, [][]string{{"mutex_acquire", "A", "1000"}}, "", []string{"mutex_acquire", "A", "1000"}, 2},
+	{"mutex busy (first)", mutexFamily, [][]string{{"mutex_acquire", "A", "1000"}}, "", []string{"mutex_acquire", "B", "1000"}, 3},
+	{"mutex busy (again)", mutexFamily, [][]string{{"mutex_acquire", "A", "1000"}, {"mutex_acquire", "B", "1000"}}, "", []string{"mutex_acquire", "B", "1000"}, 2},
+	{"mutex renew", mutexFamily, [][]string{{"mutex_acquire", "A", "1000"}}, "", []string{"mutex_renew", "A", "1000"}, 2},
+	{"mutex release, no waiters", mutexFamily, [][]string{{"mutex_acquire", "A", "1000"}}, "", []string{"mutex_release", "A", "1000"}, 3},
+	{"mutex release, waiters", mutexFamily, [][]string{{"mutex_acquire", "A", "1000"}, {"mutex_acquire", "B", "1000"}}, "", []string{"mutex_release", "A", "1000"}, 4},
+	{"mutex release, reentrant", mutexFamily, [][]string{{"mutex_acquire", "A", "1000"}, {"mutex_acquire", "A", "1000"}}, "", []string{"mutex_release", "A", "1000"}, 2},
+	{"mutex busy (reserved)", mutexFamily, nil, reservation, []string{"mutex_acquire", "C", "1000"}, 2},
+	{"mutex acquire, reserved, waited", mutexFamily, nil, reservation, []string{"mutex_acquire", "B", "1000", "waited"}, 3},
 
-	{"fair uncontended acquire", fairFamily, nil, []string{"fair_acquire", "A", "1000"}, 4},
-	{"fair reentrant acquire", fairFamily, [][]string{{"fair_acquire", "A", "1000"}}, []string{"fair_acquire", "A", "1000"}, 4},
-	{"fair busy (joins queue)", fairFamily, [][]string{{"fair_acquire", "A", "1000"}}, []string{"fair_acquire", "B", "1000"}, 11},
-	{"fair busy (queued)", fairFamily, [][]string{{"fair_acquire", "A", "1000"}, {"fair_acquire", "B", "1000"}}, []string{"fair_acquire", "B", "1000"}, 10},
-	{"fair heartbeat", fairFamily, [][]string{{"fair_acquire", "A", "1000"}, {"fair_acquire", "B", "1000"}}, []string{"fair_heartbeat", "B", "1000"}, 9},
-	{"fair renew", fairFamily, [][]string{{"fair_acquire", "A", "1000"}}, []string{"fair_renew", "A", "1000"}, 4},
-	{"fair release, no waiters", fairFamily, [][]string{{"fair_acquire", "A", "1000"}}, []string{"fair_release", "A", "1000"}, 4},
-	{"fair release, waiters", fairFamily, [][]string{{"fair_acquire", "A", "1000"}, {"fair_acquire", "B", "1000"}}, []string{"fair_release", "A", "1000"}, 8},
+	{"fair uncontended acquire", fairFamily, nil, "", []string{"fair_acquire", "A", "1000"}, 4},
+	{"fair reentrant acquire", fairFamily, [][]string{{"fair_acquire", "A", "1000"}}, "", []string{"fair_acquire", "A", "1000"}, 4},
+	{"fair busy (joins queue)", fairFamily, [][]string{{"fair_acquire", "A", "1000"}}, "", []string{"fair_acquire", "B", "1000"}, 11},
+	{"fair busy (queued)", fairFamily, [][]string{{"fair_acquire", "A", "1000"}, {"fair_acquire", "B", "1000"}}, "", []string{"fair_acquire", "B", "1000"}, 10},
+	{"fair heartbeat", fairFamily, [][]string{{"fair_acquire", "A", "1000"}, {"fair_acquire", "B", "1000"}}, "", []string{"fair_heartbeat", "B", "1000"}, 9},
+	{"fair renew", fairFamily, [][]string{{"fair_acquire", "A", "1000"}}, "", []string{"fair_renew", "A", "1000"}, 4},
+	{"fair release, no waiters", fairFamily, [][]string{{"fair_acquire", "A", "1000"}}, "", []string{"fair_release", "A", "1000"}, 4},
+	{"fair release, waiters", fairFamily, [][]string{{"fair_acquire", "A", "1000"}, {"fair_acquire", "B", "1000"}}, "", []string{"fair_release", "A", "1000"}, 8},
 
-	{"read uncontended acquire", rwFamily, nil, []string{"read_acquire", "R", "1000"}, 7},
-	{"read reentrant acquire", rwFamily, [][]string{{"read_acquire", "R", "1000"}}, []string{"read_acquire", "R", "1000"}, 7},
-	{"read renew", rwFamily, [][]string{{"read_acquire", "R", "1000"}}, []string{"read_renew", "R", "1000"}, 7},
-	{"read release, last reader", rwFamily, [][]string{{"read_acquire", "R", "1000"}}, []string{"read_release", "R", "1000"}, 7},
-	{"write uncontended acquire", rwFamily, nil, []string{"write_acquire", "W", "1000"}, 7},
-	{"write busy (readers)", rwFamily, [][]string{{"read_acquire", "R", "1000"}}, []string{"write_acquire", "W", "1000"}, 8},
-	{"write renew", rwFamily, [][]string{{"write_acquire", "W", "1000"}}, []string{"write_renew", "W", "1000"}, 5},
-	{"write release, no waiters", rwFamily, [][]string{{"write_acquire", "W", "1000"}}, []string{"write_release", "W", "1000"}, 6},
+	{"read uncontended acquire", rwFamily, nil, "", []string{"read_acquire", "R", "1000"}, 7},
+	{"read reentrant acquire", rwFamily, [][]string{{"read_acquire", "R", "1000"}}, "", []string{"read_acquire", "R", "1000"}, 7},
+	{"read renew", rwFamily, [][]string{{"read_acquire", "R", "1000"}}, "", []string{"read_renew", "R", "1000"}, 7},
+	{"read release, last reader", rwFamily, [][]string{{"read_acquire", "R", "1000"}}, "", []string{"read_release", "R", "1000"}, 7},
+	{"write uncontended acquire", rwFamily, nil, "", []string{"write_acquire", "W", "1000"}, 7},
+	{"write busy (readers)", rwFamily, [][]string{{"read_acquire", "R", "1000"}}, "", []string{"write_acquire", "W", "1000"}, 8},
+	{"write renew", rwFamily, [][]string{{"write_acquire", "W", "1000"}}, "", []string{"write_renew", "W", "1000"}, 5},
+	{"write release, no waiters", rwFamily, [][]string{{"write_acquire", "W", "1000"}}, "", []string{"write_release", "W", "1000"}, 6},
 
-	{"semaphore uncontended acquire", semFamily, nil, []string{"semaphore_acquire", "A", "1000", "2"}, 8},
-	{"semaphore busy", semFamily, [][]string{{"semaphore_acquire", "A", "1000", "1"}}, []string{"semaphore_acquire", "B", "1000", "1"}, 8},
-	{"semaphore renew", semFamily, [][]string{{"semaphore_acquire", "A", "1000", "1"}}, []string{"semaphore_renew", "A", "1000"}, 7},
-	{"semaphore release, last holder", semFamily, [][]string{{"semaphore_acquire", "A", "1000", "1"}}, []string{"semaphore_release", "A", "1000"}, 7},
+	{"semaphore uncontended acquire", semFamily, nil, "", []string{"semaphore_acquire", "A", "1000", "2"}, 8},
+	{"semaphore busy", semFamily, [][]string{{"semaphore_acquire", "A", "1000", "1"}}, "", []string{"semaphore_acquire", "B", "1000", "1"}, 8},
+	{"semaphore renew", semFamily, [][]string{{"semaphore_acquire", "A", "1000", "1"}}, "", []string{"semaphore_renew", "A", "1000"}, 7},
+	{"semaphore release, last holder", semFamily, [][]string{{"semaphore_acquire", "A", "1000", "1"}}, "", []string{"semaphore_release", "A", "1000"}, 7},
 }
 
 // TestCommandCost counts, with INFO commandstats on a private
@@ -79,6 +89,11 @@ func TestCommandCost(t *testing.T) {
 		sc := &scenario{name: fmt.Sprintf("cost%d", i), fam: c.fam}
 		for _, call := range c.setup {
 			evalCall(t, rdb, sc, call)
+		}
+		if c.state != "" {
+			if err := rdb.Set(ctx, sc.keyNames()[0], c.state, time.Minute).Err(); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
 			t.Fatal(err)

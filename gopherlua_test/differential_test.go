@@ -9,6 +9,7 @@ import (
 func allScenarios() []*scenario {
 	var all []*scenario
 	all = append(all, mutexScenarios()...)
+	all = append(all, reservationScenarios()...)
 	all = append(all, fairScenarios()...)
 	all = append(all, rwScenarios()...)
 	all = append(all, semaphoreScenarios()...)

@@ -54,10 +54,12 @@ func edgeScenarios() []*scenario {
 				{at: 0, script: lua.MutexAcquire, holder: "A", lease: 1000 * ms, want: granted()},
 				{at: 10 * ms, script: lua.MutexAcquire, holder: "B", lease: 1000 * ms, want: busy(990)},
 				{at: 20 * ms, script: lua.MutexRelease, holder: "A", lease: 1000 * ms, want: integer(0)},
-				{at: 30 * ms, script: lua.MutexAcquire, holder: "B", lease: 1000 * ms, want: granted()},
+				{at: 30 * ms, script: lua.MutexAcquire, holder: "B", lease: 1000 * ms, extra: []string{"waited"}, want: granted()},
+				// B says it waited, so its grant stays marked and its
+				// release wakes too.
 				{at: 40 * ms, script: lua.MutexRelease, holder: "B", lease: 1000 * ms, want: integer(0)},
 			},
-			wakes: []string{"n:1"},
+			wakes: []string{"n:1", "n:1"},
 		},
 		{
 			name: "tomb-mutex", fam: mutexFamily, shimOnly: true,

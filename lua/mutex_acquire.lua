@@ -7,11 +7,13 @@
 --         retrying. Its grant keeps the lock marked contended, so that its
 --         release wakes the next waiter: the other waiters may be asleep on
 --         their timers (a wake reaches one waiter per process), and none of
---         them would mark the new grant.
+--         them would mark the new grant. Only such a caller may take a
+--         lock that mutex_release reserved for the waiters ("! 0 <fence> 1").
 --
 -- Reply: {1, fence}   acquired; a re-entry adds one hold, keeps the fence and
 --                     restarts the lease
---        {0, wait_ms} held by another holder; retry within wait_ms (its PTTL)
+--        {0, wait_ms} held by another holder, or reserved for the waiters and
+--                     the caller did not wait; retry within wait_ms (its PTTL)
 local holder, lease, _, err = lg_args(2, 3)
 if err then return err end
 local retry = ARGV[4]
@@ -33,6 +35,13 @@ if owner and owner ~= LG_TOMB then
     redis.call('SET', KEYS[1], lg_lock_encode(owner, count, fence, 1), 'KEEPTTL')
   end
   return { 0, lg_wait(pttl, lease) }
+end
+
+-- Reserved for the callers that waited: a newcomer queues behind them for
+-- the few ms the reservation lasts, and marks nothing (the reservation and
+-- the grant a waiter takes from it are marked already).
+if owner and waited == 1 and not retry then
+  return { 0, lg_wait(redis.call('PTTL', KEYS[1]), lease) }
 end
 
 -- Free, or only a tombstone remembering the last fence. The clock is needed

@@ -101,10 +101,15 @@ local function lg_lock_encode(holder, count, fence, waited)
 end
 
 -- Ends an exclusive lock: deletes its key, or, if the fence is not yet behind
--- the clock, leaves a tombstone holding the fence until it is.
-local function lg_retire_string(key, fence, now_us)
-  if fence >= now_us then
-    redis.call('SET', key, lg_lock_encode(LG_TOMB, 0, fence, 0), 'PX', lg_tomb_ms(fence, now_us))
+-- the clock, leaves a tombstone holding the fence until it is. With
+-- reserve_ms (a mutex released while callers wait), the tombstone is a
+-- reservation instead: waited flag set, and kept at least reserve_ms, so
+-- that only a caller that waited may take the lock in that time.
+local function lg_retire_string(key, fence, now_us, reserve_ms)
+  local ms, waited = reserve_ms or 0, reserve_ms and 1 or 0
+  if fence >= now_us then ms = math.max(ms, lg_tomb_ms(fence, now_us)) end
+  if ms > 0 then
+    redis.call('SET', key, lg_lock_encode(LG_TOMB, 0, fence, waited), 'PX', ms)
   else
     redis.call('DEL', key)
   end
