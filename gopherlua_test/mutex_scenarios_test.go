@@ -75,6 +75,23 @@ func mutexScenarios() []*scenario {
 			wakes: nil,
 		},
 		{
+			// Callers that try once (wait=0, onbusy=skip) are refused without
+			// marking the lock: the release then publishes nothing and leaves
+			// no reservation, so the next try-once caller gets the lock at once.
+			name: "mutex-try-once", fam: mutexFamily,
+			steps: []step{
+				{at: 0, script: acq, holder: "A", lease: 2000 * ms, want: granted()},
+				{at: 10 * ms, script: acq, holder: "B", lease: 2000 * ms, extra: []string{"once"}, want: busy(1990), unchanged: true},
+				{at: 10 * ms, script: acq, holder: "C", lease: 2000 * ms, extra: []string{"once"}, want: busy(1990),
+					expect: []keyWant{{holder: "A", count: 1, ttl: 1990 * ms}}},
+				{at: 100 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(0),
+					expect: []keyWant{{absent: true}}},
+				{at: 100 * ms, script: acq, holder: "B", lease: 2000 * ms, extra: []string{"once"}, want: granted()},
+				{at: 200 * ms, script: rel, holder: "B", lease: 2000 * ms, want: integer(0)},
+			},
+			wakes: nil,
+		},
+		{
 			name: "mutex-owner", fam: mutexFamily,
 			steps: []step{
 				{at: 0, script: acq, holder: "A", lease: 1000 * ms, want: granted()},

@@ -16,7 +16,8 @@
 // ARGV[1] is the holder id (1..64 bytes of [A-Za-z0-9._:-]), ARGV[2] the
 // lease in milliseconds (1..2^31), ARGV[3] the publish command (PUBLISH, or
 // SPUBLISH on Cluster); semaphore_acquire adds ARGV[4], the permits, and
-// mutex_acquire takes an optional ARGV[4] "waited" (see the data model). Extra
+// mutex_acquire takes an optional ARGV[4] "waited" or "once" (see the data
+// model and mutex_acquire.lua). Extra
 // ARGV are ignored. Malformed input is refused with an error reply starting
 // "ERR lockgen:" before anything is written. Every acquire replies {1, fence}
 // or {0, wait_ms}; wait_ms is at least 1 and at most the caller's lease.

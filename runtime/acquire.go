@@ -127,6 +127,8 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 //     the earliest retry time those waiters were given. So a releaser that
 //     asks again at once does not barge in ahead of its own process's
 //     waiters. Fair locks are first come first served by their script.
+//   - A mutex attempt that will not be followed by a wait (NoWait) says so
+//     (ARGV[4] "once") and marks nothing.
 //   - Only an attempt that follows a wake-up or a retry timer is a waiter's
 //     (mutex_acquire ARGV[4] "waited", which the script lets take a lock
 //     reserved for a woken waiter and which keeps the grant marked
@@ -139,6 +141,12 @@ func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, dead
 	waitedArgs := firstArgs
 	if spec.Kind == Mutex {
 		waitedArgs = append(firstArgs[:len(firstArgs):len(firstArgs)], "waited")
+		if tryOnce {
+			// A caller that will not wait must not mark the lock
+			// contended: its holder's release would publish, and reserve
+			// the lock for a waiter that does not exist.
+			firstArgs = append(firstArgs[:len(firstArgs):len(firstArgs)], "once")
+		}
 	}
 	call := Call{Script: spec.Kind.scripts().acquire, Keys: spec.keys, Args: firstArgs}
 	asWaiter := false // the next attempt follows a wake-up or a retry timer

@@ -110,6 +110,10 @@ func TestWaiterSurvivesKilledPubSubConnection(t *testing.T) {
 	// message on the resubscribed connection can wake it within 2s.
 	long := lock
 	long.Lease = 30 * time.Second
+	// The waiter's release was contended, so mutex_release reserved the
+	// lock for waiters for up to 10 ms; let that lapse, so the holder takes
+	// it without waiting (and without a wake subscription of its own).
+	time.Sleep(20 * time.Millisecond)
 	h, err = holder.Acquire(ctx, long)
 	if err != nil {
 		t.Fatal(err)
