@@ -201,10 +201,10 @@ func cmdLIndex(c *call, args []string) any {
 		return err
 	}
 	_, l, err := c.listAt(args[1])
-	if err != nil || l == nil {
-		if err != nil {
-			return err
-		}
+	if err != nil {
+		return err
+	}
+	if l == nil {
 		return nil
 	}
 	if idx < 0 {

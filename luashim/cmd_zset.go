@@ -201,10 +201,10 @@ options:
 
 func cmdZRem(c *call, args []string) any {
 	e, z, err := c.zsetAt(args[1])
-	if err != nil || z == nil {
-		if err != nil {
-			return err
-		}
+	if err != nil {
+		return err
+	}
+	if z == nil {
 		return int64(0)
 	}
 	var n int64
@@ -219,10 +219,10 @@ func cmdZRem(c *call, args []string) any {
 
 func cmdZScore(c *call, args []string) any {
 	_, z, err := c.zsetAt(args[1])
-	if err != nil || z == nil {
-		if err != nil {
-			return err
-		}
+	if err != nil {
+		return err
+	}
+	if z == nil {
 		return nil
 	}
 	if s, ok := z.scores[args[2]]; ok {
@@ -244,10 +244,10 @@ func cmdZCard(c *call, args []string) any {
 
 func cmdZRank(c *call, args []string) any {
 	_, z, err := c.zsetAt(args[1])
-	if err != nil || z == nil {
-		if err != nil {
-			return err
-		}
+	if err != nil {
+		return err
+	}
+	if z == nil {
 		return nil
 	}
 	if r := z.rank(args[2]); r >= 0 {
@@ -262,10 +262,10 @@ func cmdZCount(c *call, args []string) any {
 		return err
 	}
 	_, z, err := c.zsetAt(args[1])
-	if err != nil || z == nil {
-		if err != nil {
-			return err
-		}
+	if err != nil {
+		return err
+	}
+	if z == nil {
 		return int64(0)
 	}
 	from, to := z.scoreRange(lo, hi)
@@ -440,10 +440,10 @@ func cmdZRemRangeByScore(c *call, args []string) any {
 		return err
 	}
 	e, z, err := c.zsetAt(args[1])
-	if err != nil || z == nil {
-		if err != nil {
-			return err
-		}
+	if err != nil {
+		return err
+	}
+	if z == nil {
 		return int64(0)
 	}
 	from, to := z.scoreRange(lo, hi)
@@ -462,10 +462,10 @@ func cmdZRemRangeByRank(c *call, args []string) any {
 		return err
 	}
 	e, z, err := c.zsetAt(args[1])
-	if err != nil || z == nil {
-		if err != nil {
-			return err
-		}
+	if err != nil {
+		return err
+	}
+	if z == nil {
 		return int64(0)
 	}
 	from, to, ok := rangeBounds(start, stop, len(z.sorted))
