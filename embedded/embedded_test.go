@@ -97,8 +97,8 @@ func TestNewMutexExcludesGoroutines(t *testing.T) {
 					return
 				}
 				n := inside.Add(1)
-				if n > most.Load() {
-					most.Store(n)
+				// CAS, so a smaller count stored late cannot hide an overlap.
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 				}
 				time.Sleep(100 * time.Microsecond)
 				inside.Add(-1)
