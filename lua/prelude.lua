@@ -225,6 +225,20 @@ local function lg_shared_write(hash, set, fields, exp, deadline)
   return exp
 end
 
+-- Restarts the lease of one holder of a shared lock (a reader, a permit):
+-- its deadline in the set, and the TTL of both keys if that reaches further.
+-- Returns 1, or 0 when holder holds nothing (or its lease already ended).
+local function lg_shared_renew(hash, set, prefix, holder, lease)
+  local now_ms = lg_now()
+  lg_shared_purge(hash, set, prefix, now_ms)
+  local st = redis.call('HMGET', hash, prefix .. holder, 'exp')
+  if not lg_hold_decode(st[1]) then return 0 end
+  local deadline = now_ms + lease
+  redis.call('ZADD', set, lg_int(deadline), holder)
+  lg_shared_write(hash, set, {}, tonumber(st[2]) or 0, deadline)
+  return 1
+end
+
 -- The deadline of the holder whose lease ends first, in ms from now.
 local function lg_first_deadline_in(set, now_ms)
   local first = redis.call('ZRANGE', set, 0, 0, 'WITHSCORES')
