@@ -28,7 +28,7 @@ func Generate(cfg Config) ([]File, []Diagnostic, error) {
 	var files []File
 	var diags []Diagnostic
 	for _, p := range pkgs {
-		if errs := blockingErrors(p.Errors); len(errs) > 0 {
+		if errs := blockingErrors(p); len(errs) > 0 {
 			for _, e := range errs {
 				diags = append(diags, packageErrorDiagnostic(e))
 			}

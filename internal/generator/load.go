@@ -88,27 +88,32 @@ func packageDir(p *packages.Package) string {
 
 // packageErrorDiagnostic turns a go/packages error into a diagnostic; its
 // position is "file:line:col" or "file:line" or empty.
-// blockingErrors drops the type errors that lockgen's own output will fix.
-// With the earlier lock_gen.go hidden (or before the first run), code that
-// uses the wrappers — NewOrderServiceLocked(...), a field of type
+// blockingErrors returns the errors of p that must stop generation.
+//
+// Without NeedDeps, go list compiles the package itself for export data and
+// reports the compiler's errors as one positionless text block ("# pkg\n
+// file:line:col: ..."); go/types reports the same errors, each with its
+// position, as TypeErrors. Whenever go/types has reported something, the
+// block is a duplicate and is dropped.
+//
+// Then the type errors that lockgen's own output will fix are dropped: with
+// the earlier lock_gen.go hidden (or before the first run), code that uses
+// the wrappers — NewOrderServiceLocked(...), a field of type
 // *OrderServiceLocked — refers to names that do not exist yet; go/types
 // reports them and still types everything else, so they must not stop the
 // generation that defines them. Every name lockgen declares ends in "Locked".
-func blockingErrors(errs []packages.Error) []packages.Error {
+func blockingErrors(p *packages.Package) []packages.Error {
+	typeChecked := false
+	for _, e := range p.Errors {
+		typeChecked = typeChecked || e.Kind == packages.TypeError
+	}
 	var kept []packages.Error
-	for _, e := range errs {
-		switch e.Kind {
-		case packages.TypeError:
-			if undefinedGeneratedName.MatchString(e.Msg) {
-				continue
-			}
-		case packages.ListError:
-			// Without NeedDeps, go list compiles the package for export
-			// data and reports the same errors as one text block:
-			// "# pkg\nfile:line:col: undefined: XLocked\n...".
-			if onlyUndefinedGenerated(e.Msg) {
-				continue
-			}
+	for _, e := range p.Errors {
+		switch {
+		case e.Kind == packages.ListError && typeChecked && strings.HasPrefix(e.Msg, "# "+p.PkgPath+"\n"):
+			continue
+		case e.Kind == packages.TypeError && undefinedGeneratedName.MatchString(e.Msg):
+			continue
 		}
 		kept = append(kept, e)
 	}
@@ -116,23 +121,6 @@ func blockingErrors(errs []packages.Error) []packages.Error {
 }
 
 var undefinedGeneratedName = regexp.MustCompile(`^undefined: (\w+\.)?\w*Locked$`)
-
-// compilerUndefinedGenerated matches one line of go list's compile output
-// that reports a missing lockgen name.
-var compilerUndefinedGenerated = regexp.MustCompile(`^.+:\d+:\d+: undefined: (\w+\.)?\w*Locked$`)
-
-func onlyUndefinedGenerated(msg string) bool {
-	lines := strings.Split(strings.TrimSpace(msg), "\n")
-	if len(lines) < 2 || !strings.HasPrefix(lines[0], "# ") {
-		return false
-	}
-	for _, line := range lines[1:] {
-		if !compilerUndefinedGenerated.MatchString(strings.TrimSpace(line)) {
-			return false
-		}
-	}
-	return true
-}
 
 func packageErrorDiagnostic(e packages.Error) Diagnostic {
 	d := Diagnostic{Msg: e.Msg}
