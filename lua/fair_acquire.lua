@@ -7,15 +7,24 @@
 -- KEYS[4] B:wake   wake channel
 -- ARGV[1] holder id, ARGV[2] lease ms (of the lock, and of the caller's place
 -- in the queue), ARGV[3] PUBLISH | SPUBLISH
+-- ARGV[4] optional: "waited" when the caller is a waiter trying again (after
+--         a busy reply). A lock it finds its own was handed to it by a
+--         release (lg_fair_hand_over) whose message it has not seen: it
+--         claims that grant, one hold, instead of re-entering.
 --
--- Reply: {1, fence}   acquired (re-entry keeps the fence and restarts the lease)
---        {0, wait_ms} queued: retry within wait_ms (the lock's PTTL, or the
---                     head's deadline when the lock is free), or on "id:<holder>"
--- Wake: "id:<head>" when evicting dead waiters made a new head while the lock
--- is free.
+-- Reply: {1, fence}   acquired (re-entry keeps the fence and restarts the
+--                     lease; so does claiming a grant, without a new hold)
+--        {0, wait_ms} queued: retry within wait_ms (the lock's PTTL), or on
+--                     "grant:<fence>:<holder>" for the caller
+-- Wake: "grant:<fence>:<head>" when the lock is free and someone else is
+-- first in line: the lock is handed to it and the caller queues behind it.
 local queue, alive = KEYS[2], KEYS[3]
 local holder, lease, pub, err = lg_args(4, 3)
 if err then return err end
+local retry = ARGV[4]
+if retry ~= nil and retry ~= 'waited' then
+  return lg_error('ARGV[4] must be absent or "waited"')
+end
 
 local owner, count, fence, waited, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
@@ -24,6 +33,7 @@ local old_head = lg_fair_first(queue)
 if old_head then lg_fair_evict(queue, alive, now_ms) end
 
 if owner == holder then
+  if retry then count = count - 1 end -- claiming a grant is not a re-entry
   redis.call('SET', KEYS[1], lg_lock_encode(holder, count + 1, fence, waited), 'PX', lease)
   return { 1, fence }
 end
@@ -43,8 +53,9 @@ else
     redis.call('SET', KEYS[1], lg_lock_encode(holder, 1, fence, 0), 'PX', lease)
     return { 1, fence }
   end
-  -- Free, but someone else is first: never jump the queue.
-  lg_fair_wake_new_head(queue, alive, old_head, holder, pub, KEYS[4])
+  -- Free, but someone else is first: never jump the queue. The lock goes
+  -- to the head now, and the caller waits behind it.
+  lg_fair_hand_over(KEYS[1], queue, alive, head, head_deadline, fence, now_ms, now_us, pub, KEYS[4])
   wait = head_deadline - now_ms
 end
 

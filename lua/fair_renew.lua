@@ -4,15 +4,14 @@
 -- ARGV[1] holder id, ARGV[2] lease ms, ARGV[3] PUBLISH | SPUBLISH
 --
 -- Reply: 1 the lease now ends ARGV[2] ms from now; 0 not held by this holder.
--- Wake: "id:<head>" when evicting dead waiters made a new head while the lock
--- is free.
+-- Wake: "grant:<fence>:<head>" when the lock is free while someone waits.
 local queue, alive = KEYS[2], KEYS[3]
 local holder, lease, pub, err = lg_args(4, 3)
 if err then return err end
 
-local owner, _, _, _, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
+local owner, _, fence, _, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
-local now_ms = lg_now()
+local now_ms, now_us = lg_now()
 local old_head = lg_fair_first(queue)
 if old_head then lg_fair_evict(queue, alive, now_ms) end
 
@@ -20,7 +19,7 @@ if owner == holder then
   redis.call('PEXPIRE', KEYS[1], lease)
   return 1
 end
-if not owner or owner == LG_TOMB then
-  lg_fair_wake_new_head(queue, alive, old_head, nil, pub, KEYS[4])
+if old_head and (not owner or owner == LG_TOMB) then
+  lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4])
 end
 return 0

@@ -113,7 +113,7 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 //
 // Waiting does not poll: a waiter sleeps until a wake message, the retry
 // time the script returned, the end of the wait, or ctx. An uncontended
-// acquire is one round trip. Three things keep the number of attempts per
+// acquire is one round trip. These keep the number of attempts per
 // grant down:
 //
 //   - If the Locker is already subscribed to the lock's wake channel (other
@@ -127,6 +127,10 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 //     the earliest retry time those waiters were given. So a releaser that
 //     asks again at once does not barge in ahead of its own process's
 //     waiters. Fair locks are first come first served by their script.
+//   - A fair release hands the lock to the head of the queue and names it in
+//     the wake message ("grant:<fence>:<holder>"): the head returns without
+//     an attempt, its lease counted from its last request that kept its
+//     place (docs/design.md, fair hand-over).
 //   - A mutex attempt that will not be followed by a wait (NoWait) says so
 //     (ARGV[4] "once") and marks nothing.
 //   - Only an attempt that follows a wake-up or a retry timer is a waiter's
@@ -139,7 +143,10 @@ func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, dead
 	spec := &hl.spec
 	firstArgs := spec.args(hl.holder, l.publish, spec.Kind == Semaphore)
 	waitedArgs := firstArgs
-	if spec.Kind == Mutex {
+	switch spec.Kind {
+	case Fair:
+		waitedArgs = append(firstArgs[:len(firstArgs):len(firstArgs)], "waited")
+	case Mutex:
 		waitedArgs = append(firstArgs[:len(firstArgs):len(firstArgs)], "waited")
 		if tryOnce {
 			// A caller that will not wait must not mark the lock
@@ -150,6 +157,9 @@ func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, dead
 	}
 	call := Call{Script: spec.Kind.scripts().acquire, Keys: spec.keys, Args: firstArgs}
 	asWaiter := false // the next attempt follows a wake-up or a retry timer
+	// A fair attempt after a busy reply is a waiter's even right after
+	// subscribing: the lock it finds its own was handed over to it.
+	fairWaiter := false
 	var w *waiter
 	var hb *heartbeat
 	queued := false    // a busy reply left something to undo on giving up (Kind.scripts().leave)
@@ -223,7 +233,7 @@ func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, dead
 	}
 	for {
 		call.Args = firstArgs
-		if asWaiter {
+		if asWaiter || fairWaiter {
 			call.Args = waitedArgs
 		}
 		sent := time.Now()
@@ -250,6 +260,7 @@ func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, dead
 			return sent, nil
 		}
 		queued = queued || spec.Kind.scripts().leave != nil
+		fairWaiter = spec.Kind == Fair
 		retry := time.Duration(max(n, 1)) * time.Millisecond
 		l.observe(Event{Kind: EventBusy, Lock: spec.withLease(), Holder: hl.holder, Waited: retry})
 		if tryOnce {
@@ -272,14 +283,14 @@ func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, dead
 			sctx, stop := context.WithTimeout(wctx, retry)
 			w, _ = l.wakeups.join(sctx, spec.wake, hl.holder)
 			stop()
-			l.wakeups.busy(w, retryAt)
+			l.wakeups.busy(w, sent, retryAt)
 			if spec.Kind == Fair {
 				hb = l.fairHeartbeat(spec, hl.holder, sent, w)
 			}
 			asWaiter = false
 			continue
 		}
-		l.wakeups.busy(w, retryAt)
+		l.wakeups.busy(w, sent, retryAt)
 		if spec.Kind == Fair && hb == nil {
 			hb = l.fairHeartbeat(spec, hl.holder, sent, w) // joined early
 		}
@@ -287,6 +298,16 @@ func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, dead
 			return giveUp(err)
 		}
 		asWaiter = true
+		// A fair release hands the lock to the head of the queue and says
+		// so in the wake message: no attempt needed. With replica safety
+		// on, the waiter claims it with an attempt of its own instead,
+		// which the WAIT after it covers.
+		if fence, leaseFrom, ok := l.wakeups.grant(w); ok && l.replicas == 0 {
+			hl.fence, hl.acquired = fence, leaseFrom
+			l.observe(Event{Kind: EventAcquired, Lock: spec.withLease(), Holder: hl.holder, Fence: fence, Waited: time.Since(start)})
+			won, wonWaited = true, true
+			return leaseFrom, nil
+		}
 	}
 }
 
@@ -330,12 +351,17 @@ func parseAcquire(reply any) (granted bool, n int64, err error) {
 
 // fairHeartbeat keeps a fair waiter's place alive through the watchdog. If
 // the script says the waiter is no longer queued, the waiter is woken to
-// acquire again, which queues it anew.
+// acquire again, which queues it anew or claims the lock handed over to it.
 func (l *Locker) fairHeartbeat(spec *lockSpec, holder string, sent time.Time, w *waiter) *heartbeat {
 	hb := &heartbeat{
 		call:  Call{Script: fairHeartbeatScript(), Keys: spec.keys, Args: spec.args(holder, l.publish, false)},
 		lease: spec.lease,
 		due:   sent.Add(spec.lease / 3),
+		kept: func(sent time.Time) {
+			if w != nil {
+				l.wakeups.placeKept(w, sent)
+			}
+		},
 		evicted: func() {
 			if w != nil {
 				signal(w)

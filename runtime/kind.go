@@ -55,7 +55,8 @@ func (k Kind) exclusive() bool { return k == Mutex || k == Fair || k == Write }
 // "n:<N>" waiters per process and a grant does not remember that others
 // wait. A mutex grant to a caller that waited does (mutex_acquire's ARGV[4]),
 // so a mutex nudges only when won without waiting (acquireOne); "all" wakes
-// every waiter of a read/write lock, and fair locks wake their head by id.
+// every waiter of a read/write lock, and fair locks hand the lock to their
+// head.
 func (k Kind) nudgesNextWaiter() bool { return k == Semaphore }
 
 // family is the middle part of the base key (docs/design.md "Keys"): read

@@ -20,6 +20,9 @@ import (
 type target struct {
 	name      string
 	newLocker func(t testing.TB, opts ...runtime.Option) *runtime.Locker
+	// newLockerVia is newLocker on a backend wrapped by wrap (to drop or
+	// count what passes).
+	newLockerVia func(t testing.TB, wrap func(runtime.Backend) runtime.Backend, opts ...runtime.Option) *runtime.Locker
 	// do runs a command against the keyspace behind the Lockers' back.
 	do func(t testing.TB, args ...string) (any, error)
 }
@@ -80,13 +83,17 @@ func targets(t *testing.T) []target {
 func embeddedTarget(t *testing.T) target {
 	b := embedded.NewBackend(nil)
 	prefix := uniquePrefix(t)
+	via := func(t testing.TB, wrap func(runtime.Backend) runtime.Backend, opts ...runtime.Option) *runtime.Locker {
+		l := runtime.NewWithBackend(wrap(b), append([]runtime.Option{runtime.WithKeyPrefix(prefix)}, opts...)...)
+		t.Cleanup(func() { l.Close() })
+		return l
+	}
 	return target{
 		name: "embedded",
 		newLocker: func(t testing.TB, opts ...runtime.Option) *runtime.Locker {
-			l := runtime.NewWithBackend(b, append([]runtime.Option{runtime.WithKeyPrefix(prefix)}, opts...)...)
-			t.Cleanup(func() { l.Close() })
-			return l
+			return via(t, sameBackend, opts...)
 		},
+		newLockerVia: via,
 		do: func(t testing.TB, args ...string) (any, error) {
 			return b.Server().Do(rewriteKeys(prefix, args)...)
 		},
@@ -103,6 +110,11 @@ func redisTarget(t *testing.T) target {
 			t.Cleanup(func() { l.Close() })
 			return l
 		},
+		newLockerVia: func(t testing.TB, wrap func(runtime.Backend) runtime.Backend, opts ...runtime.Option) *runtime.Locker {
+			l := runtime.NewWithBackend(wrap(runtime.NewGoRedisBackend(rdb)), append([]runtime.Option{runtime.WithKeyPrefix(prefix)}, opts...)...)
+			t.Cleanup(func() { l.Close() })
+			return l
+		},
 		do: func(t testing.TB, args ...string) (any, error) {
 			a := make([]any, 0, len(args))
 			for _, s := range rewriteKeys(prefix, args) {
@@ -116,6 +128,8 @@ func redisTarget(t *testing.T) target {
 		},
 	}
 }
+
+func sameBackend(b runtime.Backend) runtime.Backend { return b }
 
 // rewriteKeys replaces "@" at the start of an argument by the target's key
 // prefix: do(t, "DEL", "@mutex:{k}").

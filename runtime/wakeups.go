@@ -62,6 +62,17 @@ type waiter struct {
 	// a busy reply, or it queued behind such waiters without trying.
 	// Waiters not parked yet are about to try and need no nudge.
 	parked bool
+
+	// placeKept is when the latest request that kept the waiter's place in
+	// a fair queue (a busy acquire, a heartbeat) was sent, among those whose
+	// reply said so. A lock handed over to the waiter (grant) lives in Redis
+	// until its place would have run out, which is at least a lease after
+	// that: the holder counts its lease from there.
+	placeKept time.Time
+	// granted says that a "grant:<fence>:<holder>" message handed the lock
+	// to this waiter, with fence grantFence.
+	granted    bool
+	grantFence int64
 }
 
 func newWakeups(b Backend) *wakeups {
@@ -139,15 +150,36 @@ func (m *wakeups) joinLive(channel, holder string, queue bool) (w *waiter, queue
 	return w, queueBehind
 }
 
-// busy records that w got a busy reply telling it to retry by retryAt.
-func (m *wakeups) busy(w *waiter, retryAt time.Time) {
+// busy records that w got a busy reply, to an attempt sent at sent, telling
+// it to retry by retryAt.
+func (m *wakeups) busy(w *waiter, sent, retryAt time.Time) {
 	wc := w.ch
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	w.parked = true
+	if sent.After(w.placeKept) {
+		w.placeKept = sent
+	}
 	if wc.retryBy.IsZero() || !wc.retryBy.After(time.Now()) || retryAt.Before(wc.retryBy) {
 		wc.retryBy = retryAt
 	}
+}
+
+// placeKept records that a heartbeat sent at sent kept w's place.
+func (m *wakeups) placeKept(w *waiter, sent time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if sent.After(w.placeKept) {
+		w.placeKept = sent
+	}
+}
+
+// grant reports whether a message handed the lock to w, with its fence and
+// the moment its lease counts from (see waiter.placeKept).
+func (m *wakeups) grant(w *waiter) (fence int64, leaseFrom time.Time, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return w.grantFence, w.placeKept, w.granted && !w.placeKept.IsZero()
 }
 
 // leave removes w. If w had been woken and not used the wake-up, it passes
@@ -177,6 +209,9 @@ func (m *wakeups) leave(w *waiter, nudge bool) {
 	}
 	select {
 	case <-w.wake:
+		if w.granted {
+			break // the script gives the lock back (Kind.scripts().leave)
+		}
 		// Unused: it goes to the first waiter without one, parked or not,
 		// since one that is not parked yet may have had its attempt run
 		// before the release the wake is about.
@@ -274,10 +309,18 @@ func (m *wakeups) deliver(wc *wakeChannel, payload string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
-	case strings.HasPrefix(payload, "id:"):
-		holder := payload[len("id:"):]
+	case strings.HasPrefix(payload, "grant:"):
+		// "grant:<fence>:<holder>": a fair lock handed to holder. Other
+		// processes' waiters ignore it.
+		fence, holder, _ := strings.Cut(payload[len("grant:"):], ":")
+		f, err := strconv.ParseInt(fence, 10, 64)
+		if err != nil || holder == "" {
+			wakeAll(wc)
+			return
+		}
 		for _, w := range wc.waiters {
 			if w.holder == holder {
+				w.granted, w.grantFence = true, f
 				signal(w)
 			}
 		}
@@ -297,8 +340,12 @@ func (m *wakeups) deliver(wc *wakeChannel, payload string) {
 			}
 		}
 	default:
-		for _, w := range wc.waiters {
-			signal(w)
-		}
+		wakeAll(wc)
+	}
+}
+
+func wakeAll(wc *wakeChannel) {
+	for _, w := range wc.waiters {
+		signal(w)
 	}
 }

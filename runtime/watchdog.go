@@ -68,7 +68,8 @@ type heartbeat struct {
 	lease   time.Duration
 	due     time.Time
 	sending bool
-	evicted func() // called when the script says the waiter is not queued
+	kept    func(sent time.Time) // called when a heartbeat sent at sent kept the place
+	evicted func()               // called when the script says the waiter is not queued
 }
 
 // driftMargin is how much earlier than the lease the local deadline falls:
@@ -281,6 +282,7 @@ func (d *watchdog) send(sent time.Time, calls []Call, rs []*renewal, hbs []*hear
 	var lost []*renewal
 	var renewed []*renewal
 	var evicted []func()
+	var kept []func(time.Time)
 	now := time.Now()
 	d.mu.Lock()
 	for i, r := range rs {
@@ -313,6 +315,7 @@ func (d *watchdog) send(sent time.Time, calls []Call, rs []*renewal, hbs []*hear
 			hb.due = now.Add(min(hb.lease/10, 100*time.Millisecond))
 		case v == 1:
 			hb.due = sent.Add(hb.lease / 3)
+			kept = append(kept, hb.kept)
 		default:
 			hb.due = sent.Add(hb.lease / 3)
 			evicted = append(evicted, hb.evicted)
@@ -326,6 +329,9 @@ func (d *watchdog) send(sent time.Time, calls []Call, rs []*renewal, hbs []*hear
 	}
 	for _, r := range lost {
 		d.lose(r, fmt.Errorf("%w: %s: renewal refused, the lock is no longer held", ErrLockLost, &r.spec))
+	}
+	for _, f := range kept {
+		f(sent)
 	}
 	for _, f := range evicted {
 		f()
