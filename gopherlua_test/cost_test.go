@@ -53,7 +53,9 @@ var costCases = []costCase{
 	{"fair heartbeat", fairFamily, [][]string{{"fair_acquire", "A", "1000"}, {"fair_acquire", "B", "1000"}}, "", []string{"fair_heartbeat", "B", "1000"}, 9},
 	{"fair renew", fairFamily, [][]string{{"fair_acquire", "A", "1000"}}, "", []string{"fair_renew", "A", "1000"}, 4},
 	{"fair release, no waiters", fairFamily, [][]string{{"fair_acquire", "A", "1000"}}, "", []string{"fair_release", "A", "1000"}, 4},
-	{"fair release, waiters", fairFamily, [][]string{{"fair_acquire", "A", "1000"}, {"fair_acquire", "B", "1000"}}, "", []string{"fair_release", "A", "1000"}, 8},
+	{"fair heartbeat, empty queue", fairFamily, [][]string{{"fair_acquire", "A", "1000"}}, "", []string{"fair_heartbeat", "B", "1000"}, 3},
+	{"fair release, hands over", fairFamily, [][]string{{"fair_acquire", "A", "1000"}, {"fair_acquire", "B", "1000"}}, "", []string{"fair_release", "A", "1000"}, 10},
+	{"fair claim (waited, handed)", fairFamily, [][]string{{"fair_acquire", "A", "1000"}, {"fair_acquire", "B", "1000"}, {"fair_release", "A", "1000"}}, "", []string{"fair_acquire", "B", "1000", "waited"}, 4},
 
 	{"read uncontended acquire", rwFamily, nil, "", []string{"read_acquire", "R", "1000"}, 7},
 	{"read reentrant acquire", rwFamily, [][]string{{"read_acquire", "R", "1000"}}, "", []string{"read_acquire", "R", "1000"}, 7},

@@ -11,6 +11,7 @@ func allScenarios() []*scenario {
 	all = append(all, mutexScenarios()...)
 	all = append(all, reservationScenarios()...)
 	all = append(all, fairScenarios()...)
+	all = append(all, fairHandOverScenarios()...)
 	all = append(all, rwScenarios()...)
 	all = append(all, semaphoreScenarios()...)
 	all = append(all, malformedScenarios()...)

@@ -6,7 +6,8 @@ import "github.com/lockgen/lockgen/lua"
 // and (in the shim only, where two calls can share a microsecond) the
 // fence tombstones and a lease in its very last millisecond.
 func edgeScenarios() []*scenario {
-	facq, fren, frel, fhb := lua.FairAcquire, lua.FairRenew, lua.FairRelease, lua.FairHeartbeat
+	facq, fren, frel, fhb, fleave := lua.FairAcquire, lua.FairRenew, lua.FairRelease, lua.FairHeartbeat, lua.FairLeave
+	waited := []string{"waited"}
 	return []*scenario{
 		{
 			// A queue member with no liveness entry (keys damaged by hand,
@@ -17,34 +18,47 @@ func edgeScenarios() []*scenario {
 				{at: 5 * ms, raw: []string{"ZADD", "lockgen:fair:{fair-damaged}:queue", "1", "ghost"}, want: integer(1)},
 				{at: 10 * ms, script: facq, holder: "B", lease: 1000 * ms, want: busy(990),
 					expect: []keyWant{{suffix: ":queue", members: []string{"ghost", "B"}}}},
+				// The release skips the ghost and hands the lock to B.
 				{at: 20 * ms, script: frel, holder: "A", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{suffix: ":queue", members: []string{"B"}}}},
-				{at: 30 * ms, script: facq, holder: "B", lease: 1000 * ms, want: granted()},
+					expect: []keyWant{{holder: "B", count: 1, ttl: 990 * ms, handed: true},
+						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
+				{at: 30 * ms, script: facq, holder: "B", lease: 1000 * ms, extra: waited, want: claimed()},
 				{at: 40 * ms, script: frel, holder: "B", lease: 1000 * ms, want: integer(0),
 					expect: []keyWant{{absent: true}, {suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
 			},
-			wakes: []string{"id:B"},
+			wakes: []string{grantWake("B")},
 		},
 		{
-			// Any fair script, even from a caller that holds nothing, evicts
-			// the dead and wakes the new head of a free lock.
+			// Any fair script, even from a caller that holds nothing,
+			// evicts the dead and hands a free lock to the first live
+			// waiter.
 			name: "fair-bystander-wakes", fam: fairFamily,
 			steps: []step{
 				{at: 0, script: facq, holder: "A", lease: 2000 * ms, want: granted()},
 				{at: 10 * ms, script: facq, holder: "B", lease: 300 * ms, want: busy(300)},
 				{at: 20 * ms, script: facq, holder: "C", lease: 2000 * ms, want: busy(1980)},
-				{at: 100 * ms, script: frel, holder: "A", lease: 2000 * ms, want: integer(0)},
-				// B never comes (its place ends at 310 ms).
+				// B is handed the lock until its place ends (310 ms).
+				{at: 100 * ms, script: frel, holder: "A", lease: 2000 * ms, want: integer(0),
+					expect: []keyWant{{holder: "B", count: 1, ttl: 210 * ms, handed: true}, {suffix: ":queue", members: []string{"C"}}}},
+				// B never comes; a renew by someone else finds the lock free.
 				{at: 500 * ms, script: fren, holder: "X", lease: 2000 * ms, want: integer(0),
-					expect: []keyWant{{suffix: ":queue", members: []string{"C"}}}},
-				{at: 600 * ms, script: facq, holder: "D", lease: 2000 * ms, want: queued()},
-				// C never comes either (its place ends at 2020 ms).
+					expect: []keyWant{{holder: "C", count: 1, ttl: 1520 * ms, handed: true}, {suffix: ":queue", absent: true}}},
+				{at: 600 * ms, script: facq, holder: "D", lease: 2000 * ms, want: busy(1420)},
+				// C never comes either (its place, and so its hold, ends at
+				// 2020 ms); a stray release finds the lock free.
 				{at: 2100 * ms, script: frel, holder: "Y", lease: 2000 * ms, want: integer(-1),
-					expect: []keyWant{{suffix: ":queue", members: []string{"D"}}}},
-				{at: 2200 * ms, script: facq, holder: "D", lease: 2000 * ms, want: granted()},
+					expect: []keyWant{{holder: "D", count: 1, ttl: 500 * ms, handed: true}, {suffix: ":queue", absent: true}}},
+				{at: 2200 * ms, script: facq, holder: "D", lease: 2000 * ms, extra: waited, want: claimed()},
 				{at: 2300 * ms, script: frel, holder: "D", lease: 2000 * ms, want: integer(0)},
+				// A heartbeat from someone not queued does it too.
+				{at: 2400 * ms, script: facq, holder: "E", lease: 200 * ms, want: granted()},
+				{at: 2410 * ms, script: facq, holder: "F", lease: 1000 * ms, want: busy(190)},
+				{at: 2700 * ms, script: fhb, holder: "Z", lease: 1000 * ms, want: integer(0),
+					expect: []keyWant{{holder: "F", count: 1, ttl: 710 * ms, handed: true}, {suffix: ":queue", absent: true}}},
+				{at: 2800 * ms, script: frel, holder: "F", lease: 1000 * ms, want: integer(0),
+					expect: []keyWant{{absent: true}, {suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
 			},
-			wakes: []string{"id:B", "id:C", "id:D"},
+			wakes: []string{grantWake("B"), grantWake("C"), grantWake("D"), grantWake("F")},
 		},
 		{
 			// On Cluster the runtime passes SPUBLISH; wake-ups then travel
@@ -80,13 +94,23 @@ func edgeScenarios() []*scenario {
 			name: "tomb-fair", fam: fairFamily, shimOnly: true,
 			steps: []step{
 				{at: 0, script: facq, holder: "A", lease: 100 * ms, want: granted()},
-				{at: 0, script: facq, holder: "B", lease: 100 * ms, want: busy(100)},
+				// Released in the microsecond of the grant, nobody waiting:
+				// a tombstone keeps the fence.
 				{at: 0, script: frel, holder: "A", lease: 100 * ms, want: integer(0),
 					expect: []keyWant{{holder: "!", count: 0, ttl: 1 * ms}}},
-				{at: 0, script: fhb, holder: "B", lease: 100 * ms, want: integer(1)},
 				{at: 0, script: facq, holder: "B", lease: 100 * ms, want: granted()},
+				{at: 0, script: facq, holder: "C", lease: 100 * ms, want: busy(100)},
+				// Handed over in the same microsecond: the fence still rises.
+				{at: 0, script: frel, holder: "B", lease: 100 * ms, want: integer(0),
+					expect: []keyWant{{holder: "C", count: 1, ttl: 100 * ms, handed: true}}},
+				{at: 0, script: fhb, holder: "C", lease: 100 * ms, want: integer(0)},
+				// Given back unused in that microsecond, nobody waiting: a
+				// tombstone again.
+				{at: 0, script: fleave, holder: "C", lease: 100 * ms, want: integer(2),
+					expect: []keyWant{{holder: "!", count: 0, ttl: 1 * ms}}},
+				{at: 0, script: facq, holder: "D", lease: 100 * ms, want: granted()},
 			},
-			wakes: []string{"id:B"},
+			wakes: []string{grantWake("C")},
 		},
 		{
 			name: "tomb-rw", fam: rwFamily, shimOnly: true,

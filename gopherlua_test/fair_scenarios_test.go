@@ -8,21 +8,6 @@ import (
 	"github.com/lockgen/lockgen/lua"
 )
 
-// queued: a busy reply from a fair acquire; the wait only has to lie in
-// 1..lease, as the lock may be free with another waiter first in line.
-func queued() check {
-	return func(r *run, st *step, got any) error {
-		ok, wait, err := pair(got)
-		if err != nil {
-			return err
-		}
-		if ok != 0 || wait < 1 || wait > st.lease.Milliseconds() {
-			return fmt.Errorf("reply %v, want {0, 1..%d}", got, st.lease.Milliseconds())
-		}
-		return nil
-	}
-}
-
 // sortSteps orders generated steps by time, keeping the order of steps at
 // the same time.
 func sortSteps(steps []step) []step {
@@ -31,50 +16,76 @@ func sortSteps(steps []step) []step {
 }
 
 // fairEightInOrder: eight waiters arrive 100 ms apart on a fair lock with a
-// 1 s lease; nobody ever releases. Each waiter heartbeats every 300 ms while
-// queued and retries when its lease-bounded wait runs out, as the runtime
-// does. The lock must pass from one to the next in arrival order, each
-// getting in right after the previous lease ends, and a waiter that is not
-// first must be refused even when the lock is free.
+// 1050 ms lease; nobody ever releases. Each waiter heartbeats while queued
+// (every 300 ms) and, once its wait runs out, retries as a waiter (ARGV[4]
+// "waited"), as the runtime does. The lock must pass from one to the next in
+// arrival order, each getting it right after the previous lease ends; a
+// waiter that is not first must be refused even when the lock is free: its
+// retry hands the lock to the head instead, which then claims it.
+//
+// Every step falls on a multiple of 100 ms and every lease ends 150 ms
+// away from any step (W_{k-1}'s claimed lease ends 150 ms before W_k's
+// turn, and no heartbeat falls in between), so a real-time step that runs a
+// little late still sees what the shim's exact clock sees.
 func fairEightInOrder() *scenario {
 	acq, hb := lua.FairAcquire, lua.FairHeartbeat
 	const n = 8
-	lease := 1000 * ms
+	lease := 1050 * ms
+	hbEvery := 300 * ms
+	waited := []string{"waited"}
 	names := make([]string, n)
 	for i := range names {
 		names[i] = fmt.Sprintf("W%d", i)
 	}
-	// W_k is granted at grantAt(k): 150 ms after W_{k-1}'s lease ended (a
-	// margin for a late real-time step).
-	grantAt := func(k int) time.Duration { return time.Duration(k) * (lease + 150*ms) }
+	// W_k's turn: everyone queued retries, W_k last. The lease W_{k-1}
+	// claimed at its turn ended 150 ms before.
+	turn := func(k int) time.Duration { return time.Duration(k) * (lease + 150*ms) }
 	var steps []step
-	steps = append(steps, step{at: 0, script: acq, holder: names[0], lease: lease, want: granted()})
+	steps = append(steps, step{at: 0, script: acq, holder: names[0], lease: lease, want: granted(),
+		expect: []keyWant{{holder: names[0], count: 1, ttl: lease}}})
+	var wakes []string
 	for k := 1; k < n; k++ {
 		arrive := time.Duration(k) * 100 * ms
-		steps = append(steps, step{at: arrive, script: acq, holder: names[k], lease: lease, want: queued()})
-		// Heartbeats from arrival until granted.
-		for t := arrive + 300*ms; t < grantAt(k); t += 300 * ms {
-			steps = append(steps, step{at: t, script: hb, holder: names[k], lease: lease, want: integer(1)})
+		steps = append(steps, step{at: arrive, script: acq, holder: names[k], lease: lease, want: busy((lease - arrive).Milliseconds())})
+		// Heartbeats on the 300 ms grid until its turn, except at the
+		// turns of those before it, where it retries instead.
+		for t := hbEvery; t < turn(k); t += hbEvery {
+			if t > arrive && t%turn(1) != 0 {
+				steps = append(steps, step{at: t, script: hb, holder: names[k], lease: lease, want: integer(1)})
+			}
 		}
 	}
 	for k := 1; k < n; k++ {
-		// Everyone behind W_k retries too (their waits end together) and is
-		// refused although the lock is free; then W_k gets it.
+		at := turn(k)
+		// W_k's place was last kept by its heartbeat 300 ms ago: that is
+		// what is left of it, and so of the lease it is handed.
+		left := lease - hbEvery
 		for j := n - 1; j > k; j-- {
-			steps = append(steps, step{at: grantAt(k), script: acq, holder: names[j], lease: lease, want: queued()})
+			st := step{at: at, script: acq, holder: names[j], lease: lease, extra: waited, want: busy(left.Milliseconds())}
+			if j == n-1 {
+				// The first retry finds the lock free and W_k first in
+				// line: the lock goes to W_k, the caller stays queued.
+				st.expect = []keyWant{{holder: names[k], count: 1, ttl: left, handed: true}}
+				wakes = append(wakes, grantWake(names[k]))
+			}
+			steps = append(steps, st)
 		}
-		var behind []string
-		if k+1 < n {
-			behind = names[k+1:]
+		behind := names[k+1:]
+		st := step{at: at, script: acq, holder: names[k], lease: lease, extra: waited, want: claimed(),
+			expect: []keyWant{{holder: names[k], count: 1, ttl: lease}, {suffix: ":queue", members: behind, absent: len(behind) == 0}}}
+		if k == n-1 {
+			// Nobody behind W7 made the hand-over: W7 takes the free lock
+			// itself, first in line.
+			st.want = granted()
 		}
-		steps = append(steps, step{at: grantAt(k), script: acq, holder: names[k], lease: lease, want: granted(),
-			expect: []keyWant{{holder: names[k], count: 1, ttl: lease}, {suffix: ":queue", members: behind, absent: behind == nil}}})
+		steps = append(steps, st)
 	}
-	return &scenario{name: "fair-eight-in-order", fam: fairFamily, steps: sortSteps(steps)}
+	return &scenario{name: "fair-eight-in-order", fam: fairFamily, steps: sortSteps(steps), wakes: wakes}
 }
 
 func fairScenarios() []*scenario {
 	acq, ren, rel, leave, hb := lua.FairAcquire, lua.FairRenew, lua.FairRelease, lua.FairLeave, lua.FairHeartbeat
+	waited := []string{"waited"}
 	return []*scenario{
 		fairEightInOrder(),
 		{
@@ -110,31 +121,61 @@ func fairScenarios() []*scenario {
 				{at: 300 * ms, script: leave, holder: "C", lease: 1000 * ms, want: integer(1),
 					expect: []keyWant{{suffix: ":queue", members: []string{"B", "D"}}, {suffix: ":alive", members: []string{"B", "D"}}}},
 				{at: 310 * ms, script: leave, holder: "C", lease: 1000 * ms, want: integer(0)},
-				{at: 400 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(0)},
-				{at: 410 * ms, script: acq, holder: "D", lease: 1000 * ms, want: queued()},
-				{at: 420 * ms, script: acq, holder: "B", lease: 1000 * ms, want: granted(),
-					expect: []keyWant{{suffix: ":queue", members: []string{"D"}}}},
-				{at: 500 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(0)},
-				{at: 510 * ms, script: acq, holder: "D", lease: 1000 * ms, want: granted(),
-					expect: []keyWant{{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
+				// A's release hands the lock to B for what is left of B's
+				// place (until 1010 ms).
+				{at: 400 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(0),
+					expect: []keyWant{{holder: "B", count: 1, ttl: 610 * ms, handed: true},
+						{suffix: ":queue", members: []string{"D"}}, {suffix: ":alive", members: []string{"D"}}}},
+				{at: 410 * ms, script: acq, holder: "D", lease: 1000 * ms, extra: waited, want: busy(600)},
+				// B missed the message: its retry claims the grant.
+				{at: 420 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: waited, want: claimed(),
+					expect: []keyWant{{holder: "B", count: 1, ttl: 1000 * ms}, {suffix: ":queue", members: []string{"D"}}}},
+				{at: 500 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(0),
+					expect: []keyWant{{holder: "D", count: 1, ttl: 910 * ms, handed: true},
+						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
+				{at: 510 * ms, script: acq, holder: "D", lease: 1000 * ms, extra: waited, want: claimed()},
 				{at: 600 * ms, script: rel, holder: "D", lease: 1000 * ms, want: integer(0),
 					expect: []keyWant{{absent: true}}},
 			},
-			wakes: []string{"id:B", "id:D"},
+			wakes: []string{grantWake("B"), grantWake("D")},
 		},
 		{
-			// The head leaves while the lock is free: the next head hears it.
+			// The head gives up after it was handed the lock, before it
+			// heard: the lock goes on to the next in line at once.
 			name: "fair-head-leaves", fam: fairFamily,
 			steps: []step{
 				{at: 0, script: acq, holder: "A", lease: 1000 * ms, want: granted()},
 				{at: 10 * ms, script: acq, holder: "B", lease: 1000 * ms, want: busy(990)},
 				{at: 20 * ms, script: acq, holder: "C", lease: 1000 * ms, want: busy(980)},
-				{at: 100 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(0)},
-				{at: 200 * ms, script: leave, holder: "B", lease: 1000 * ms, want: integer(1)},
-				{at: 300 * ms, script: acq, holder: "C", lease: 1000 * ms, want: granted()},
-				{at: 400 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(0)},
+				{at: 100 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(0),
+					expect: []keyWant{{holder: "B", count: 1, ttl: 910 * ms, handed: true}, {suffix: ":queue", members: []string{"C"}}}},
+				{at: 200 * ms, script: leave, holder: "B", lease: 1000 * ms, want: integer(2),
+					expect: []keyWant{{holder: "C", count: 1, ttl: 820 * ms, handed: true},
+						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
+				{at: 250 * ms, script: leave, holder: "B", lease: 1000 * ms, want: integer(0), unchanged: true},
+				{at: 300 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: waited, want: claimed(),
+					expect: []keyWant{{holder: "C", count: 1, ttl: 1000 * ms}}},
+				{at: 400 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(0),
+					expect: []keyWant{{absent: true}}},
 			},
-			wakes: []string{"id:B", "id:C"},
+			wakes: []string{grantWake("B"), grantWake("C")},
+		},
+		{
+			// The head leaves while the lock is free (its holder's lease
+			// ran out, nobody has called since): the next head gets it.
+			name: "fair-head-leaves-free", fam: fairFamily,
+			steps: []step{
+				{at: 0, script: acq, holder: "A", lease: 200 * ms, want: granted()},
+				{at: 10 * ms, script: acq, holder: "B", lease: 1000 * ms, want: busy(190)},
+				{at: 20 * ms, script: acq, holder: "C", lease: 1000 * ms, want: busy(180)},
+				{at: 300 * ms, script: leave, holder: "B", lease: 1000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "C", count: 1, ttl: 720 * ms, handed: true},
+						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
+				{at: 400 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: waited, want: claimed()},
+				{at: 500 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(0),
+					expect: []keyWant{{absent: true}}},
+			},
+			wakes: []string{grantWake("C")},
 		},
 		{
 			// A waiter that stops heartbeating loses its place within one
@@ -158,20 +199,24 @@ func fairScenarios() []*scenario {
 				{at: 610 * ms, script: hb, holder: "C", lease: 500 * ms, want: integer(0)},
 				{at: 700 * ms, script: hb, holder: "D", lease: 500 * ms, want: integer(1)},
 				{at: 800 * ms, script: hb, holder: "B", lease: 500 * ms, want: integer(1)},
-				// A releases: B, first in line, is told.
-				{at: 900 * ms, script: rel, holder: "A", lease: 3000 * ms, want: integer(0)},
-				// B crashed right then; D keeps heartbeating. Once B's place
-				// runs out (1300 ms), D's heartbeat evicts it and, the lock
-				// being free, wakes D, now first in line.
+				// A releases: B, first in line, is handed the lock for
+				// what is left of its place (until 1300 ms).
+				{at: 900 * ms, script: rel, holder: "A", lease: 3000 * ms, want: integer(0),
+					expect: []keyWant{{holder: "B", count: 1, ttl: 400 * ms, handed: true}, {suffix: ":queue", members: []string{"D"}}}},
+				// B crashed right then; D keeps heartbeating. Once B's
+				// hold runs out (1300 ms), D's heartbeat keeps D's place
+				// and, the lock being free, hands it to D, first in line.
 				{at: 1000 * ms, script: hb, holder: "D", lease: 500 * ms, want: integer(1)},
-				{at: 1200 * ms, script: hb, holder: "D", lease: 500 * ms, want: integer(1)},
+				{at: 1200 * ms, script: hb, holder: "D", lease: 500 * ms, want: integer(1),
+					expect: []keyWant{{holder: "B", count: 1}}},
 				{at: 1400 * ms, script: hb, holder: "D", lease: 500 * ms, want: integer(1),
-					expect: []keyWant{{suffix: ":queue", members: []string{"D"}}}},
-				{at: 1450 * ms, script: acq, holder: "D", lease: 500 * ms, want: granted()},
+					expect: []keyWant{{holder: "D", count: 1, ttl: 500 * ms, handed: true},
+						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
+				{at: 1450 * ms, script: acq, holder: "D", lease: 500 * ms, extra: waited, want: claimed()},
 				{at: 1500 * ms, script: rel, holder: "D", lease: 500 * ms, want: integer(0),
 					expect: []keyWant{{absent: true}, {suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
 			},
-			wakes: []string{"id:B", "id:D"},
+			wakes: []string{grantWake("B"), grantWake("D")},
 		},
 		{
 			// Everything of an abandoned queue goes away by itself.

@@ -56,6 +56,12 @@ func malformedScenarios() []*scenario {
 			if s == lua.MutexAcquire {
 				sc.steps = append(sc.steps, step{at: at, script: s, args: append(good, "maybe"), want: fails("ERR lockgen:"), unchanged: true})
 			}
+			if s == lua.FairAcquire {
+				// ARGV[4] is absent or "waited"; "once" is the mutex's only.
+				for _, a4 := range []string{"maybe", "", "WAITED", "once"} {
+					sc.steps = append(sc.steps, step{at: at, script: s, args: append(good, a4), want: fails("ERR lockgen:"), unchanged: true})
+				}
+			}
 			if s == lua.SemaphoreAcquire {
 				for _, permits := range []string{"0", "x", ""} {
 					sc.steps = append(sc.steps, step{at: at, script: s, args: append(good, permits), want: fails("ERR lockgen:"), unchanged: true})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,7 +42,10 @@ type scenario struct {
 	sharded bool
 	steps   []step
 	// wakes is every payload expected on the wake channel, in order; none
-	// other may be published.
+	// other may be published. grantWake(h) stands for "grant:<fence>:h"
+	// with any fence (fences come from the clock): the fences of grant
+	// messages must rise, and every hand-over a step saw in the keys
+	// (keyWant.handed) must be announced with its own fence.
 	wakes []string
 }
 
@@ -76,6 +80,7 @@ type run struct {
 	tol       int64 // ms
 	lastFence int64
 	fences    map[string]int64 // holder/side -> fence of its current grant
+	handed    []string         // "grant:<fence>:<holder>" of each hand-over seen in the keys
 	step      int
 }
 
@@ -137,10 +142,66 @@ func play(t *testing.T, sc *scenario, tg target, tol time.Duration) []stepResult
 		trace = append(trace, stepResult{reply: got, keys: after})
 	}
 	msgs := tg.messages(sc.wakeChannel(), len(sc.wakes))
-	if !reflect.DeepEqual(msgs, sc.wakes) && !(len(msgs) == 0 && len(sc.wakes) == 0) {
-		t.Errorf("%s: %s: wake messages %q, want %q", tg.name(), sc.name, msgs, sc.wakes)
+	if err := r.matchWakes(msgs); err != nil {
+		t.Errorf("%s: %s: wake messages %q, want %q: %v", tg.name(), sc.name, msgs, sc.wakes, err)
 	}
 	return trace
+}
+
+// grantPattern starts a wanted wake message that matches a fair hand-over
+// to the holder that follows it, whatever the fence.
+const grantPattern = "grant:*:"
+
+// grantWake is the wanted wake message of a fair lock handed to holder.
+func grantWake(holder string) string { return grantPattern + holder }
+
+// parseGrant splits "grant:<fence>:<holder>" (holder ids may contain ':').
+func parseGrant(msg string) (fence int64, holder string, ok bool) {
+	rest, ok := strings.CutPrefix(msg, "grant:")
+	if !ok {
+		return 0, "", false
+	}
+	f, holder, ok := strings.Cut(rest, ":")
+	if !ok || holder == "" {
+		return 0, "", false
+	}
+	fence, err := strconv.ParseInt(f, 10, 64)
+	if err != nil || fence <= 0 || strconv.FormatInt(fence, 10) != f {
+		return 0, "", false
+	}
+	return fence, holder, true
+}
+
+// matchWakes checks the published messages against the scenario's wakes.
+func (r *run) matchWakes(msgs []string) error {
+	want := r.sc.wakes
+	if len(msgs) != len(want) {
+		return fmt.Errorf("%d messages, want %d", len(msgs), len(want))
+	}
+	var last int64
+	for i, m := range msgs {
+		holder, pattern := strings.CutPrefix(want[i], grantPattern)
+		if !pattern {
+			if m != want[i] {
+				return fmt.Errorf("message %d is %q, want %q", i, m, want[i])
+			}
+			continue
+		}
+		fence, h, ok := parseGrant(m)
+		if !ok || h != holder {
+			return fmt.Errorf("message %d is %q, want grant:<fence>:%s", i, m, holder)
+		}
+		if fence <= last {
+			return fmt.Errorf("message %d: grant fence %d not above the previous grant's %d", i, fence, last)
+		}
+		last = fence
+	}
+	for _, h := range r.handed {
+		if !slices.Contains(msgs, h) {
+			return fmt.Errorf("the hand-over seen in the keys, %q, was not announced", h)
+		}
+	}
+	return nil
 }
 
 // side names the hold a step's holder takes: a holder may read and write
@@ -227,6 +288,26 @@ func reentered() check {
 	}
 }
 
+// claimed: {1, fence} where fence is that of the grant the holder was
+// handed (seen by an earlier step's keyWant.handed): a waiter that missed
+// the grant message takes the lock it already has.
+func claimed() check {
+	return func(r *run, st *step, got any) error {
+		ok, fence, err := pair(got)
+		if err != nil {
+			return err
+		}
+		want := r.fences[st.side()]
+		if want == 0 {
+			return fmt.Errorf("no hand-over to %s seen before (keyWant.handed)", st.holder)
+		}
+		if ok != 1 || fence != want {
+			return fmt.Errorf("reply %v, want {1, %d} (the fence it was handed)", got, want)
+		}
+		return nil
+	}
+}
+
 // busy: refused, retry within about ms (±tolerance on the real server).
 func busy(ms int64) check {
 	return func(r *run, st *step, got any) error {
@@ -274,6 +355,10 @@ type keyWant struct {
 	count   int           // ... and hold count
 	members []string      // zset: members in score order
 	fields  []string      // hash: field names
+	// handed: the string lock was just handed to holder (fair hand-over): its
+	// fence must be above every fence seen before; it becomes the fence of
+	// holder's grant (for claimed) and must be announced by a grant message.
+	handed bool
 }
 
 func (kw keyWant) verify(r *run, keys []keyState) error {
@@ -306,6 +391,18 @@ func (kw keyWant) verify(r *run, keys []keyState) error {
 		f := strings.Fields(ks.Value)
 		if len(f) < 2 || f[0] != kw.holder || f[1] != strconv.Itoa(kw.count) {
 			return fmt.Errorf("value %q, want holder %s count %d", ks.Value, kw.holder, kw.count)
+		}
+		if kw.handed {
+			if len(f) != 4 {
+				return fmt.Errorf("value %q is not a lock", ks.Value)
+			}
+			fence, err := strconv.ParseInt(f[2], 10, 64)
+			if err != nil || fence <= r.lastFence {
+				return fmt.Errorf("value %q: fence not above the last fence %d", ks.Value, r.lastFence)
+			}
+			r.lastFence = fence
+			r.fences[kw.holder+"/"+r.sc.fam.name] = fence
+			r.handed = append(r.handed, "grant:"+f[2]+":"+kw.holder)
 		}
 	}
 	if kw.members != nil {

@@ -15,11 +15,12 @@
 //
 // ARGV[1] is the holder id (1..64 bytes of [A-Za-z0-9._:-]), ARGV[2] the
 // lease in milliseconds (1..2^31), ARGV[3] the publish command (PUBLISH, or
-// SPUBLISH on Cluster); semaphore_acquire adds ARGV[4], the permits, and
-// mutex_acquire takes an optional ARGV[4] "waited" or "once" (see the data
-// model and mutex_acquire.lua). Extra
-// ARGV are ignored. Malformed input is refused with an error reply starting
-// "ERR lockgen:" before anything is written. Every acquire replies {1, fence}
+// SPUBLISH on Cluster); semaphore_acquire adds ARGV[4], the permits,
+// mutex_acquire takes an optional ARGV[4] "waited" or "once", and
+// fair_acquire an optional ARGV[4] "waited" (see the data model,
+// mutex_acquire.lua and fair_acquire.lua). Extra ARGV are ignored.
+// Malformed input is refused with an error reply starting "ERR lockgen:"
+// before anything is written. Every acquire replies {1, fence}
 // or {0, wait_ms}; wait_ms is at least 1 and at most the caller's lease.
 //
 // The helpers the scripts share (ARGV checks, the server clock, fences, the
@@ -67,6 +68,25 @@
 // died), and drops a queue member that has no deadline at all (damaged keys)
 // instead of failing. Both sets expire with the latest deadline.
 //
+// fair hand-over: a fair lock is never left free while a live waiter is
+// queued. Whoever finds it free (the last release, or any fair script that
+// finds B absent or a tombstone while the queue is not empty: a newcomer's
+// acquire, a heartbeat, a renew or release by someone else, a leave) hands
+// it straight to the first live waiter, the head: the head leaves both
+// sets, B becomes "<head> 1 <new fence> 0" with PX = the head's place
+// deadline - now (what is left of its place, not the releaser's lease), and
+// "grant:<fence>:<head>" is published on B:wake; the head holds the lock
+// without another call. A newcomer that finds the lock free with someone
+// else first queues behind, told to retry when the head's hold would end.
+// A head that missed the message finds out from its next heartbeat (reply
+// 0: no longer queued) or retry: fair_acquire with ARGV[4] "waited" by the
+// owner claims the grant, {1, same fence}, still one hold, lease restarted
+// (without "waited" the same call is a re-entry, count + 1). A head that
+// gives up calls fair_leave, which gives an unused grant back (reply 2): the
+// lock goes to the next live head, or is retired (DEL, or a fence
+// tombstone) if there is none. A head that died is handed the lock and
+// never uses it: it lapses at that place's deadline, within one lease.
+//
 // read/write: B is a hash: w = "<holder> <count> <fence> <deadline>" for the
 // writer (ignored once its deadline has passed), r:<holder> = "<count>
 // <fence>" per reader, f = last fence, ww = until when new readers must let
@@ -105,9 +125,11 @@
 //	fair reentrant acquire             4   GET TIME ZRANGE SET
 //	fair busy (joins queue / queued) 11/10
 //	fair heartbeat                     9
+//	fair heartbeat, empty queue        3   GET TIME ZRANGE
 //	fair renew                         4   GET TIME ZRANGE PEXPIRE
 //	fair release, no waiters           4   GET TIME ZRANGE DEL
-//	fair release, waiters              8
+//	fair release, hands over          10   GET TIME ZRANGE ZRANGEBYSCORE ZRANGE ZSCORE ZREM×2 SET PUBLISH
+//	fair claim (waited, handed)        4   GET TIME ZRANGE SET
 //	read acquire / re-entry / renew    7   TIME ZRANGEBYSCORE HMGET ZADD HSET PEXPIREAT×2
 //	read release, last reader          7
 //	write uncontended acquire          7
