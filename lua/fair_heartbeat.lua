@@ -4,8 +4,10 @@
 -- ARGV[1] holder id, ARGV[2] lease ms (the place lives this long), ARGV[3]
 -- PUBLISH | SPUBLISH
 --
--- Reply: 1 place kept; 0 not queued: evicted or never there (acquire
--- again), or handed the lock already (its acquire "waited" claims it).
+-- Reply: 1 place kept (if that makes the caller the head of a free lock, it
+-- is handed the lock at once, its lease counted from this heartbeat); 0 not
+-- queued: evicted or never there (acquire again), or handed the lock
+-- already (its acquire "waited" claims it).
 -- Wake: "grant:<fence>:<head>" when the lock is free while someone waits
 -- (possibly the caller, whose waiting goroutine must hear it).
 local queue, alive = KEYS[2], KEYS[3]

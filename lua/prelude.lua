@@ -81,23 +81,48 @@ end
 
 -- Exclusive locks (mutex, fair) keep one string: holder, hold count, fence
 -- and a flag set once someone got busy, separated by spaces (holder ids have
--- none). A single GET reads it and a single SET ... PX writes it with its TTL.
--- The fields travel as plain values, not a table: these run on every mutex
--- call, and a table per call is garbage Redis's Lua has to collect.
+-- none). A mutex may add its heir: the waiter its release hands the lock to,
+-- and until when (server ms) that waiter is known to be alive:
+-- "<holder> <count> <fence> 1 <heir> <until>". A single GET reads it and a
+-- single SET ... PX writes it with its TTL. The fields travel as plain
+-- values, not a table: these run on every mutex call, and a table per call
+-- is garbage Redis's Lua has to collect.
 
--- Returns holder, count, fence, waited (numbers); nothing for an absent key;
--- an error reply as the fifth value for a value that is not a lock.
+-- Returns holder, count, fence, waited (numbers), then nil, heir, until;
+-- nothing for an absent key; an error reply as the fifth value for a value
+-- that is not a lock.
 local function lg_lock_decode(v)
   if not v then return nil end
   local holder, count, fence, waited = string.match(v, '^(%S+) (%d+) (%d+) ([01])$')
+  if holder then return holder, tonumber(count), tonumber(fence), tonumber(waited) end
+  local heir, heir_until
+  holder, count, fence, heir, heir_until = string.match(v, '^(%S+) (%d+) (%d+) 1 (%S+) (%d+)$')
   if not holder then return nil, nil, nil, nil, lg_error('unexpected lock value') end
-  return holder, tonumber(count), tonumber(fence), tonumber(waited)
+  return holder, tonumber(count), tonumber(fence), 1, nil, heir, tonumber(heir_until)
 end
 
 -- One format call writes every field; %d keeps the µs fence out of Lua
 -- 5.1's exponent notation (1.7e+15).
-local function lg_lock_encode(holder, count, fence, waited)
+local function lg_lock_encode(holder, count, fence, waited, heir, heir_until)
+  if heir then
+    return string.format('%s %d %d 1 %s %d', holder, count, fence, heir, heir_until)
+  end
   return string.format('%s %d %d %d', holder, count, fence, waited)
+end
+
+-- Hands an exclusive lock that just became free straight to a waiter, so
+-- that the waiter needs no acquire of its own: the handoff costs the
+-- release's round trip and one Pub/Sub message. The lock is the waiter's,
+-- with a new fence and the flag waited, for ttl_ms: until the waiter's last request that
+-- registered it would have run out, one lease after Redis ran it. The
+-- waiter counts its lease from when it sent that request, so its local
+-- deadline falls before Redis's. "grant:<fence>:<holder>" tells it; if the
+-- message is lost, the waiter's next acquire finds the lock its own and
+-- claims it (ARGV[4] of the acquire scripts).
+local function lg_hand_over(key, holder, fence, waited, now_us, ttl_ms, pub, wake)
+  fence = lg_next_fence(fence, now_us)
+  redis.call('SET', key, lg_lock_encode(holder, 1, fence, waited), 'PX', lg_int(ttl_ms))
+  redis.call(pub, wake, 'grant:' .. lg_int(fence) .. ':' .. holder)
 end
 
 -- Ends an exclusive lock: deletes its key, or, if the fence is not yet behind
@@ -112,6 +137,26 @@ local function lg_retire_string(key, fence, now_us, reserve_ms)
     redis.call('SET', key, lg_lock_encode(LG_TOMB, 0, fence, waited), 'PX', ms)
   else
     redis.call('DEL', key)
+  end
+end
+
+-- Ends the last hold of a mutex. Its heir, if still alive, gets it at once
+-- (lg_hand_over; the grant stays marked contended, as others may wait
+-- too). Otherwise, if someone waited, the lock is reserved for the waiters
+-- woken by "n:1" for min(lease, 10) ms (longer if the fence tombstone must
+-- live longer): B becomes "! 0 <fence> 1", which mutex_acquire grants only
+-- to a caller that says it waited. Without it the releaser coming straight
+-- back, or any newcomer, would take the lock in the round trip the woken
+-- waiter needs to get here. 10 ms covers that trip on any sane network; if
+-- no waiter comes (it gave up), the lock is free again after that.
+local function lg_mutex_end(key, wake, pub, fence, waited, heir, heir_until, lease, now_ms, now_us)
+  if heir and heir_until > now_ms then
+    lg_hand_over(key, heir, fence, 1, now_us, heir_until - now_ms, pub, wake)
+  elseif waited == 1 then
+    lg_retire_string(key, fence, now_us, math.min(lease, 10))
+    redis.call(pub, wake, 'n:1')
+  else
+    lg_retire_string(key, fence, now_us)
   end
 end
 
@@ -171,21 +216,13 @@ local function lg_fair_keep_alive(queue, alive, holder, deadline)
   redis.call('PEXPIREAT', alive, at)
 end
 
--- Hands a free fair lock straight to head, the first live waiter (deadline:
--- when its place runs out), so that it needs no acquire of its own: the
--- handoff costs the release and one Pub/Sub message instead of another round
--- trip on top. Its place ends; the lock is its, with a new fence, until its
--- place would have run out. The waiter counts its lease from its last
--- acquire or heartbeat that kept the place, sent before Redis set that
--- deadline, so its local deadline falls before Redis's. The message
--- "grant:<fence>:<holder>" tells it; if it is lost, the waiter's next
--- acquire or heartbeat finds the lock its own (fair_acquire "waited").
+-- Hands a free fair lock to head, the first live waiter (lg_hand_over), for
+-- as long as its place would have lived: deadline is one lease after its
+-- last acquire or heartbeat. Its place ends.
 local function lg_fair_hand_over(lock, queue, alive, head, deadline, fence, now_ms, now_us, pub, wake)
   redis.call('ZREM', queue, head)
   redis.call('ZREM', alive, head)
-  fence = lg_next_fence(fence, now_us)
-  redis.call('SET', lock, lg_lock_encode(head, 1, fence, 0), 'PX', lg_int(deadline - now_ms))
-  redis.call(pub, wake, 'grant:' .. lg_int(fence) .. ':' .. head)
+  lg_hand_over(lock, head, fence, 0, now_us, deadline - now_ms, pub, wake)
 end
 
 -- Called by a script that found the lock free (absent or a tombstone with

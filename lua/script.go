@@ -55,6 +55,7 @@ var (
 	MutexAcquire = mustLoad("mutex_acquire")
 	MutexRenew   = mustLoad("mutex_renew")
 	MutexRelease = mustLoad("mutex_release")
+	MutexLeave   = mustLoad("mutex_leave")
 
 	FairAcquire   = mustLoad("fair_acquire")
 	FairRenew     = mustLoad("fair_renew")

@@ -142,11 +142,18 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, deadline time.Time, tryOnce, reentry bool) (time.Time, error) {
 	spec := &hl.spec
 	firstArgs := spec.args(hl.holder, l.publish, spec.Kind == Semaphore)
-	waitedArgs := firstArgs
+	// After a busy reply, an exclusive lock's attempts say so (ARGV[4]): a
+	// lock they find their own was handed to them, and they claim it
+	// instead of re-entering. A mutex tells an attempt right after
+	// subscribing ("retry") from one after a wake-up or a retry timer
+	// ("waited"), which may take a lock reserved for the woken waiters.
+	retryArgs, waitedArgs := firstArgs, firstArgs
 	switch spec.Kind {
 	case Fair:
 		waitedArgs = append(firstArgs[:len(firstArgs):len(firstArgs)], "waited")
+		retryArgs = waitedArgs
 	case Mutex:
+		retryArgs = append(firstArgs[:len(firstArgs):len(firstArgs)], "retry")
 		waitedArgs = append(firstArgs[:len(firstArgs):len(firstArgs)], "waited")
 		if tryOnce {
 			// A caller that will not wait must not mark the lock
@@ -157,9 +164,7 @@ func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, dead
 	}
 	call := Call{Script: spec.Kind.scripts().acquire, Keys: spec.keys, Args: firstArgs}
 	asWaiter := false // the next attempt follows a wake-up or a retry timer
-	// A fair attempt after a busy reply is a waiter's even right after
-	// subscribing: the lock it finds its own was handed over to it.
-	fairWaiter := false
+	gotBusy := false  // ... or at least a busy reply
 	var w *waiter
 	var hb *heartbeat
 	queued := false    // a busy reply left something to undo on giving up (Kind.scripts().leave)
@@ -233,8 +238,11 @@ func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, dead
 	}
 	for {
 		call.Args = firstArgs
-		if asWaiter || fairWaiter {
+		switch {
+		case asWaiter:
 			call.Args = waitedArgs
+		case gotBusy:
+			call.Args = retryArgs
 		}
 		sent := time.Now()
 		reply, acked, err := l.evalAcquire(wctx, call)
@@ -244,11 +252,11 @@ func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, dead
 			}
 			return giveUp(fmt.Errorf("lockgen: acquire %s: %w", spec, err))
 		}
-		granted, n, err := parseAcquire(reply)
+		flag, n, err := parseAcquire(reply)
 		if err != nil {
 			return giveUp(fmt.Errorf("lockgen: acquire %s: %w", spec, err))
 		}
-		if granted {
+		if flag == acquireGranted {
 			hl.fence, hl.acquired = n, sent
 			if l.replicas > 0 && acked < l.replicas {
 				rerr := l.releaseOne(&Held{l: l, parent: ctx}, hl)
@@ -259,8 +267,13 @@ func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, dead
 			won, wonWaited = true, asWaiter
 			return sent, nil
 		}
-		queued = queued || spec.Kind.scripts().leave != nil
-		fairWaiter = spec.Kind == Fair
+		// A busy fair acquire keeps the caller's place in the queue; a
+		// mutex one may have made it the heir. Either may be handed the
+		// lock (see waiter.placeKept), and has something to undo on giving
+		// up; so has a writer.
+		kept := spec.Kind == Fair || flag == acquireHeir
+		queued = queued || spec.Kind.scripts().leave != nil && (spec.Kind != Mutex || kept)
+		gotBusy = true
 		retry := time.Duration(max(n, 1)) * time.Millisecond
 		l.observe(Event{Kind: EventBusy, Lock: spec.withLease(), Holder: hl.holder, Waited: retry})
 		if tryOnce {
@@ -281,16 +294,16 @@ func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, dead
 			// Subscribe, then try again at once, not yet as a waiter. A
 			// failed subscription leaves the waiter on its timer alone.
 			sctx, stop := context.WithTimeout(wctx, retry)
-			w, _ = l.wakeups.join(sctx, spec.wake, hl.holder)
+			w, _ = l.wakeups.join(sctx, spec.wake, hl.holder, spec.Kind == Mutex)
 			stop()
-			l.wakeups.busy(w, sent, retryAt)
+			l.wakeups.busy(w, sent, retryAt, kept)
 			if spec.Kind == Fair {
 				hb = l.fairHeartbeat(spec, hl.holder, sent, w)
 			}
 			asWaiter = false
 			continue
 		}
-		l.wakeups.busy(w, sent, retryAt)
+		l.wakeups.busy(w, sent, retryAt, kept)
 		if spec.Kind == Fair && hb == nil {
 			hb = l.fairHeartbeat(spec, hl.holder, sent, w) // joined early
 		}
@@ -298,10 +311,10 @@ func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, dead
 			return giveUp(err)
 		}
 		asWaiter = true
-		// A fair release hands the lock to the head of the queue and says
-		// so in the wake message: no attempt needed. With replica safety
-		// on, the waiter claims it with an attempt of its own instead,
-		// which the WAIT after it covers.
+		// A fair release hands the lock to the head of the queue, a mutex
+		// release to its heir, and says so in the wake message: no attempt
+		// needed. With replica safety on, the waiter claims it with an
+		// attempt of its own instead, which the WAIT after it covers.
 		if fence, leaseFrom, ok := l.wakeups.grant(w); ok && l.replicas == 0 {
 			hl.fence, hl.acquired = fence, leaseFrom
 			l.observe(Event{Kind: EventAcquired, Lock: spec.withLease(), Holder: hl.holder, Fence: fence, Waited: time.Since(start)})
@@ -336,17 +349,24 @@ func (l *Locker) evalAcquire(ctx context.Context, c Call) (any, int, error) {
 	return v, 0, err
 }
 
-// parseAcquire reads {1, fence} or {0, wait_ms}.
-func parseAcquire(reply any) (granted bool, n int64, err error) {
+// The first element of an acquire script's reply.
+const (
+	acquireBusy    = 0 // {0, wait_ms}
+	acquireGranted = 1 // {1, fence}
+	acquireHeir    = 2 // {2, wait_ms}: busy, and the release hands the lock to the caller (mutex)
+)
+
+// parseAcquire reads {flag, fence or wait_ms}.
+func parseAcquire(reply any) (flag, n int64, err error) {
 	arr, ok := reply.([]any)
 	if ok && len(arr) == 2 {
 		flag, ok1 := arr[0].(int64)
 		n, ok2 := arr[1].(int64)
-		if ok1 && ok2 && (flag == 0 || flag == 1) {
-			return flag == 1, n, nil
+		if ok1 && ok2 && flag >= acquireBusy && flag <= acquireHeir {
+			return flag, n, nil
 		}
 	}
-	return false, 0, fmt.Errorf("unexpected reply %#v", reply)
+	return 0, 0, fmt.Errorf("unexpected reply %#v", reply)
 }
 
 // fairHeartbeat keeps a fair waiter's place alive through the watchdog. If

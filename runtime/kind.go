@@ -91,7 +91,9 @@ func (k Kind) rank() int {
 
 // scriptSet is the scripts of one kind. leave, where there is one, undoes
 // what a busy acquire left behind for a waiter that gives up: a fair
-// waiter's place in the queue, a writer's hold on new readers.
+// waiter's place in the queue, a mutex heir's claim on the next grant, a
+// writer's hold on new readers; and gives back a lock handed to the waiter
+// that it has not heard of yet.
 type scriptSet struct {
 	acquire, renew, release, leave *lua.Script
 }
@@ -99,7 +101,7 @@ type scriptSet struct {
 func (k Kind) scripts() scriptSet {
 	switch k {
 	case Mutex:
-		return scriptSet{lua.MutexAcquire, lua.MutexRenew, lua.MutexRelease, nil}
+		return scriptSet{lua.MutexAcquire, lua.MutexRenew, lua.MutexRelease, lua.MutexLeave}
 	case Fair:
 		return scriptSet{lua.FairAcquire, lua.FairRenew, lua.FairRelease, lua.FairLeave}
 	case Read:

@@ -70,13 +70,15 @@ func (s *scriptCalls) count() int {
 	return len(s.argv)
 }
 
-// waitedFlags returns, per call so far, whether it carried ARGV[4] "waited".
-func (s *scriptCalls) waitedFlags() []bool {
+// argv4 returns, per call so far, its ARGV[4] ("" if none).
+func (s *scriptCalls) argv4() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]bool, len(s.argv))
+	out := make([]string, len(s.argv))
 	for i, a := range s.argv {
-		out[i] = len(a) >= 4 && a[3] == "waited"
+		if len(a) >= 4 {
+			out[i] = a[3]
+		}
 	}
 	return out
 }
@@ -237,36 +239,54 @@ func TestMutexWaitersOfOneProcessGrantedInArrivalOrder(t *testing.T) {
 	})
 }
 
-// ARGV[4] "waited" is a waiter's pass to a lock reserved for it: a first
-// attempt and the attempt right after subscribing are not a waiter's; the
-// attempt after the wake message is.
-func TestMutexSendsWaitedOnlyAfterAWake(t *testing.T) {
+// ARGV[4] of a mutex attempt says what it is: nothing on a first attempt,
+// "retry" right after subscribing, "waited" after a wake-up (a waiter's
+// pass to a lock reserved for the woken). The first waiter is the heir:
+// the release hands it the lock, and it sends no attempt after that. A
+// second waiter, in another process, is woken by that grant and tries once
+// ("waited"), which makes it the heir of the new grant: the next release
+// hands over too.
+func TestMutexAttemptsSayWhatTheyAre(t *testing.T) {
 	prefix := uniquePrefix(t)
 	holder := runtime.New(redisClient(t), runtime.WithKeyPrefix(prefix))
 	t.Cleanup(func() { holder.Close() })
 	observe, busy := busySignal()
-	waiter, calls := countedLocker(t, prefix, runtime.WithObserver(observe))
+	first, firstCalls := countedLocker(t, prefix, runtime.WithObserver(observe))
+	observe2, busy2 := busySignal()
+	second, secondCalls := countedLocker(t, prefix, runtime.WithObserver(observe2))
 	ctx := ctxTimeout(t, 10*time.Second)
-	lock := runtime.Lock{Kind: runtime.Mutex, Key: "waited", Lease: 30 * time.Second}
+	lock := runtime.Lock{Kind: runtime.Mutex, Key: "argv4", Lease: 30 * time.Second}
 
 	h, err := holder.Acquire(ctx, lock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := acquireAsync(ctx, waiter, lock)
+	got := acquireAsync(ctx, first, lock)
 	waitBusy(t, busy, 2)
+	got2 := acquireAsync(ctx, second, lock)
+	waitBusy(t, busy2, 2)
 	if err := h.Release(); err != nil {
 		t.Fatal(err)
 	}
 	a := <-got
 	if a.err != nil {
-		t.Fatalf("waiter: %v", a.err)
+		t.Fatalf("first waiter: %v", a.err)
 	}
+	waitBusy(t, busy2, 1) // woken by the grant, it tried once more
 	if err := a.h.Release(); err != nil {
 		t.Fatal(err)
 	}
-	want := []bool{false, false, true}
-	if got := calls.waitedFlags(); !slices.Equal(got, want) {
-		t.Fatalf(`"waited" sent per attempt: %v, want %v (first attempt, retry after subscribing, attempt after the wake)`, got, want)
+	b := <-got2
+	if b.err != nil {
+		t.Fatalf("second waiter: %v", b.err)
+	}
+	if err := b.h.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := firstCalls.argv4(), []string{"", "retry"}; !slices.Equal(got, want) {
+		t.Errorf("first waiter's ARGV[4] per attempt: %q, want %q (first attempt, retry after subscribing, then handed the lock)", got, want)
+	}
+	if got, want := secondCalls.argv4(), []string{"", "retry", "waited"}; !slices.Equal(got, want) {
+		t.Errorf("second waiter's ARGV[4] per attempt: %q, want %q (first attempt, retry after subscribing, woken by the grant, then handed the lock)", got, want)
 	}
 }

@@ -44,6 +44,10 @@ type wakeChannel struct {
 	unsub   func()    // nil if the subscription failed
 	idle    time.Time // when the last waiter left; zero while it has waiters
 
+	// grantWakesNext: a grant wakes one more parked waiter of this process
+	// (mutex), whose attempt makes it the next heir; see deliver.
+	grantWakesNext bool
+
 	// retryBy is the earliest retry time a busy reply gave a waiter of this
 	// channel that has not passed yet (zero if none): some waiter of this
 	// process tries again by then even if no wake message comes. A newcomer
@@ -63,11 +67,13 @@ type waiter struct {
 	// Waiters not parked yet are about to try and need no nudge.
 	parked bool
 
-	// placeKept is when the latest request that kept the waiter's place in
-	// a fair queue (a busy acquire, a heartbeat) was sent, among those whose
-	// reply said so. A lock handed over to the waiter (grant) lives in Redis
-	// until its place would have run out, which is at least a lease after
-	// that: the holder counts its lease from there.
+	// placeKept is when the latest request that registered the waiter for
+	// a hand-over was sent, among those whose reply said so: a busy acquire
+	// or a heartbeat that kept its place in a fair queue, a busy mutex
+	// acquire that made it the heir. A lock handed over to the waiter
+	// (grant) lives in Redis until that registration would have run out,
+	// which is at least a lease after it was sent: the holder counts its
+	// lease from there.
 	placeKept time.Time
 	// granted says that a "grant:<fence>:<holder>" message handed the lock
 	// to this waiter, with fence grantFence.
@@ -82,13 +88,13 @@ func newWakeups(b Backend) *wakeups {
 // join registers a waiter on channel and returns once the channel is
 // subscribed (or the subscription failed, in which case the waiter still
 // works, on its timer alone, and the error is returned with it).
-func (m *wakeups) join(ctx context.Context, channel, holder string) (*waiter, error) {
+func (m *wakeups) join(ctx context.Context, channel, holder string, grantWakesNext bool) (*waiter, error) {
 	w := &waiter{holder: holder, wake: make(chan struct{}, 1)}
 	m.mu.Lock()
 	wc := m.channels[channel]
 	first := wc == nil
 	if first {
-		wc = &wakeChannel{name: channel, ready: make(chan struct{})}
+		wc = &wakeChannel{name: channel, ready: make(chan struct{}), grantWakesNext: grantWakesNext}
 		m.channels[channel] = wc
 	}
 	wc.waiters = append(wc.waiters, w)
@@ -151,13 +157,14 @@ func (m *wakeups) joinLive(channel, holder string, queue bool) (w *waiter, queue
 }
 
 // busy records that w got a busy reply, to an attempt sent at sent, telling
-// it to retry by retryAt.
-func (m *wakeups) busy(w *waiter, sent, retryAt time.Time) {
+// it to retry by retryAt; kept says that the reply registered w for a
+// hand-over (see waiter.placeKept).
+func (m *wakeups) busy(w *waiter, sent, retryAt time.Time, kept bool) {
 	wc := w.ch
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	w.parked = true
-	if sent.After(w.placeKept) {
+	if kept && sent.After(w.placeKept) {
 		w.placeKept = sent
 	}
 	if wc.retryBy.IsZero() || !wc.retryBy.After(time.Now()) || retryAt.Before(wc.retryBy) {
@@ -310,8 +317,7 @@ func (m *wakeups) deliver(wc *wakeChannel, payload string) {
 	defer m.mu.Unlock()
 	switch {
 	case strings.HasPrefix(payload, "grant:"):
-		// "grant:<fence>:<holder>": a fair lock handed to holder. Other
-		// processes' waiters ignore it.
+		// "grant:<fence>:<holder>": the lock handed to holder.
 		fence, holder, _ := strings.Cut(payload[len("grant:"):], ":")
 		f, err := strconv.ParseInt(fence, 10, 64)
 		if err != nil || holder == "" {
@@ -322,6 +328,18 @@ func (m *wakeups) deliver(wc *wakeChannel, payload string) {
 			if w.holder == holder {
 				w.granted, w.grantFence = true, f
 				signal(w)
+			}
+		}
+		// A mutex has one heir at a time. The process's next parked waiter
+		// tries once, so that the grant just made gets an heir too: then
+		// its release hands over again, instead of waking waiters that
+		// must come and take it. Each process sends one such attempt, so
+		// every process has a chance at the next turn.
+		if wc.grantWakesNext {
+			for _, w := range wc.waiters {
+				if w.holder != holder && w.parked && trySignal(w) {
+					break
+				}
 			}
 		}
 	case strings.HasPrefix(payload, "n:"):

@@ -1,0 +1,245 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lockgen/lockgen/lua"
+	"github.com/lockgen/lockgen/runtime"
+)
+
+// A fair release hands the lock to the head of the queue, a mutex release
+// to its heir, and says so in the wake message ("grant:<fence>:<holder>"):
+// the waiter returns from Acquire without another attempt of its own.
+
+// dropGrants is a Backend that loses every "grant:" wake message, as a
+// broken Pub/Sub connection would, and counts them.
+type dropGrants struct {
+	runtime.Backend
+	dropped atomic.Int64
+}
+
+func (d *dropGrants) Subscribe(ctx context.Context, channel string, deliver func(string)) (func(), error) {
+	return d.Backend.Subscribe(ctx, channel, func(payload string) {
+		if strings.HasPrefix(payload, "grant:") {
+			d.dropped.Add(1)
+			return
+		}
+		deliver(payload)
+	})
+}
+
+// The head of the queue gets the lock from the release alone: not one
+// fair_acquire after the holder released.
+func TestFairHandoffNeedsNoAttempt(t *testing.T) {
+	prefix := uniquePrefix(t)
+	holder := runtime.New(redisClient(t), runtime.WithKeyPrefix(prefix))
+	t.Cleanup(func() { holder.Close() })
+	observe, busy := busySignal()
+	calls := &scriptCalls{script: lua.FairAcquire}
+	rdb := redisClient(t)
+	rdb.AddHook(calls)
+	waiter := runtime.New(rdb, runtime.WithKeyPrefix(prefix), runtime.WithObserver(observe))
+	t.Cleanup(func() { waiter.Close() })
+	ctx := ctxTimeout(t, 10*time.Second)
+	lock := runtime.Lock{Kind: runtime.Fair, Key: "handoff", Lease: 30 * time.Second}
+
+	h, err := holder.Acquire(ctx, lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := runtime.Fence(h.Context())
+	got := acquireAsync(ctx, waiter, lock)
+	waitBusy(t, busy, 2) // attempt, subscribe, attempt
+	time.Sleep(20 * time.Millisecond)
+	before := calls.count()
+	if err := h.Release(); err != nil {
+		t.Fatal(err)
+	}
+	a := <-got
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	defer a.h.Release()
+	if n := calls.count() - before; n != 0 {
+		t.Errorf("the head sent %d fair_acquire after the release, want 0 (handed over)", n)
+	}
+	if fence, ok := runtime.Fence(a.h.Context()); !ok || fence <= first {
+		t.Errorf("fence of the handed-over lock %d (%v), want > %d", fence, ok, first)
+	}
+}
+
+// exclusiveKinds are the kinds whose release hands the lock over.
+var exclusiveKinds = []runtime.Kind{runtime.Fair, runtime.Mutex}
+
+// The grant message is lost: the waiter still gets the lock, from its next
+// attempt (or fair heartbeat), as one hold (its release frees the lock).
+func TestLostGrantIsClaimed(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, tg target) {
+		for _, kind := range exclusiveKinds {
+			t.Run(kind.String(), func(t *testing.T) {
+				var drop *dropGrants
+				observe, busy := busySignal()
+				waiter := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
+					drop = &dropGrants{Backend: b}
+					return drop
+				}, runtime.WithObserver(observe))
+				holder := tg.newLocker(t)
+				ctx := ctxTimeout(t, 10*time.Second)
+				lock := runtime.Lock{Kind: kind, Key: "lost", Lease: 600 * time.Millisecond}
+				h, err := holder.Acquire(ctx, lock)
+				if err != nil {
+					t.Fatal(err)
+				}
+				first, _ := runtime.Fence(h.Context())
+				got := acquireAsync(ctx, waiter, lock)
+				waitBusy(t, busy, 2) // attempt, subscribe, attempt
+				released := time.Now()
+				if err := h.Release(); err != nil {
+					t.Fatal(err)
+				}
+				a := <-got
+				if a.err != nil {
+					t.Fatal(a.err)
+				}
+				if drop.dropped.Load() == 0 {
+					t.Fatal("no grant message was published (and dropped)")
+				}
+				// Claimed by the retry timer (the holder's lease left, a
+				// little less than the lease) or a fair heartbeat (lease/3).
+				if d := a.at.Sub(released); d > lock.Lease+200*time.Millisecond {
+					t.Errorf("lost grant claimed %v after the release, want within the lease %v (+200ms)", d, lock.Lease)
+				}
+				if fence, _ := runtime.Fence(a.h.Context()); fence <= first {
+					t.Errorf("fence %d, want > %d", fence, first)
+				}
+				v, err := tg.do(t, "GET", "@"+kind.String()+":{lost}")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s, _ := v.(string); !strings.Contains(s, " 1 ") {
+					t.Errorf("lock value after the claim %q, want one hold", s)
+				}
+				if err := a.h.Release(); err != nil {
+					t.Fatal(err)
+				}
+				assertFree(t, ctx, tg, lock)
+			})
+		}
+	})
+}
+
+// The waiter gives up after the lock was handed to it but before it heard:
+// the lock is given back at once, not left to run out its lease.
+func TestGrantGivenBackOnGiveUp(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, tg target) {
+		for _, kind := range exclusiveKinds {
+			t.Run(kind.String(), func(t *testing.T) {
+				var drop *dropGrants
+				observe, busy := busySignal()
+				waiter := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
+					drop = &dropGrants{Backend: b}
+					return drop
+				}, runtime.WithObserver(observe))
+				holder := tg.newLocker(t)
+				ctx := ctxTimeout(t, 10*time.Second)
+				lock := runtime.Lock{Kind: kind, Key: "giveback", Lease: 20 * time.Second}
+				h, err := holder.Acquire(ctx, lock)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cctx, cancel := context.WithCancel(ctx)
+				defer cancel()
+				got := acquireAsync(cctx, waiter, lock)
+				waitBusy(t, busy, 2)
+				if err := h.Release(); err != nil {
+					t.Fatal(err)
+				}
+				for deadline := time.Now().Add(5 * time.Second); drop.dropped.Load() == 0; time.Sleep(time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatal("no grant message within 5s")
+					}
+				}
+				cancel()
+				if a := <-got; !errors.Is(a.err, context.Canceled) {
+					t.Fatalf("waiter: %v, want Canceled", a.err)
+				}
+				assertFree(t, ctx, tg, lock)
+			})
+		}
+	})
+}
+
+// A lock handed over counts its lease from the waiter's last request that
+// registered it (a busy attempt, a fair heartbeat), not from the message:
+// Redis keeps it only until that registration would have run out. With
+// renew=false the holder's context must end before Redis's key does.
+func TestGrantLeaseCountsFromTheRegistration(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, tg target) {
+		for _, kind := range exclusiveKinds {
+			t.Run(kind.String(), func(t *testing.T) {
+				observe, busy := busySignal()
+				holder, waiter := tg.newLocker(t), tg.newLocker(t, runtime.WithObserver(observe))
+				ctx := ctxTimeout(t, 10*time.Second)
+				lock := runtime.Lock{Kind: kind, Key: "anchor", Lease: 3 * time.Second, NoRenew: true}
+				h, err := holder.Acquire(ctx, lock)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := acquireAsync(ctx, waiter, lock)
+				waitBusy(t, busy, 2)
+				time.Sleep(600 * time.Millisecond) // the registration ages; no fair heartbeat before lease/3
+				if err := h.Release(); err != nil {
+					t.Fatal(err)
+				}
+				a := <-got
+				if a.err != nil {
+					t.Fatal(a.err)
+				}
+				defer a.h.Release()
+				end, ok := a.h.Context().Deadline()
+				if !ok {
+					t.Fatal("renew=false holder has no deadline")
+				}
+				v, err := tg.do(t, "PTTL", "@"+kind.String()+":{anchor}")
+				if err != nil {
+					t.Fatal(err)
+				}
+				pttl, _ := v.(int64)
+				expires := time.Now().Add(time.Duration(pttl) * time.Millisecond)
+				if pttl <= 0 || !end.Before(expires) {
+					t.Errorf("holder's context ends at +%v, Redis's key at +%v (PTTL %d): the context must end first",
+						time.Until(end).Round(time.Millisecond), time.Until(expires).Round(time.Millisecond), pttl)
+				}
+				if pttl > (lock.Lease - 400*time.Millisecond).Milliseconds() {
+					t.Errorf("PTTL %d ms after a hand-over to a registration 600 ms old, want about %d (not a new lease)",
+						pttl, (lock.Lease - 600*time.Millisecond).Milliseconds())
+				}
+			})
+		}
+	})
+}
+
+// assertFree checks that nobody holds lock: a try-once acquire gets it,
+// within the 10 ms a mutex release may reserve it for woken waiters.
+func assertFree(t *testing.T, ctx context.Context, tg target, lock runtime.Lock) {
+	t.Helper()
+	lock.Wait = runtime.NoWait
+	l := tg.newLocker(t)
+	for deadline := time.Now().Add(100 * time.Millisecond); ; time.Sleep(5 * time.Millisecond) {
+		h, err := l.Acquire(ctx, lock)
+		if err == nil {
+			if err := h.Release(); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lock not free: %v", err)
+		}
+	}
+}
