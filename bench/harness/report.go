@@ -41,6 +41,16 @@ func WriteMarkdown(w io.Writer, res *Results, svgName string) error {
 		p("| %s | %s | %s | %s | %s |", t.Peer, t.What, t.Limit, fmtSpread(t.Measured, 2)+unitSuffix(t.Unit, t.Missing), t.Result())
 	}
 	p("")
+	for _, lp := range lockgenPeers(res.Opts) {
+		floor := overReps(res.Reps, uncontendedMetric(lp, func(u UncontendedResult, _ Rep) float64 {
+			return ratio(2*micros(u.EmptyScript.P50), floorMicros(u))
+		}))
+		own := overReps(res.Reps, uncontendedMetric(lp, func(u UncontendedResult, _ Rep) float64 {
+			return ratio(micros(u.Cycle.P50), 2*micros(u.EmptyScript.P50))
+		}))
+		p("Script floor, %s pass: two EVALSHAs of an empty script took %s × two PINGs; the cycle took %s × those two empty script calls (section 1).", lp, fmtSpread(floor, 2), fmtSpread(own, 2))
+		p("")
+	}
 
 	p("## Libraries and settings")
 	p("")
@@ -73,18 +83,20 @@ func WriteMarkdown(w io.Writer, res *Results, svgName string) error {
 func writeUncontended(p func(string, ...any), res *Results) {
 	p("## 1. Uncontended acquire + release")
 	p("")
-	p("One goroutine takes a free lock and gives it back, %d times per repetition. The floor is two PING round trips on another go-redis connection, one PING timed after every cycle, so that the floor is measured under the same load as the cycles. Allocations (whole process, background goroutines included) are counted in a separate pass without the PINGs.", res.Opts.UncontendedIters)
+	p("One goroutine takes a free lock and gives it back, %d times per repetition. The floor is two PING round trips on another go-redis connection, one PING timed after every cycle, so that the floor is measured under the same load as the cycles. The script floor is two EVALSHAs of an empty script (`return 1`), timed after each PING on the same connection: what any lock pays whose acquire and release are one script call each, before its scripts do any work. Allocations (whole process, background goroutines included) are counted in a separate pass without the PINGs.", res.Opts.UncontendedIters)
 	p("")
-	p("| peer | p50 µs | p99 µs | allocs/op | floor (2 × PING p50) µs | p50 ÷ floor | p50 ÷ best other library |")
-	p("| --- | --- | --- | --- | --- | --- | --- |")
+	p("| peer | p50 µs | p99 µs | allocs/op | floor (2 × PING p50) µs | p50 ÷ floor | script floor (2 × empty EVALSHA p50) µs | script floor ÷ floor | p50 ÷ best other library |")
+	p("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, pr := range res.Opts.Peers {
 		name := pr.Name()
-		p("| %s | %s | %s | %s | %s | %s | %s |", name,
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |", name,
 			fmtSpread(overReps(res.Reps, uncontendedMetric(name, func(u UncontendedResult, _ Rep) float64 { return micros(u.Cycle.P50) })), 0),
 			fmtSpread(overReps(res.Reps, uncontendedMetric(name, func(u UncontendedResult, _ Rep) float64 { return micros(u.Cycle.P99) })), 0),
 			fmtSpread(overReps(res.Reps, uncontendedMetric(name, func(u UncontendedResult, _ Rep) float64 { return u.AllocsPerOp })), 0),
 			fmtSpread(overReps(res.Reps, uncontendedMetric(name, func(u UncontendedResult, _ Rep) float64 { return floorMicros(u) })), 0),
 			fmtSpread(overReps(res.Reps, uncontendedMetric(name, func(u UncontendedResult, r Rep) float64 { return ratio(micros(u.Cycle.P50), floorMicros(u)) })), 2),
+			fmtSpread(overReps(res.Reps, uncontendedMetric(name, func(u UncontendedResult, _ Rep) float64 { return 2 * micros(u.EmptyScript.P50) })), 0),
+			fmtSpread(overReps(res.Reps, uncontendedMetric(name, func(u UncontendedResult, _ Rep) float64 { return ratio(2*micros(u.EmptyScript.P50), floorMicros(u)) })), 2),
 			fmtSpread(overReps(res.Reps, uncontendedMetric(name, func(u UncontendedResult, r Rep) float64 { return ratio(micros(u.Cycle.P50), bestPeerUncontended(r)) })), 2))
 	}
 	p("")

@@ -20,7 +20,12 @@ type UncontendedResult struct {
 	// Ping: PINGs interleaved with the cycles on another go-redis
 	// connection, so that the floor (2 × Ping.P50) is taken under the same
 	// machine load as the cycles it is compared with.
-	Ping        Latency
+	Ping Latency
+	// EmptyScript: an EVALSHA of "return 1" on the PING connection, timed
+	// after each PING. Two of them are the floor of any lock whose acquire
+	// and release are one script call each: what Redis charges for running
+	// a script at all, before the script does anything.
+	EmptyScript Latency
 	AllocsPerOp float64 // heap allocations per cycle in the whole process
 	Unavailable bool    // the peer cannot run in this build
 	Err         string
@@ -76,8 +81,14 @@ func runUncontended(ctx context.Context, addr string, p peers.Peer, n int) Uncon
 		res.Err = fmt.Sprintf("ping: %v", err)
 		return res
 	}
+	empty := redis.NewScript("return 1")
+	if err := empty.Load(lctx, pinger).Err(); err != nil {
+		res.Err = fmt.Sprintf("script load: %v", err)
+		return res
+	}
 	sample := make([]time.Duration, 0, n)
 	pings := make([]time.Duration, 0, n)
+	scripts := make([]time.Duration, 0, n)
 	for i := 0; i < n; i++ {
 		t0 := time.Now()
 		if err := cycle(); err != nil {
@@ -89,10 +100,17 @@ func runUncontended(ctx context.Context, addr string, p peers.Peer, n int) Uncon
 			res.Err = fmt.Sprintf("ping: %v", err)
 			return res
 		}
+		t2 := time.Now()
+		if err := empty.EvalSha(lctx, pinger, []string{key}).Err(); err != nil {
+			res.Err = fmt.Sprintf("empty script: %v", err)
+			return res
+		}
 		sample = append(sample, t1.Sub(t0))
-		pings = append(pings, time.Since(t1))
+		pings = append(pings, t2.Sub(t1))
+		scripts = append(scripts, time.Since(t2))
 	}
 	res.Cycle = summarize(sample)
 	res.Ping = summarize(pings)
+	res.EmptyScript = summarize(scripts)
 	return res
 }
