@@ -35,9 +35,15 @@
 // (sharded Pub/Sub on Cluster), with the lease's remaining time as a
 // backstop. One Pub/Sub connection per Redis node carries the channels of
 // every waiter of the Locker; its reading goroutine wakes the waiter
-// directly, so a handoff costs the release, the message and the waiter's
-// acquire, and nothing else (BenchmarkHandoff reports it in PING round
-// trips). A channel stays subscribed for two seconds after its last waiter
+// directly. An exclusive lock is not even left free for the waiter to come
+// and take: the release hands it over, to the head of a fair lock's queue
+// or to a mutex's heir (the first caller that got busy), and the message
+// says so, with the fence. A handoff thus costs the release and the
+// message, and nothing else (BenchmarkHandoff reports it in PING round
+// trips). A waiter counts the lease of a lock handed to it from its last
+// request that registered it, sent before Redis started that lease, so its
+// deadline still falls first; a waiter that misses the message claims the
+// lock on its next attempt, and one that gives up gives it back. A channel stays subscribed for two seconds after its last waiter
 // got the lock or gave up, so the next waiter on a hot key skips the
 // SUBSCRIBE, and, since it listens before its first attempt, the second
 // attempt that a fresh subscription needs to cover a wake published in
