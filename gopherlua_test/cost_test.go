@@ -3,6 +3,8 @@ package gopherlua_test
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,19 +34,51 @@ type costCase struct {
 // reservation is what a contended mutex release leaves for the waiters.
 const reservation = "! 0 1700000000000000 1"
 
+// heldWithHeir: A holds the mutex, B got busy and is its heir.
+var heldWithHeir = [][]string{{"mutex_acquire", "A", "1000"}, {"mutex_acquire", "B", "1000"}}
+
+// handedToHeir: A's release handed the mutex to its heir B.
+var handedToHeir = [][]string{{"mutex_acquire", "A", "1000"}, {"mutex_acquire", "B", "1000"}, {"mutex_release", "A", "1000"}}
+
+// costAfter: for the paths that the setup alone does not make certain, B
+// after the measured call, so that a row measures the path it names.
+var costAfter = map[string]*regexp.Regexp{
+	"mutex busy, becomes heir":        regexp.MustCompile(`^A 1 \d+ 1 B \d+$`),
+	"mutex busy, heir again":          regexp.MustCompile(`^A 1 \d+ 1 B \d+$`),
+	"mutex busy, live heir":           regexp.MustCompile(`^A 1 \d+ 1 B \d+$`),
+	"mutex busy, once":                regexp.MustCompile(`^A 1 \d+ 0$`),
+	"mutex release, hands over":       regexp.MustCompile(`^B 1 \d+ 1$`),
+	"mutex release, waiters, no heir": regexp.MustCompile(`^! 0 \d+ 1$`),
+	"mutex claim (retry, handed)":     regexp.MustCompile(`^B 1 \d+ 1$`),
+	"mutex claim (waited, handed)":    regexp.MustCompile(`^B 1 \d+ 1$`),
+	"mutex_leave, heir":               regexp.MustCompile(`^A 1 \d+ 1$`),
+	"mutex_leave, not heir":           regexp.MustCompile(`^A 1 \d+ 1 B \d+$`),
+	"mutex_leave, grant to new heir":  regexp.MustCompile(`^C 1 \d+ 1$`),
+	"mutex_leave, grant reserved":     regexp.MustCompile(`^! 0 \d+ 1$`),
+}
+
 // costCases pin the common paths. The package documentation of lua carries
 // the same table; change both together.
 var costCases = []costCase{
 	{"mutex uncontended acquire", mutexFamily, nil, "", []string{"mutex_acquire", "A", "1000"}, 3},
 	{"mutex reentrant acquire", mutexFamily, [][]string{{"mutex_acquire", "A", "1000"}}, "", []string{"mutex_acquire", "A", "1000"}, 2},
-	{"mutex busy (first)", mutexFamily, [][]string{{"mutex_acquire", "A", "1000"}}, "", []string{"mutex_acquire", "B", "1000"}, 3},
-	{"mutex busy (again)", mutexFamily, [][]string{{"mutex_acquire", "A", "1000"}, {"mutex_acquire", "B", "1000"}}, "", []string{"mutex_acquire", "B", "1000"}, 2},
+	{"mutex busy, becomes heir", mutexFamily, [][]string{{"mutex_acquire", "A", "1000"}}, "", []string{"mutex_acquire", "B", "1000"}, 4},
+	{"mutex busy, heir again", mutexFamily, heldWithHeir, "", []string{"mutex_acquire", "B", "1000", "retry"}, 4},
+	{"mutex busy, live heir", mutexFamily, heldWithHeir, "", []string{"mutex_acquire", "C", "1000"}, 3},
+	{"mutex busy, once", mutexFamily, [][]string{{"mutex_acquire", "A", "1000"}}, "", []string{"mutex_acquire", "B", "1000", "once"}, 2},
 	{"mutex renew", mutexFamily, [][]string{{"mutex_acquire", "A", "1000"}}, "", []string{"mutex_renew", "A", "1000"}, 2},
 	{"mutex release, no waiters", mutexFamily, [][]string{{"mutex_acquire", "A", "1000"}}, "", []string{"mutex_release", "A", "1000"}, 3},
-	{"mutex release, waiters", mutexFamily, [][]string{{"mutex_acquire", "A", "1000"}, {"mutex_acquire", "B", "1000"}}, "", []string{"mutex_release", "A", "1000"}, 4},
+	{"mutex release, hands over", mutexFamily, heldWithHeir, "", []string{"mutex_release", "A", "1000"}, 4},
+	{"mutex release, waiters, no heir", mutexFamily, slices.Concat(heldWithHeir, [][]string{{"mutex_leave", "B", "1000"}}), "", []string{"mutex_release", "A", "1000"}, 4},
 	{"mutex release, reentrant", mutexFamily, [][]string{{"mutex_acquire", "A", "1000"}, {"mutex_acquire", "A", "1000"}}, "", []string{"mutex_release", "A", "1000"}, 2},
 	{"mutex busy (reserved)", mutexFamily, nil, reservation, []string{"mutex_acquire", "C", "1000"}, 2},
 	{"mutex acquire, reserved, waited", mutexFamily, nil, reservation, []string{"mutex_acquire", "B", "1000", "waited"}, 3},
+	{"mutex claim (retry, handed)", mutexFamily, handedToHeir, "", []string{"mutex_acquire", "B", "1000", "retry"}, 2},
+	{"mutex claim (waited, handed)", mutexFamily, handedToHeir, "", []string{"mutex_acquire", "B", "1000", "waited"}, 2},
+	{"mutex_leave, heir", mutexFamily, heldWithHeir, "", []string{"mutex_leave", "B", "1000"}, 2},
+	{"mutex_leave, not heir", mutexFamily, heldWithHeir, "", []string{"mutex_leave", "C", "1000"}, 1},
+	{"mutex_leave, grant to new heir", mutexFamily, slices.Concat(handedToHeir, [][]string{{"mutex_acquire", "C", "1000"}}), "", []string{"mutex_leave", "B", "1000"}, 4},
+	{"mutex_leave, grant reserved", mutexFamily, handedToHeir, "", []string{"mutex_leave", "B", "1000"}, 4},
 
 	{"fair uncontended acquire", fairFamily, nil, "", []string{"fair_acquire", "A", "1000"}, 4},
 	{"fair reentrant acquire", fairFamily, [][]string{{"fair_acquire", "A", "1000"}}, "", []string{"fair_acquire", "A", "1000"}, 4},
@@ -112,6 +146,16 @@ func TestCommandCost(t *testing.T) {
 		fmt.Fprintf(&report, "  %-32s %2d  %s\n", c.path, total, strings.Join(names, " "))
 		if total != c.want {
 			t.Errorf("%s: %d commands (%s), pinned at %d", c.path, total, strings.Join(names, " "), c.want)
+		}
+		if re := costAfter[c.path]; re != nil {
+			if v, err := rdb.Get(ctx, sc.keyNames()[0]).Result(); err != nil || !re.MatchString(v) {
+				t.Errorf("%s: B is %q (%v) after the call, want %s: not the path measured", c.path, v, err, re)
+			}
+		}
+	}
+	for path := range costAfter {
+		if !slices.ContainsFunc(costCases, func(c costCase) bool { return c.path == path }) {
+			t.Errorf("costAfter names %q, which is no row", path)
 		}
 	}
 	t.Log(report.String())

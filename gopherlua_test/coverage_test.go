@@ -69,3 +69,23 @@ func TestCoverage(t *testing.T) {
 	}
 	t.Log(report.String())
 }
+
+// TestFamiliesCoverEveryScript: the scenarios that run every script of a
+// family (malformedScenarios) find the scripts by name prefix, so each
+// script of package lua must belong to exactly one family.
+func TestFamiliesCoverEveryScript(t *testing.T) {
+	seen := map[string]string{}
+	for _, f := range families {
+		for _, s := range f.scripts() {
+			if other, ok := seen[s.Name]; ok {
+				t.Errorf("%s belongs to families %s and %s", s.Name, other, f.name)
+			}
+			seen[s.Name] = f.name
+		}
+	}
+	for _, s := range lua.All() {
+		if _, ok := seen[s.Name]; !ok {
+			t.Errorf("%s belongs to no family", s.Name)
+		}
+	}
+}

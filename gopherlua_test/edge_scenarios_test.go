@@ -61,19 +61,19 @@ func edgeScenarios() []*scenario {
 			wakes: []string{grantWake("B"), grantWake("C"), grantWake("D"), grantWake("F")},
 		},
 		{
-			// On Cluster the runtime passes SPUBLISH; wake-ups then travel
-			// as sharded messages on the lock's slot.
+			// On Cluster the runtime passes SPUBLISH; wake-ups, grants
+			// included, then travel as sharded messages on the lock's slot.
 			name: "mutex-sharded-wake", fam: mutexFamily, sharded: true,
 			steps: []step{
 				{at: 0, script: lua.MutexAcquire, holder: "A", lease: 1000 * ms, want: granted()},
-				{at: 10 * ms, script: lua.MutexAcquire, holder: "B", lease: 1000 * ms, want: busy(990)},
-				{at: 20 * ms, script: lua.MutexRelease, holder: "A", lease: 1000 * ms, want: integer(0)},
-				{at: 30 * ms, script: lua.MutexAcquire, holder: "B", lease: 1000 * ms, extra: []string{"waited"}, want: granted()},
-				// B says it waited, so its grant stays marked and its
-				// release wakes too.
+				{at: 10 * ms, script: lua.MutexAcquire, holder: "B", lease: 1000 * ms, want: heirBusy(990)},
+				{at: 20 * ms, script: lua.MutexRelease, holder: "A", lease: 1000 * ms, want: integer(0),
+					expect: []keyWant{{holder: "B", count: 1, ttl: 990 * ms, handed: true}}},
+				{at: 30 * ms, script: lua.MutexAcquire, holder: "B", lease: 1000 * ms, extra: []string{"waited"}, want: claimed()},
+				// B's grant stays marked, so its release wakes too.
 				{at: 40 * ms, script: lua.MutexRelease, holder: "B", lease: 1000 * ms, want: integer(0)},
 			},
-			wakes: []string{"n:1", "n:1"},
+			wakes: []string{grantWake("B"), "n:1"},
 		},
 		{
 			name: "tomb-mutex", fam: mutexFamily, shimOnly: true,
@@ -86,9 +86,20 @@ func edgeScenarios() []*scenario {
 				{at: 0, script: lua.MutexRenew, holder: "A", lease: 100 * ms, want: integer(0)},
 				{at: 0, script: lua.MutexAcquire, holder: "B", lease: 100 * ms, want: granted()},
 				// The lease's last millisecond: still held, retry in 1 ms.
-				{at: 100 * ms, script: lua.MutexAcquire, holder: "C", lease: 100 * ms, want: busy(1)},
+				{at: 100 * ms, script: lua.MutexAcquire, holder: "C", lease: 100 * ms, want: heirBusy(1)},
 				{at: 101 * ms, script: lua.MutexAcquire, holder: "C", lease: 100 * ms, want: granted()},
+				// Handed over in the microsecond of the grant: the fence
+				// still rises.
+				{at: 101 * ms, script: lua.MutexAcquire, holder: "D", lease: 100 * ms, want: heirBusy(100)},
+				{at: 101 * ms, script: lua.MutexRelease, holder: "C", lease: 100 * ms, want: integer(0),
+					expect: []keyWant{{holder: "D", count: 1, ttl: 100 * ms, handed: true}}},
+				// Given back unused in that microsecond, nobody waiting:
+				// the reservation outlives the fence tombstone.
+				{at: 101 * ms, script: lua.MutexLeave, holder: "D", lease: 100 * ms, want: integer(2),
+					expect: []keyWant{{holder: "!", count: 0, ttl: 10 * ms, waited: "1"}}},
+				{at: 101 * ms, script: lua.MutexAcquire, holder: "E", lease: 100 * ms, extra: []string{"waited"}, want: granted()},
 			},
+			wakes: []string{grantWake("D"), "n:1"},
 		},
 		{
 			name: "tomb-fair", fam: fairFamily, shimOnly: true,

@@ -1,6 +1,7 @@
 package gopherlua_test
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/lockgen/lockgen/lua"
@@ -22,29 +23,49 @@ var badArgv = [][]string{
 	{"A", "1000"},                                // publish command missing
 }
 
+// badLockValues are string lock values (mutex, fair) that no script wrote:
+// every script of the family must refuse them with "unexpected lock value".
+var badLockValues = []string{
+	"not a lock",
+	"A 1 1700000000000000 2",
+	"A x 1700000000000000 0",
+}
+
+// badHeirValues damage a mutex's heir fields ("<holder> <count> <fence> 1
+// <heir> <until>").
+var badHeirValues = []string{
+	"A 1 1700000000000000 1 B",                 // until missing
+	"A 1 1700000000000000 1 B x",               // until not a number
+	"A 1 1700000000000000 1 B -1700000000000",  // until with a sign
+	"A 1 1700000000000000 0 B 1700000000000",   // an heir on an unmarked lock
+	"A 1 1700000000000000 1 B 1700000000000 C", // a field too many
+	"A 1 1700000000000000 1  B 1700000000000",  // two spaces
+	"A 1 1700000000000000 1 B 1700000000000 ",  // trailing space
+}
+
 // malformedScenarios: for every family, a lock is held, then every script
-// of the family gets every malformed ARGV, too few KEYS, and (for string
-// locks) a damaged value; each must fail and leave every key as it was.
+// of the family (every script of package lua whose name has the family's
+// prefix) gets every malformed ARGV, too few KEYS, and (for string locks)
+// damaged values; each must fail and leave every key as it was.
 func malformedScenarios() []*scenario {
 	type fam struct {
-		f       family
-		take    *lua.Script
-		extra   []string
-		scripts []*lua.Script
-		damage  bool // the lock is a string whose damage scripts must refuse
+		f      family
+		take   *lua.Script
+		extra  []string
+		damage []string // string lock values the scripts must refuse
 	}
 	fams := []fam{
-		{mutexFamily, lua.MutexAcquire, nil, []*lua.Script{lua.MutexAcquire, lua.MutexRenew, lua.MutexRelease}, true},
-		{fairFamily, lua.FairAcquire, nil, []*lua.Script{lua.FairAcquire, lua.FairRenew, lua.FairRelease, lua.FairLeave, lua.FairHeartbeat}, true},
-		{rwFamily, lua.WriteAcquire, nil, []*lua.Script{lua.ReadAcquire, lua.ReadRenew, lua.ReadRelease, lua.WriteAcquire, lua.WriteRenew, lua.WriteRelease, lua.WriteLeave}, false},
-		{semFamily, lua.SemaphoreAcquire, []string{"1"}, []*lua.Script{lua.SemaphoreAcquire, lua.SemaphoreRenew, lua.SemaphoreRelease}, false},
+		{mutexFamily, lua.MutexAcquire, nil, slices.Concat(badLockValues, badHeirValues)},
+		{fairFamily, lua.FairAcquire, nil, badLockValues},
+		{rwFamily, lua.WriteAcquire, nil, nil},
+		{semFamily, lua.SemaphoreAcquire, []string{"1"}, nil},
 	}
 	var out []*scenario
 	for _, fm := range fams {
 		sc := &scenario{name: "malformed-" + fm.f.name, fam: fm.f}
 		sc.steps = append(sc.steps, step{at: 0, script: fm.take, holder: "A", lease: 5000 * ms, extra: fm.extra, want: granted()})
 		at := 10 * ms
-		for _, s := range fm.scripts {
+		for _, s := range fm.f.scripts() {
 			for _, args := range badArgv {
 				a := append([]string(nil), args...)
 				if s == lua.SemaphoreAcquire && len(a) == 3 {
@@ -54,11 +75,14 @@ func malformedScenarios() []*scenario {
 			}
 			good := []string{"A", "1000", "PUBLISH"}
 			if s == lua.MutexAcquire {
-				sc.steps = append(sc.steps, step{at: at, script: s, args: append(good, "maybe"), want: fails("ERR lockgen:"), unchanged: true})
+				// ARGV[4] is absent, "once", "retry" or "waited", spelt so.
+				for _, a4 := range []string{"maybe", "", "x", "RETRY", "Waited", "once ", "retried"} {
+					sc.steps = append(sc.steps, step{at: at, script: s, args: append(good, a4), want: fails("ERR lockgen:"), unchanged: true})
+				}
 			}
 			if s == lua.FairAcquire {
-				// ARGV[4] is absent or "waited"; "once" is the mutex's only.
-				for _, a4 := range []string{"maybe", "", "WAITED", "once"} {
+				// ARGV[4] is absent or "waited"; "once" and "retry" are the mutex's only.
+				for _, a4 := range []string{"maybe", "", "WAITED", "once", "retry"} {
 					sc.steps = append(sc.steps, step{at: at, script: s, args: append(good, a4), want: fails("ERR lockgen:"), unchanged: true})
 				}
 			}
@@ -71,12 +95,26 @@ func malformedScenarios() []*scenario {
 			sc.steps = append(sc.steps, step{at: at, script: s, keys: sc.keyNames()[:1], args: good, want: fails("ERR lockgen:"), unchanged: true})
 			at += 10 * ms
 		}
-		if fm.damage {
-			b := sc.keyNames()[0]
-			sc.steps = append(sc.steps, step{at: at, raw: []string{"SET", b, "not a lock", "PX", "5000"}, want: isOK()})
-			for _, s := range fm.scripts {
-				sc.steps = append(sc.steps, step{at: at + 10*ms, script: s, holder: "A", lease: 1000 * ms, want: fails("ERR lockgen:"), unchanged: true})
+		b := sc.keyNames()[0]
+		for _, v := range fm.damage {
+			sc.steps = append(sc.steps, step{at: at, raw: []string{"SET", b, v, "PX", "5000"}, want: isOK()})
+			for _, s := range fm.f.scripts() {
+				kinds := [][]string{nil} // every ARGV[4] the script takes
+				switch s {
+				case lua.MutexAcquire:
+					kinds = append(kinds, []string{"once"}, []string{"retry"}, []string{"waited"})
+				case lua.FairAcquire:
+					kinds = append(kinds, []string{"waited"})
+				}
+				// The holder in the value, its heir and a stranger alike.
+				for _, h := range []string{"A", "B", "C"} {
+					for _, a4 := range kinds {
+						sc.steps = append(sc.steps, step{at: at, script: s, holder: h, lease: 1000 * ms, extra: a4,
+							want: fails("ERR lockgen: unexpected lock value"), unchanged: true})
+					}
+				}
 			}
+			at += 10 * ms
 		}
 		out = append(out, sc)
 	}

@@ -16,17 +16,35 @@ import (
 
 // family names the KEYS of one lock family, in the order the scripts take
 // them (docs/design.md, "Script protocol"); the last one is the wake channel.
+// ops are the prefixes of its scripts' names.
 type family struct {
 	name     string
 	suffixes []string
+	ops      []string
 }
 
 var (
-	mutexFamily = family{"mutex", []string{"", ":wake"}}
-	fairFamily  = family{"fair", []string{"", ":queue", ":alive", ":wake"}}
-	rwFamily    = family{"rw", []string{"", ":readers", ":wake"}}
-	semFamily   = family{"sem", []string{"", ":holds", ":wake"}}
+	mutexFamily = family{"mutex", []string{"", ":wake"}, []string{"mutex_"}}
+	fairFamily  = family{"fair", []string{"", ":queue", ":alive", ":wake"}, []string{"fair_"}}
+	rwFamily    = family{"rw", []string{"", ":readers", ":wake"}, []string{"read_", "write_"}}
+	semFamily   = family{"sem", []string{"", ":holds", ":wake"}, []string{"semaphore_"}}
+
+	families = []family{mutexFamily, fairFamily, rwFamily, semFamily}
 )
+
+// scripts returns every script of the family (lua.All, so a script added
+// to package lua is picked up), sorted by name.
+func (f family) scripts() []*lua.Script {
+	var out []*lua.Script
+	for _, s := range lua.All() {
+		for _, op := range f.ops {
+			if strings.HasPrefix(s.Name, op) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
 
 // scenario is a story told to one lock: steps at offsets of a clock that
 // starts when the scenario starts.
@@ -148,11 +166,11 @@ func play(t *testing.T, sc *scenario, tg target, tol time.Duration) []stepResult
 	return trace
 }
 
-// grantPattern starts a wanted wake message that matches a fair hand-over
-// to the holder that follows it, whatever the fence.
+// grantPattern starts a wanted wake message that matches a hand-over (fair
+// or mutex) to the holder that follows it, whatever the fence.
 const grantPattern = "grant:*:"
 
-// grantWake is the wanted wake message of a fair lock handed to holder.
+// grantWake is the wanted wake message of a lock handed to holder.
 func grantWake(holder string) string { return grantPattern + holder }
 
 // parseGrant splits "grant:<fence>:<holder>" (holder ids may contain ':').
@@ -309,14 +327,20 @@ func claimed() check {
 }
 
 // busy: refused, retry within about ms (±tolerance on the real server).
-func busy(ms int64) check {
+func busy(ms int64) check { return refused(0, "busy", ms) }
+
+// heirBusy: refused, and the caller is the mutex's heir, {2, wait_ms}: the
+// release hands the lock to it.
+func heirBusy(ms int64) check { return refused(2, "busy as the heir", ms) }
+
+func refused(flag int64, what string, ms int64) check {
 	return func(r *run, st *step, got any) error {
 		ok, wait, err := pair(got)
 		if err != nil {
 			return err
 		}
-		if ok != 0 {
-			return fmt.Errorf("reply %v, want busy", got)
+		if ok != flag {
+			return fmt.Errorf("reply %v, want %s {%d, wait_ms}", got, what, flag)
 		}
 		if wait < 1 || wait > st.lease.Milliseconds() {
 			return fmt.Errorf("wait %d ms outside 1..lease", wait)
@@ -355,10 +379,20 @@ type keyWant struct {
 	count   int           // ... and hold count
 	members []string      // zset: members in score order
 	fields  []string      // hash: field names
-	// handed: the string lock was just handed to holder (fair hand-over): its
-	// fence must be above every fence seen before; it becomes the fence of
-	// holder's grant (for claimed) and must be announced by a grant message.
+	// handed: the string lock was just handed to holder (fair or mutex
+	// hand-over): it has no heir fields, its fence must be above every fence
+	// seen before; it becomes the fence of holder's grant (for claimed) and
+	// must be announced by a grant message.
 	handed bool
+	// waited: the string lock's waited flag, "0" or "1"; "": unchecked.
+	waited string
+	// heir: the mutex heir the string lock records ("<holder> <count>
+	// <fence> 1 <heir> <until>"), its registration ending about heirUntil
+	// after the scenario's start (0: unchecked); noHeir: the value has no
+	// heir fields.
+	heir      string
+	heirUntil time.Duration
+	noHeir    bool
 }
 
 func (kw keyWant) verify(r *run, keys []keyState) error {
@@ -394,7 +428,7 @@ func (kw keyWant) verify(r *run, keys []keyState) error {
 		}
 		if kw.handed {
 			if len(f) != 4 {
-				return fmt.Errorf("value %q is not a lock", ks.Value)
+				return fmt.Errorf("value %q is not a lock without heir fields", ks.Value)
 			}
 			fence, err := strconv.ParseInt(f[2], 10, 64)
 			if err != nil || fence <= r.lastFence {
@@ -404,6 +438,9 @@ func (kw keyWant) verify(r *run, keys []keyState) error {
 			r.fences[kw.holder+"/"+r.sc.fam.name] = fence
 			r.handed = append(r.handed, "grant:"+f[2]+":"+kw.holder)
 		}
+	}
+	if err := kw.verifyLockFields(r, ks.Value); err != nil {
+		return err
 	}
 	if kw.members != nil {
 		var got []string
@@ -424,6 +461,35 @@ func (kw keyWant) verify(r *run, keys []keyState) error {
 		sort.Strings(want)
 		if !reflect.DeepEqual(got, want) {
 			return fmt.Errorf("fields %q, want %q", got, want)
+		}
+	}
+	return nil
+}
+
+// verifyLockFields checks the waited flag and the heir fields of a string
+// lock value.
+func (kw keyWant) verifyLockFields(r *run, value string) error {
+	f := strings.Fields(value)
+	if kw.waited != "" && (len(f) < 4 || f[3] != kw.waited) {
+		return fmt.Errorf("value %q, want the waited flag %s", value, kw.waited)
+	}
+	if kw.noHeir && len(f) != 4 {
+		return fmt.Errorf("value %q, want no heir", value)
+	}
+	if kw.heir == "" {
+		return nil
+	}
+	if len(f) != 6 || f[4] != kw.heir {
+		return fmt.Errorf("value %q, want heir %s", value, kw.heir)
+	}
+	if kw.heirUntil > 0 {
+		until, err := strconv.ParseInt(f[5], 10, 64)
+		if err != nil {
+			return fmt.Errorf("value %q: heir's until is not a number", value)
+		}
+		at, want := until-r.tg.start().UnixMilli(), kw.heirUntil.Milliseconds()
+		if d := at - want; d > r.tol || -d > r.tol {
+			return fmt.Errorf("value %q: heir's until at %d ms, want about %d", value, at, want)
 		}
 	}
 	return nil
@@ -489,8 +555,8 @@ func sameReply(a, b any, sa, sb time.Time, tol float64) bool {
 		if !ok || len(x) != len(y) {
 			return false
 		}
-		// {0, wait_ms}: the wait is time-valued.
-		busyPair := len(x) == 2 && x[0] == int64(0) && y[0] == int64(0)
+		// {0, wait_ms} and {2, wait_ms}: the wait is time-valued.
+		busyPair := len(x) == 2 && (x[0] == int64(0) || x[0] == int64(2)) && x[0] == y[0]
 		for i := range x {
 			xi, xok := x[i].(int64)
 			yi, yok := y[i].(int64)
