@@ -26,10 +26,14 @@
 --                     the release hands the lock to the caller
 --                     ("grant:<fence>:<caller>") as long as the caller's
 --                     lease, counted from now, has not run out. Retry within
---                     wait_ms (the lock's PTTL); call mutex_leave on giving up.
---        {0, wait_ms} held by another holder that has a live heir, or
---                     reserved for the waiters and the caller did not wait;
---                     retry within wait_ms (its PTTL)
+--                     wait_ms (the lock's PTTL, at most the caller's lease;
+--                     the runtime retries sooner, within 3/4 of its lease,
+--                     so that the retry renews the heirship before it
+--                     lapses); call mutex_leave on giving up.
+--        {0, wait_ms} held by another holder and the caller tried "once", or
+--                     it has a live heir; or reserved for the waiters and
+--                     the caller did not wait. Retry within wait_ms (its
+--                     PTTL).
 local holder, lease, _, err = lg_args(2, 3)
 if err then return err end
 local retry = ARGV[4]
@@ -48,16 +52,16 @@ if owner == holder then
 end
 
 if owner and owner ~= LG_TOMB then
-  local wait = lg_wait(redis.call('PTTL', KEYS[1]), lease)
-  if retry == 'once' then return { 0, wait } end
+  local pttl = redis.call('PTTL', KEYS[1])
+  if retry == 'once' then return { 0, lg_wait(pttl, lease) } end
   -- The first busy caller becomes the heir, and so does anyone once the
   -- heir's lease would have run out. Either way the lock is now marked
   -- contended, so that its release wakes a waiter; an uncontended release
   -- publishes nothing.
   local now_ms = lg_now()
-  if heir and heir ~= holder and heir_until > now_ms then return { 0, wait } end
+  if heir and heir ~= holder and heir_until > now_ms then return { 0, lg_wait(pttl, lease) } end
   redis.call('SET', KEYS[1], lg_lock_encode(owner, count, fence, 1, holder, now_ms + lease), 'KEEPTTL')
-  return { 2, wait }
+  return { 2, lg_wait(pttl, lease) }
 end
 
 -- Reserved for the callers that waited: a newcomer queues behind them for

@@ -90,7 +90,8 @@ end
 
 -- Returns holder, count, fence, waited (numbers), then nil, heir, until;
 -- nothing for an absent key; an error reply as the fifth value for a value
--- that is not a lock.
+-- that is not a lock. Fair scripts read a mutex's heir form too (only a key
+-- damaged by hand holds one) and ignore the heir.
 local function lg_lock_decode(v)
   if not v then return nil end
   local holder, count, fence, waited = string.match(v, '^(%S+) (%d+) (%d+) ([01])$')

@@ -275,6 +275,12 @@ func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, dead
 		queued = queued || spec.Kind.scripts().leave != nil && (spec.Kind != Mutex || kept)
 		gotBusy = true
 		retry := time.Duration(max(n, 1)) * time.Millisecond
+		if flag == acquireHeir {
+			// The heirship lasts one lease from this attempt: the retry
+			// renews it before it lapses, in case the holder keeps the lock
+			// longer than that.
+			retry = min(retry, spec.lease*3/4)
+		}
 		l.observe(Event{Kind: EventBusy, Lock: spec.withLease(), Holder: hl.holder, Waited: retry})
 		if tryOnce {
 			return giveUp(fmt.Errorf("%w: %s is busy", ErrNotAcquired, spec))
