@@ -76,28 +76,36 @@ func TestFairHandoffNeedsNoAttempt(t *testing.T) {
 // exclusiveKinds are the kinds whose release hands the lock over.
 var exclusiveKinds = []runtime.Kind{runtime.Fair, runtime.Mutex}
 
+// lostGrantSetup makes a holder hold lock and a waiter, whose grant
+// messages are dropped, wait for it (its second busy reply seen). It
+// returns the holder's hold, the waiter's result, and the dropper.
+func lostGrantSetup(t *testing.T, tg target, ctx, waitCtx context.Context, lock runtime.Lock) (*runtime.Held, <-chan acquired, *dropGrants) {
+	t.Helper()
+	var drop *dropGrants
+	observe, busy := busySignal()
+	waiter := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
+		drop = &dropGrants{Backend: b}
+		return drop
+	}, runtime.WithObserver(observe))
+	h, err := tg.newLocker(t).Acquire(ctx, lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := acquireAsync(waitCtx, waiter, lock)
+	waitBusy(t, busy, 2) // attempt, subscribe, attempt
+	return h, got, drop
+}
+
 // The grant message is lost: the waiter still gets the lock, from its next
 // attempt (or fair heartbeat), as one hold (its release frees the lock).
 func TestLostGrantIsClaimed(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
 		for _, kind := range exclusiveKinds {
 			t.Run(kind.String(), func(t *testing.T) {
-				var drop *dropGrants
-				observe, busy := busySignal()
-				waiter := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
-					drop = &dropGrants{Backend: b}
-					return drop
-				}, runtime.WithObserver(observe))
-				holder := tg.newLocker(t)
 				ctx := ctxTimeout(t, 10*time.Second)
 				lock := runtime.Lock{Kind: kind, Key: "lost", Lease: 600 * time.Millisecond}
-				h, err := holder.Acquire(ctx, lock)
-				if err != nil {
-					t.Fatal(err)
-				}
+				h, got, drop := lostGrantSetup(t, tg, ctx, ctx, lock)
 				first, _ := runtime.Fence(h.Context())
-				got := acquireAsync(ctx, waiter, lock)
-				waitBusy(t, busy, 2) // attempt, subscribe, attempt
 				released := time.Now()
 				if err := h.Release(); err != nil {
 					t.Fatal(err)
@@ -139,23 +147,11 @@ func TestGrantGivenBackOnGiveUp(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
 		for _, kind := range exclusiveKinds {
 			t.Run(kind.String(), func(t *testing.T) {
-				var drop *dropGrants
-				observe, busy := busySignal()
-				waiter := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
-					drop = &dropGrants{Backend: b}
-					return drop
-				}, runtime.WithObserver(observe))
-				holder := tg.newLocker(t)
 				ctx := ctxTimeout(t, 10*time.Second)
 				lock := runtime.Lock{Kind: kind, Key: "giveback", Lease: 20 * time.Second}
-				h, err := holder.Acquire(ctx, lock)
-				if err != nil {
-					t.Fatal(err)
-				}
 				cctx, cancel := context.WithCancel(ctx)
 				defer cancel()
-				got := acquireAsync(cctx, waiter, lock)
-				waitBusy(t, busy, 2)
+				h, got, drop := lostGrantSetup(t, tg, ctx, cctx, lock)
 				if err := h.Release(); err != nil {
 					t.Fatal(err)
 				}
