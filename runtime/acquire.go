@@ -127,10 +127,13 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 //     the earliest retry time those waiters were given. So a releaser that
 //     asks again at once does not barge in ahead of its own process's
 //     waiters. Fair locks are first come first served by their script.
-//   - A fair release hands the lock to the head of the queue and names it in
-//     the wake message ("grant:<fence>:<holder>"): the head returns without
-//     an attempt, its lease counted from its last request that kept its
-//     place (docs/design.md, fair hand-over).
+//   - A fair release hands the lock to the head of the queue, a mutex
+//     release to its heir (the caller whose busy reply was {2, wait}), and
+//     names it in the wake message ("grant:<fence>:<holder>"): the waiter
+//     returns without an attempt, its lease counted from its last request
+//     that registered it (docs/design.md, hand-over). A grant on a mutex
+//     channel also wakes one parked waiter per process, whose attempt makes
+//     it the heir of the new grant.
 //   - A mutex attempt that will not be followed by a wait (NoWait) says so
 //     (ARGV[4] "once") and marks nothing.
 //   - Only an attempt that follows a wake-up or a retry timer is a waiter's
