@@ -24,12 +24,7 @@ redis.call('ZREM', alive, holder)
 local given_back = owner == holder
 if given_back then left = 2 end
 if given_back or not owner or owner == LG_TOMB then
-  local head, deadline
-  if old_head then head, deadline = lg_fair_live_head(queue, alive) end
-  if head then
-    lg_fair_hand_over(KEYS[1], queue, alive, head, deadline, fence, now_ms, now_us, pub, KEYS[4])
-  elseif given_back then
-    lg_retire_string(KEYS[1], fence, now_us)
-  end
+  local handed = old_head and lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4])
+  if given_back and not handed then lg_retire_string(KEYS[1], fence, now_us) end
 end
 return left

@@ -30,11 +30,7 @@ if count > 1 then
   return count - 1
 end
 
-local head, deadline
-if old_head then head, deadline = lg_fair_live_head(queue, alive) end
-if head then
-  lg_fair_hand_over(KEYS[1], queue, alive, head, deadline, fence, now_ms, now_us, pub, KEYS[4])
-else
+if not (old_head and lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4])) then
   lg_retire_string(KEYS[1], fence, now_us)
 end
 return 0

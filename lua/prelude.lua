@@ -228,12 +228,12 @@ end
 
 -- Called by a script that found the lock free (absent or a tombstone with
 -- the last fence) while the queue was not empty: the first live waiter, if
--- any, gets the lock at once.
+-- any, gets the lock at once. Returns whether one did.
 local function lg_fair_grant_head(lock, queue, alive, fence, now_ms, now_us, pub, wake)
   local head, deadline = lg_fair_live_head(queue, alive)
-  if head then
-    lg_fair_hand_over(lock, queue, alive, head, deadline, fence, now_ms, now_us, pub, wake)
-  end
+  if not head then return false end
+  lg_fair_hand_over(lock, queue, alive, head, deadline, fence, now_ms, now_us, pub, wake)
+  return true
 end
 
 -- Shared locks (read/write, semaphore) keep one hash B and one sorted set of
