@@ -66,6 +66,12 @@ func (e Event) LogValue() slog.Value {
 		slog.String("key", e.Lock.Key),
 		slog.String("holder", e.Holder),
 	}
+	if e.Lock.Method != "" {
+		attrs = append(attrs, slog.String("method", e.Lock.Method))
+	}
+	if e.Lock.Template != "" {
+		attrs = append(attrs, slog.String("template", e.Lock.Template))
+	}
 	if e.Fence != 0 {
 		attrs = append(attrs, slog.Int64("fence", e.Fence))
 	}

@@ -22,6 +22,13 @@ type Lock struct {
 	NoRenew bool          // true: no watchdog; the holder's context gets a deadline inside the lease
 	Wait    time.Duration // 0: until ctx is done; > 0: at most this long; NoWait: try once
 	Permits int           // Semaphore only, >= 1
+
+	// Method and Template name the lock for observers, with low
+	// cardinality: generated code sets them to "Type.Method" and the
+	// annotation's key template ("order:<id>"). The runtime does not use
+	// them otherwise; hand-written code may leave them empty.
+	Method   string
+	Template string
 }
 
 // maxLease is the largest lease the scripts accept (2^31 ms, about 24 days).
