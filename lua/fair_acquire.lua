@@ -1,19 +1,18 @@
 -- fair_acquire: take the fair lock if the caller is first in line, or join
 -- (or keep) its place in the queue.
 --
--- KEYS[1] B        the lock: string "<holder> <count> <fence> 0", PX lease
+-- KEYS[1] B        the lock: string "<holder> <fence> 0", PX lease
 -- KEYS[2] B:queue  zset waiter -> arrival (server ms)
 -- KEYS[3] B:alive  zset waiter -> deadline of its place (server ms)
 -- KEYS[4] B:wake   wake channel
 -- ARGV[1] holder id, ARGV[2] lease ms (of the lock, and of the caller's place
 -- in the queue), ARGV[3] PUBLISH | SPUBLISH
--- ARGV[4] optional: "waited" when the caller is a waiter trying again (after
---         a busy reply). A lock it finds its own was handed to it by a
---         release (lg_fair_hand_over) whose message it has not seen: it
---         claims that grant, one hold, instead of re-entering.
 --
--- Reply: {1, fence}   acquired (re-entry keeps the fence and restarts the
---                     lease; so does claiming a grant, without a new hold)
+-- Idempotent: a lock this holder already has is the same grant seen again (a
+-- retried call, or a hand-over whose message the caller missed): the lease
+-- restarts, nothing else changes. A waiter asking again keeps its place.
+--
+-- Reply: {1, fence}   acquired
 --        {0, wait_ms} queued: retry within wait_ms (the lock's PTTL), or on
 --                     "grant:<fence>:<holder>" for the caller
 -- Wake: "grant:<fence>:<head>" when the lock is free and someone else is
@@ -21,22 +20,17 @@
 local queue, alive = KEYS[2], KEYS[3]
 local holder, lease, pub, err = lg_args(4, 3)
 if err then return err end
-local retry = ARGV[4]
-if retry ~= nil and retry ~= 'waited' then
-  return lg_error('ARGV[4] must be absent or "waited"')
+
+local owner, fence, _, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
+if bad then return bad end
+if owner == holder then
+  redis.call('PEXPIRE', KEYS[1], lease)
+  return { 1, fence }
 end
 
-local owner, count, fence, waited, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
-if bad then return bad end
 local now_ms, now_us = lg_now()
 local old_head = lg_fair_first(queue)
 if old_head then lg_fair_evict(queue, alive, now_ms) end
-
-if owner == holder then
-  if retry then count = count - 1 end -- claiming a grant is not a re-entry
-  redis.call('SET', KEYS[1], lg_lock_encode(holder, count + 1, fence, waited), 'PX', lease)
-  return { 1, fence }
-end
 
 local wait
 if owner and owner ~= LG_TOMB then
@@ -50,7 +44,7 @@ else
       redis.call('ZREM', alive, holder)
     end
     fence = lg_next_fence(fence, now_us)
-    redis.call('SET', KEYS[1], lg_lock_encode(holder, 1, fence, 0), 'PX', lease)
+    redis.call('SET', KEYS[1], lg_lock_encode(holder, fence, 0), 'PX', lease)
     return { 1, fence }
   end
   -- Free, but someone else is first: never jump the queue. The lock goes

@@ -7,14 +7,14 @@
 -- Reply: 1 place kept (if that makes the caller the head of a free lock, it
 -- is handed the lock at once, its lease counted from this heartbeat); 0 not
 -- queued: evicted or never there (acquire again), or handed the lock
--- already (its acquire "waited" claims it).
+-- already (its next acquire finds the lock its own).
 -- Wake: "grant:<fence>:<head>" when the lock is free while someone waits
 -- (possibly the caller, whose waiting goroutine must hear it).
 local queue, alive = KEYS[2], KEYS[3]
 local holder, lease, pub, err = lg_args(4, 3)
 if err then return err end
 
-local owner, _, fence, _, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
+local owner, fence, _, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
 local now_ms, now_us = lg_now()
 local old_head = lg_fair_first(queue)

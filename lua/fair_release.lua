@@ -1,36 +1,39 @@
--- fair_release: give back one hold of the fair lock; the last one hands the
--- lock to the first live waiter.
+-- fair_release: give the fair lock back (the first live waiter gets it), or
+-- leave the queue. Also the clean-up after an acquire whose outcome is
+-- unknown, and what a waiter that gives up calls: whatever the holder id
+-- may have taken or queued is given back.
 --
 -- KEYS[1] B, KEYS[2] B:queue, KEYS[3] B:alive, KEYS[4] B:wake
 -- ARGV[1] holder id, ARGV[2] lease ms (checked, unused), ARGV[3] PUBLISH | SPUBLISH
 --
--- Reply: n >= 0 holds this holder still has (0: released); -1 not held.
+-- Reply: 1 released (the lock was the caller's: held, or handed to it
+-- before it heard); 0 not held by this holder (its place in the queue, if
+-- any, is gone).
 -- Wake: "grant:<fence>:<head>" when the lock goes to the first live waiter
--- (lg_fair_hand_over): on the last release, or, when not held, if the lock
--- is free while someone waits.
+-- (lg_fair_hand_over), or, when not held, if the lock is free while someone
+-- waits.
 local queue, alive = KEYS[2], KEYS[3]
 local holder, _, pub, err = lg_args(4, 3)
 if err then return err end
 
-local owner, count, fence, waited, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
+local owner, fence, _, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
 local now_ms, now_us = lg_now()
 local old_head = lg_fair_first(queue)
 if old_head then lg_fair_evict(queue, alive, now_ms) end
 
 if owner ~= holder then
-  if old_head and (not owner or owner == LG_TOMB) then
-    lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4])
+  if old_head then
+    redis.call('ZREM', queue, holder)
+    redis.call('ZREM', alive, holder)
+    if not owner or owner == LG_TOMB then
+      lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4])
+    end
   end
-  return -1
-end
-
-if count > 1 then
-  redis.call('SET', KEYS[1], lg_lock_encode(holder, count - 1, fence, waited), 'KEEPTTL')
-  return count - 1
+  return 0
 end
 
 if not (old_head and lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4])) then
   lg_retire_string(KEYS[1], fence, now_us)
 end
-return 0
+return 1

@@ -9,17 +9,17 @@ local queue, alive = KEYS[2], KEYS[3]
 local holder, lease, pub, err = lg_args(4, 3)
 if err then return err end
 
-local owner, _, fence, _, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
+local owner, fence, _, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
-local now_ms, now_us = lg_now()
-local old_head = lg_fair_first(queue)
-if old_head then lg_fair_evict(queue, alive, now_ms) end
-
 if owner == holder then
   redis.call('PEXPIRE', KEYS[1], lease)
   return 1
 end
+
+local old_head = lg_fair_first(queue)
 if old_head and (not owner or owner == LG_TOMB) then
+  local now_ms, now_us = lg_now()
+  lg_fair_evict(queue, alive, now_ms)
   lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4])
 end
 return 0

@@ -1,25 +1,33 @@
--- mutex_release: give back one hold of the lock.
+-- mutex_release: give the lock back, or withdraw the caller's registration
+-- as a waiter. Also the clean-up after an acquire whose outcome is unknown:
+-- whatever the holder id may have taken or registered is given back.
 --
--- KEYS[1] B, KEYS[2] B:wake
--- ARGV[1] holder id, ARGV[2] lease ms (caps the reservation of lg_mutex_end),
--- ARGV[3] PUBLISH | SPUBLISH
+-- KEYS[1] B, KEYS[2] B:waiters, KEYS[3] B:wake
+-- ARGV[1] holder id, ARGV[2] lease ms (checked, unused), ARGV[3] PUBLISH | SPUBLISH
 --
--- Reply: n >= 0 holds this holder still has (0: released); -1 not held.
--- Wake, when the last hold goes (lg_mutex_end): "grant:<fence>:<heir>" when
--- the lock is handed to its heir; else "n:1" when someone got busy while
--- the lock was held; nothing otherwise.
-local holder, lease, pub, err = lg_args(2, 3)
+-- Reply: 1 released; 0 not held by this holder (its registration, if any,
+-- is gone).
+-- Wake: "grant:<fence>:<waiter>" when the lock goes to the registered
+-- waiter whose registration runs out first among the live ones.
+local holder, _, pub, err = lg_args(3, 3)
 if err then return err end
 
-local owner, count, fence, waited, bad, heir, heir_until = lg_lock_decode(redis.call('GET', KEYS[1]))
+local owner, fence, waiters, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
-if owner ~= holder then return -1 end
-
-if count > 1 then
-  redis.call('SET', KEYS[1], lg_lock_encode(holder, count - 1, fence, waited, heir, heir_until), 'KEEPTTL')
-  return count - 1
+if owner ~= holder then
+  redis.call('ZREM', KEYS[2], holder)
+  return 0
 end
 
 local now_ms, now_us = lg_now()
-lg_mutex_end(KEYS[1], KEYS[2], pub, fence, waited, heir, heir_until, lease, now_ms, now_us)
-return 0
+if waiters == 1 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', lg_int(now_ms))
+  local next = redis.call('ZPOPMIN', KEYS[2])
+  if next[1] then
+    -- Others may still be registered: the new grant stays marked.
+    lg_hand_over(KEYS[1], next[1], fence, 1, now_us, tonumber(next[2]) - now_ms, pub, KEYS[3])
+    return 1
+  end
+end
+lg_retire_string(KEYS[1], fence, now_us)
+return 1

@@ -25,6 +25,12 @@ local function lg_positive(s, max)
   return n
 end
 
+-- Parses a decimal integer in 0..max; nil when malformed.
+local function lg_count(s, max)
+  if s == '0' then return 0 end
+  return lg_positive(s, max)
+end
+
 -- Checks KEYS and the ARGV every script shares: ARGV[1] holder id, ARGV[2]
 -- lease in ms, ARGV[3] the publish command. Returns holder, lease, publish
 -- command, or nil and an error reply. Runs before any write.
@@ -79,85 +85,50 @@ local function lg_tomb_ms(fence, now_us)
   return math.floor((fence - now_us) / 1000) + 1
 end
 
--- Exclusive locks (mutex, fair) keep one string: holder, hold count, fence
--- and a flag set once someone got busy, separated by spaces (holder ids have
--- none). A mutex may add its heir: the waiter its release hands the lock to,
--- and until when (server ms) that waiter is known to be alive:
--- "<holder> <count> <fence> 1 <heir> <until>". A single GET reads it and a
--- single SET ... PX writes it with its TTL. The fields travel as plain
--- values, not a table: these run on every mutex call, and a table per call
--- is garbage Redis's Lua has to collect.
+-- Exclusive locks (mutex, fair) keep one string: holder, fence and a flag
+-- set once a waiter registered while the lock was held, separated by spaces
+-- (holder ids have none): "<holder> <fence> <waiters>". A single GET reads it
+-- and a single SET ... PX writes it with its TTL. Holds are not counted
+-- here: a re-entry by the same call chain is counted by the runtime, so any
+-- acquire that finds the lock its holder's is the same grant seen again (a
+-- retried or duplicated call), never a new hold.
 
--- Returns holder, count, fence, waited (numbers), then nil, heir, until;
--- nothing for an absent key; an error reply as the fifth value for a value
--- that is not a lock. Fair scripts read a mutex's heir form too (only a key
--- damaged by hand holds one) and ignore the heir.
+-- Returns holder, fence, waiters (numbers for the last two); nothing for an
+-- absent key; an error reply as the fourth value for a value that is not a
+-- lock.
 local function lg_lock_decode(v)
   if not v then return nil end
-  local holder, count, fence, waited = string.match(v, '^(%S+) (%d+) (%d+) ([01])$')
-  if holder then return holder, tonumber(count), tonumber(fence), tonumber(waited) end
-  local heir, heir_until
-  holder, count, fence, heir, heir_until = string.match(v, '^(%S+) (%d+) (%d+) 1 (%S+) (%d+)$')
-  if not holder then return nil, nil, nil, nil, lg_error('unexpected lock value') end
-  return holder, tonumber(count), tonumber(fence), 1, nil, heir, tonumber(heir_until)
+  local holder, fence, waiters = string.match(v, '^(%S+) (%d+) ([01])$')
+  if not holder then return nil, nil, nil, lg_error('unexpected lock value') end
+  return holder, tonumber(fence), tonumber(waiters)
 end
 
--- One format call writes every field; %d keeps the µs fence out of Lua
--- 5.1's exponent notation (1.7e+15).
-local function lg_lock_encode(holder, count, fence, waited, heir, heir_until)
-  if heir then
-    return string.format('%s %d %d 1 %s %d', holder, count, fence, heir, heir_until)
-  end
-  return string.format('%s %d %d %d', holder, count, fence, waited)
+-- %d keeps the µs fence out of Lua 5.1's exponent notation (1.7e+15).
+local function lg_lock_encode(holder, fence, waiters)
+  return string.format('%s %d %d', holder, fence, waiters)
 end
 
--- Hands an exclusive lock that just became free straight to a waiter, so
--- that the waiter needs no acquire of its own: the handoff costs the
--- release's round trip and one Pub/Sub message. The lock is the waiter's,
--- with a new fence and the flag waited, for ttl_ms: until the waiter's last request that
--- registered it would have run out, one lease after Redis ran it. The
--- waiter counts its lease from when it sent that request, so its local
--- deadline falls before Redis's. "grant:<fence>:<holder>" tells it; if the
--- message is lost, the waiter's next acquire finds the lock its own and
--- claims it (ARGV[4] of the acquire scripts).
-local function lg_hand_over(key, holder, fence, waited, now_us, ttl_ms, pub, wake)
+-- Hands an exclusive lock that just became free straight to a registered
+-- waiter, so that the waiter needs no acquire of its own: the handoff costs
+-- the release's round trip and one Pub/Sub message. The lock is the
+-- waiter's, with a new fence, for ttl_ms: until the waiter's registration
+-- would have run out. The waiter counts its lease from when it sent the
+-- request that made that registration, so its local deadline falls before
+-- Redis's; its first renewal (or, if it missed the message, its next
+-- acquire, which finds the lock its own) gives the lock its full lease.
+local function lg_hand_over(key, holder, fence, waiters, now_us, ttl_ms, pub, wake)
   fence = lg_next_fence(fence, now_us)
-  redis.call('SET', key, lg_lock_encode(holder, 1, fence, waited), 'PX', lg_int(ttl_ms))
+  redis.call('SET', key, lg_lock_encode(holder, fence, waiters), 'PX', lg_int(ttl_ms))
   redis.call(pub, wake, 'grant:' .. lg_int(fence) .. ':' .. holder)
 end
 
 -- Ends an exclusive lock: deletes its key, or, if the fence is not yet behind
--- the clock, leaves a tombstone holding the fence until it is. With
--- reserve_ms (a mutex released while callers wait), the tombstone is a
--- reservation instead: waited flag set, and kept at least reserve_ms, so
--- that only a caller that waited may take the lock in that time.
-local function lg_retire_string(key, fence, now_us, reserve_ms)
-  local ms, waited = reserve_ms or 0, reserve_ms and 1 or 0
-  if fence >= now_us then ms = math.max(ms, lg_tomb_ms(fence, now_us)) end
-  if ms > 0 then
-    redis.call('SET', key, lg_lock_encode(LG_TOMB, 0, fence, waited), 'PX', ms)
+-- the clock, leaves a tombstone holding the fence until it is.
+local function lg_retire_string(key, fence, now_us)
+  if fence >= now_us then
+    redis.call('SET', key, lg_lock_encode(LG_TOMB, fence, 0), 'PX', lg_tomb_ms(fence, now_us))
   else
     redis.call('DEL', key)
-  end
-end
-
--- Ends the last hold of a mutex. Its heir, if still alive, gets it at once
--- (lg_hand_over; the grant stays marked contended, as others may wait
--- too). Otherwise, if someone waited, the lock is reserved for the waiters
--- woken by "n:1" for min(lease, 10) ms (longer if the fence tombstone must
--- live longer): B becomes "! 0 <fence> 1", which mutex_acquire grants only
--- to a caller that says it waited. Without it the releaser coming straight
--- back, or any newcomer, would take the lock in the round trip the woken
--- waiter needs to get here. 10 ms covers that trip on any sane network; if
--- no waiter comes (it gave up), the lock is free again after that.
-local function lg_mutex_end(key, wake, pub, fence, waited, heir, heir_until, lease, now_ms, now_us)
-  if heir and heir_until > now_ms then
-    lg_hand_over(key, heir, fence, 1, now_us, heir_until - now_ms, pub, wake)
-  elseif waited == 1 then
-    lg_retire_string(key, fence, now_us, math.min(lease, 10))
-    redis.call(pub, wake, 'n:1')
-  else
-    lg_retire_string(key, fence, now_us)
   end
 end
 
@@ -238,7 +209,7 @@ end
 
 -- Shared locks (read/write, semaphore) keep one hash B and one sorted set of
 -- holders (score: the deadline of each holder's own lease). The hash holds
--- each holder's "<count> <fence>" under <prefix><holder>, the last fence in
+-- each holder's fence under <prefix><holder>, the last fence in
 -- f, the latest deadline its TTL covers in exp, and wq = 1 once someone got
 -- busy since the last wake. Both keys live until exp.
 
@@ -255,16 +226,9 @@ local function lg_shared_purge(hash, set, prefix, now_ms)
   return #dead
 end
 
--- Decodes a holder's "<count> <fence>"; nil when absent.
+-- A holder's entry in a shared lock's hash is its fence; nil when absent.
 local function lg_hold_decode(v)
-  if not v then return nil end
-  local count, fence = string.match(v, '^(%d+) (%d+)$')
-  if not count then return nil end
-  return { count = tonumber(count), fence = tonumber(fence) }
-end
-
-local function lg_hold_encode(h)
-  return lg_int(h.count) .. ' ' .. lg_int(h.fence)
+  return tonumber(v)
 end
 
 -- Writes fields (a flat name, value list) to the hash and makes the hash and
@@ -286,7 +250,7 @@ local function lg_shared_renew(hash, set, prefix, holder, lease)
   local now_ms = lg_now()
   lg_shared_purge(hash, set, prefix, now_ms)
   local st = redis.call('HMGET', hash, prefix .. holder, 'exp')
-  if not lg_hold_decode(st[1]) then return 0 end
+  if not st[1] then return 0 end
   local deadline = now_ms + lease
   redis.call('ZADD', set, lg_int(deadline), holder)
   lg_shared_write(hash, set, {}, tonumber(st[2]) or 0, deadline)
@@ -304,18 +268,18 @@ local function lg_mark_waiting(hash, set, wq, exp, now_ms)
   if not wq then lg_shared_write(hash, set, { 'wq', '1' }, exp, now_ms) end
 end
 
--- The writer of a read/write lock: "<holder> <count> <fence> <deadline>" in
--- field w; nil when absent or when its lease has ended (a dead writer blocks
+-- The writer of a read/write lock: "<holder> <fence> <deadline>" in field
+-- w; nil when absent or when its lease has ended (a dead writer blocks
 -- nobody, even before its field is cleaned up).
 local function lg_writer_decode(v, now_ms)
   if not v then return nil end
-  local holder, count, fence, deadline = string.match(v, '^(%S+) (%d+) (%d+) (%d+)$')
+  local holder, fence, deadline = string.match(v, '^(%S+) (%d+) (%d+)$')
   if not holder or tonumber(deadline) <= now_ms then return nil end
-  return { holder = holder, count = tonumber(count), fence = tonumber(fence), deadline = tonumber(deadline) }
+  return { holder = holder, fence = tonumber(fence), deadline = tonumber(deadline) }
 end
 
 local function lg_writer_encode(w)
-  return w.holder .. ' ' .. lg_int(w.count) .. ' ' .. lg_int(w.fence) .. ' ' .. lg_int(w.deadline)
+  return w.holder .. ' ' .. lg_int(w.fence) .. ' ' .. lg_int(w.deadline)
 end
 
 -- Ends the hash of a shared lock once nobody holds it: if a writer is still

@@ -1,7 +1,7 @@
 -- read_acquire: take the shared side of a read/write lock.
 --
--- KEYS[1] B          hash: w (writer "<holder> <count> <fence> <deadline>"),
---                    r:<holder> ("<count> <fence>" per reader), f (last fence),
+-- KEYS[1] B          hash: w (writer "<holder> <fence> <deadline>"),
+--                    r:<holder> (each reader's fence), f (last fence),
 --                    ww (new readers wait until then: a writer is waiting),
 --                    wwh (the writer that set ww),
 --                    wq (someone got busy), exp (deadline the TTL covers)
@@ -9,9 +9,10 @@
 -- KEYS[3] B:wake     wake channel
 -- ARGV[1] holder id, ARGV[2] lease ms, ARGV[3] PUBLISH | SPUBLISH
 --
--- Reply: {1, fence}   acquired; every reader has its own lease and fence; a
---                     re-entry keeps the fence. The writer may take the read
---                     side too.
+-- Idempotent: a read hold this holder already has is the same grant seen
+-- again; its lease restarts. The writer may take the read side too.
+--
+-- Reply: {1, fence}   acquired; every reader has its own lease and fence
 --        {0, wait_ms} another holder writes, or a writer is waiting (new
 --                     readers let it in first); retry within wait_ms
 local readers = KEYS[2]
@@ -27,10 +28,9 @@ local deadline = now_ms + lease
 
 local mine = lg_hold_decode(st[6])
 if mine then
-  mine.count = mine.count + 1
   redis.call('ZADD', readers, lg_int(deadline), holder)
-  lg_shared_write(KEYS[1], readers, { 'r:' .. holder, lg_hold_encode(mine) }, exp, deadline)
-  return { 1, mine.fence }
+  lg_shared_write(KEYS[1], readers, {}, exp, deadline)
+  return { 1, mine }
 end
 
 local wait
@@ -46,6 +46,5 @@ end
 
 local fence = lg_next_fence(tonumber(st[3]), now_us)
 redis.call('ZADD', readers, lg_int(deadline), holder)
-lg_shared_write(KEYS[1], readers, { 'r:' .. holder, lg_hold_encode({ count = 1, fence = fence }), 'f', lg_int(fence) },
-  exp, deadline)
+lg_shared_write(KEYS[1], readers, { 'r:' .. holder, lg_int(fence), 'f', lg_int(fence) }, exp, deadline)
 return { 1, fence }

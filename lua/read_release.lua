@@ -1,9 +1,9 @@
--- read_release: give back one read hold.
+-- read_release: give back this holder's read hold.
 --
 -- KEYS[1] B, KEYS[2] B:readers, KEYS[3] B:wake
 -- ARGV[1] holder id, ARGV[2] lease ms (checked, unused), ARGV[3] PUBLISH | SPUBLISH
 --
--- Reply: n >= 0 read holds this holder still has (0: released); -1 not held.
+-- Reply: 1 released; 0 not held.
 -- Wake: "all" when the last reader leaves a lock nobody writes and someone
 -- got busy meanwhile.
 local readers = KEYS[2]
@@ -13,14 +13,7 @@ if err then return err end
 local now_ms, now_us = lg_now()
 lg_shared_purge(KEYS[1], readers, 'r:', now_ms)
 local st = redis.call('HMGET', KEYS[1], 'r:' .. holder, 'w', 'ww', 'f', 'wq')
-local mine = lg_hold_decode(st[1])
-if not mine then return -1 end
-
-if mine.count > 1 then
-  mine.count = mine.count - 1
-  redis.call('HSET', KEYS[1], 'r:' .. holder, lg_hold_encode(mine))
-  return mine.count
-end
+if not st[1] then return 0 end
 
 redis.call('ZREM', readers, holder)
 redis.call('HDEL', KEYS[1], 'r:' .. holder)
@@ -28,4 +21,4 @@ if redis.call('ZCARD', readers) == 0 and not lg_writer_decode(st[2], now_ms) the
   if st[5] then redis.call(pub, KEYS[3], 'all') end
   lg_shared_end(KEYS[1], tonumber(st[4]), tonumber(st[3]), now_ms, now_us)
 end
-return 0
+return 1

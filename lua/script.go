@@ -55,12 +55,10 @@ var (
 	MutexAcquire = mustLoad("mutex_acquire")
 	MutexRenew   = mustLoad("mutex_renew")
 	MutexRelease = mustLoad("mutex_release")
-	MutexLeave   = mustLoad("mutex_leave")
 
 	FairAcquire   = mustLoad("fair_acquire")
 	FairRenew     = mustLoad("fair_renew")
 	FairRelease   = mustLoad("fair_release")
-	FairLeave     = mustLoad("fair_leave")
 	FairHeartbeat = mustLoad("fair_heartbeat")
 
 	ReadAcquire  = mustLoad("read_acquire")
@@ -69,7 +67,6 @@ var (
 	WriteAcquire = mustLoad("write_acquire")
 	WriteRenew   = mustLoad("write_renew")
 	WriteRelease = mustLoad("write_release")
-	WriteLeave   = mustLoad("write_leave")
 
 	SemaphoreAcquire = mustLoad("semaphore_acquire")
 	SemaphoreRenew   = mustLoad("semaphore_renew")

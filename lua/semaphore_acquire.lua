@@ -1,6 +1,6 @@
 -- semaphore_acquire: take one of ARGV[4] permits.
 --
--- KEYS[1] B        hash: h:<holder> ("<count> <fence>" per holder), f (last
+-- KEYS[1] B        hash: h:<holder> (each holder's fence), f (last
 --                  fence), wq (someone got busy), exp (deadline the TTL covers)
 -- KEYS[2] B:holds  zset holder -> deadline of its lease (server ms); holders
 --                  whose lease ended are purged before deciding
@@ -8,8 +8,10 @@
 -- ARGV[1] holder id, ARGV[2] lease ms, ARGV[3] PUBLISH | SPUBLISH,
 -- ARGV[4] permits (integer >= 1)
 --
--- Reply: {1, fence}   a permit (a fence per grant); a re-entry by the same
---                     holder keeps its permit and fence, restarting the lease
+-- Idempotent: a permit this holder already has is the same grant seen
+-- again; its lease restarts.
+--
+-- Reply: {1, fence}   a permit (a fence per grant)
 --        {0, wait_ms} all permits taken; retry within wait_ms (until the
 --                     first holder's lease ends)
 local holds = KEYS[2]
@@ -26,10 +28,9 @@ local deadline = now_ms + lease
 
 local mine = lg_hold_decode(st[1])
 if mine then
-  mine.count = mine.count + 1
   redis.call('ZADD', holds, lg_int(deadline), holder)
-  lg_shared_write(KEYS[1], holds, { 'h:' .. holder, lg_hold_encode(mine) }, exp, deadline)
-  return { 1, mine.fence }
+  lg_shared_write(KEYS[1], holds, {}, exp, deadline)
+  return { 1, mine }
 end
 
 if redis.call('ZCARD', holds) >= permits then
@@ -39,6 +40,5 @@ end
 
 local fence = lg_next_fence(tonumber(st[2]), now_us)
 redis.call('ZADD', holds, lg_int(deadline), holder)
-lg_shared_write(KEYS[1], holds, { 'h:' .. holder, lg_hold_encode({ count = 1, fence = fence }), 'f', lg_int(fence) },
-  exp, deadline)
+lg_shared_write(KEYS[1], holds, { 'h:' .. holder, lg_int(fence), 'f', lg_int(fence) }, exp, deadline)
 return { 1, fence }

@@ -1,9 +1,9 @@
--- semaphore_release: give back one hold of this holder's permit.
+-- semaphore_release: give back this holder's permit.
 --
 -- KEYS[1] B, KEYS[2] B:holds, KEYS[3] B:wake
 -- ARGV[1] holder id, ARGV[2] lease ms (checked, unused), ARGV[3] PUBLISH | SPUBLISH
 --
--- Reply: n >= 0 holds this holder still has (0: its permit is free); -1 not held.
+-- Reply: 1 released; 0 not held.
 -- Wake: "n:<N>" when the permit comes back and someone got busy since the
 -- semaphore was last empty; N counts this permit and those of holders whose
 -- lease ran out, purged now.
@@ -14,14 +14,7 @@ if err then return err end
 local now_ms, now_us = lg_now()
 local purged = lg_shared_purge(KEYS[1], holds, 'h:', now_ms)
 local st = redis.call('HMGET', KEYS[1], 'h:' .. holder, 'f', 'wq')
-local mine = lg_hold_decode(st[1])
-if not mine then return -1 end
-
-if mine.count > 1 then
-  mine.count = mine.count - 1
-  redis.call('HSET', KEYS[1], 'h:' .. holder, lg_hold_encode(mine))
-  return mine.count
-end
+if not st[1] then return 0 end
 
 redis.call('ZREM', holds, holder)
 redis.call('HDEL', KEYS[1], 'h:' .. holder)
@@ -31,4 +24,4 @@ if st[3] then redis.call(pub, KEYS[3], 'n:' .. lg_int(purged + 1)) end
 if redis.call('ZCARD', holds) == 0 then
   lg_retire_hash(KEYS[1], tonumber(st[2]), now_us)
 end
-return 0
+return 1

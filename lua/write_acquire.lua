@@ -4,25 +4,28 @@
 -- fields of B)
 -- ARGV[1] holder id, ARGV[2] lease ms, ARGV[3] PUBLISH | SPUBLISH
 --
--- Reply: {1, fence}   acquired (re-entry keeps the fence, restarts the lease)
+-- Idempotent: a write hold this holder already has is the same grant seen
+-- again; its lease restarts.
+--
+-- Reply: {1, fence}   acquired
 --        {0, wait_ms} another writer, or any reader (the caller included: a
 --                     read hold cannot be upgraded), holds it; retry within
 --                     wait_ms. While a writer keeps retrying, new readers are
 --                     refused (ww, set by wwh), so readers cannot starve it;
---                     a writer that gives up withdraws that with write_leave.
+--                     a writer that gives up withdraws that with
+--                     write_release.
 local readers = KEYS[2]
 local holder, lease, _, err = lg_args(3, 3)
 if err then return err end
 
 local now_ms, now_us = lg_now()
 lg_shared_purge(KEYS[1], readers, 'r:', now_ms)
-local st = redis.call('HMGET', KEYS[1], 'w', 'ww', 'f', 'exp', 'wq')
+local st = redis.call('HMGET', KEYS[1], 'w', 'ww', 'f', 'exp')
 local writer = lg_writer_decode(st[1], now_ms)
 local exp = tonumber(st[4]) or 0
 local deadline = now_ms + lease
 
 if writer and writer.holder == holder then
-  writer.count = writer.count + 1
   writer.deadline = deadline
   lg_shared_write(KEYS[1], readers, { 'w', lg_writer_encode(writer) }, exp, deadline)
   return { 1, writer.fence }
@@ -36,7 +39,8 @@ elseif redis.call('ZCARD', readers) > 0 then
 end
 if wait then
   -- Hold new readers back for one lease; every retry extends it. wwh names
-  -- the writer that set it, so that write_leave withdraws only its own claim.
+  -- the writer that set it, so that write_release withdraws only its own
+  -- claim.
   lg_shared_write(KEYS[1], readers, { 'ww', lg_int(deadline), 'wwh', holder, 'wq', '1' }, exp, deadline)
   return { 0, lg_wait(wait, lease) }
 end
@@ -44,6 +48,6 @@ end
 local fence = lg_next_fence(tonumber(st[3]), now_us)
 if st[2] then redis.call('HDEL', KEYS[1], 'ww', 'wwh') end
 lg_shared_write(KEYS[1], readers,
-  { 'w', lg_writer_encode({ holder = holder, count = 1, fence = fence, deadline = deadline }), 'f', lg_int(fence) },
+  { 'w', lg_writer_encode({ holder = holder, fence = fence, deadline = deadline }), 'f', lg_int(fence) },
   exp, deadline)
 return { 1, fence }

@@ -19,8 +19,16 @@ import (
 //   - ctx done while waiting: an error wrapping ctx.Err() (and its cause if
 //     it has another one), NOT ErrNotAcquired, so that onbusy=skip never
 //     hides a cancellation.
+//   - no reply from Redis before the wait or ctx ended: an error wrapping
+//     context.DeadlineExceeded (or ctx.Err()). Acquire returns on time
+//     even while Redis stalls.
 //   - a Redis error: wrapped with the lock it concerned.
 //   - a malformed Lock: ErrInvalidLock or ErrInvalidKey, before any Redis call.
+//
+// Whenever Acquire fails after a call whose outcome it does not know, or
+// after it registered as a waiter, it gives back in the background whatever
+// that call may have taken (EventCleanedUp); nothing stays held in the name
+// of a caller that has returned.
 //
 // On success the locks are renewed by the watchdog (unless NoRenew) until
 // Release. If ctx holds locks itself (it is or derives from a Held's
@@ -61,33 +69,25 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 		return nil, errors.Join(err, rerr)
 	}
 	for i := range specs {
-		spec := &specs[i]
-		hl := &heldLock{spec: *spec, holder: holder}
-		outer, claimed, err := chain.reentry(spec)
+		a := &acquisition{l: l, wctx: hctx, ctx: ctx, spec: &specs[i], holder: holder, start: start, deadline: deadline, tryOnce: wait < 0}
+		hl, err := a.take(chain)
 		if err != nil {
-			return fail(err)
-		}
-		switch {
-		case outer != nil && claimed:
-			hl.holder = outer.holder // nested inside the re-entry that claimed it
-		case outer != nil && outer.claim():
-			hl.holder, hl.outer = outer.holder, outer
-		}
-		sent, err := l.acquireOne(hctx, ctx, hl, start, deadline, wait < 0, hl.holder != holder)
-		if err != nil {
-			if hl.outer != nil {
-				hl.outer.unclaim()
-			}
 			return fail(err)
 		}
 		h.locks = append(h.locks, hl)
-		if spec.NoRenew {
-			end := sent.Add(spec.lease - driftMargin(spec.lease))
+		switch {
+		case hl.validFor == 0:
+			// A re-entry: the chain's context already carries the hold's
+			// deadline or loss.
+		case a.spec.NoRenew:
+			end := hl.acquired.Add(hl.validFor - driftMargin(hl.validFor))
 			if expiry.IsZero() || end.Before(expiry) {
 				expiry = end
 			}
-		} else if hl.renewal, err = l.dog.register(h, *spec, hl.holder, hl.fence, sent); err != nil {
-			return fail(err)
+		default:
+			if hl.renewal, err = l.dog.register(h, *a.spec, hl.hold.key.holder, hl.hold.fence, hl.acquired, hl.validFor); err != nil {
+				return fail(err)
+			}
 		}
 	}
 	if !expiry.IsZero() {
@@ -104,232 +104,326 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 	return h, nil
 }
 
-// acquireOne takes one lock for hl.holder, waiting as the call allows, and
-// fills in hl's fence. It returns when the successful acquire was sent,
-// from which the lease is counted. wctx is the context to wait on (the
-// Held's, so that a lock of the same call lost meanwhile stops the wait);
-// ctx is the caller's. reentry says that hl re-enters a hold of the
-// caller's chain, which the script grants at once.
+// acquisition is one lock being taken by one Acquire call.
+type acquisition struct {
+	l        *Locker
+	wctx     context.Context // the Held's: a lock of the same call lost meanwhile ends the wait
+	ctx      context.Context // the caller's
+	spec     *lockSpec
+	holder   string
+	start    time.Time
+	deadline time.Time // zero: until ctx is done
+	tryOnce  bool
+
+	w          *waiter
+	hb         *heartbeat
+	registered bool      // a busy reply registered the holder id in Redis (family.registers)
+	regSent     time.Time // when the latest attempt that registered a mutex waiter was sent
+	busyReplies int
+	cleaning    bool // a clean-up of the holder id has been started
+}
+
+// granted is what an acquisition got: the fence, and how long Redis keeps
+// the lock without a renewal, counted from a moment before Redis started
+// counting.
+type granted struct {
+	fence    int64
+	from     time.Time
+	validFor time.Duration
+}
+
+// take re-enters a hold of the chain, or acquires the lock in Redis.
+func (a *acquisition) take(chain *chainLink) (*heldLock, error) {
+	hl := &heldLock{spec: *a.spec, acquired: time.Now()}
+	outer, claimed, err := chain.reentry(a.spec)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case outer != nil && outer.spec.Kind == a.spec.Kind && (claimed || outer.claim()):
+		if h := a.l.holds.join(outer.hold.key); h != nil {
+			hl.hold = h
+			if !claimed {
+				hl.claimed = outer
+			}
+			return hl, nil
+		}
+		if !claimed {
+			outer.unclaim()
+		}
+	case outer != nil && outer.spec.Kind == Write:
+		// The writer takes the read side under its own holder id.
+		a.holder = outer.hold.key.holder
+		if h := a.l.holds.join(holdKey{a.spec.base, Read, a.holder}); h != nil {
+			hl.hold = h
+			return hl, nil
+		}
+	}
+	g, err := a.run()
+	if err != nil {
+		return nil, err
+	}
+	hl.hold = a.l.holds.add(holdKey{a.spec.base, a.spec.Kind, a.holder}, g.fence)
+	hl.acquired, hl.validFor = g.from, g.validFor
+	return hl, nil
+}
+
+// run takes the lock for a.holder, waiting as the call allows.
 //
 // Waiting does not poll: a waiter sleeps until a wake message, the retry
 // time the script returned, the end of the wait, or ctx. An uncontended
-// acquire is one round trip. These keep the number of attempts per
-// grant down:
-//
-//   - If the Locker is already subscribed to the lock's wake channel (other
-//     waiters, or a lingering subscription), the waiter joins it before its
-//     first attempt, so no wake can be lost and a busy reply is followed by
-//     sleep. Otherwise it subscribes after its first busy reply and tries
-//     again at once, to cover a wake published in between.
-//   - A mutex acquire that finds parked waiters of this process on the
-//     channel does not try at all: it queues behind them and sleeps until
-//     woken (wakeups deliver "n:1" to the longest waiting first), or until
-//     the earliest retry time those waiters were given. So a releaser that
-//     asks again at once does not barge in ahead of its own process's
-//     waiters. Fair locks are first come first served by their script.
-//   - A fair release hands the lock to the head of the queue, a mutex
-//     release to its heir (the caller whose busy reply was {2, wait}), and
-//     names it in the wake message ("grant:<fence>:<holder>"): the waiter
-//     returns without an attempt, its lease counted from its last request
-//     that registered it (docs/design.md, hand-over). A grant on a mutex
-//     channel also wakes one parked waiter per process, whose attempt makes
-//     it the heir of the new grant.
-//   - A mutex attempt that will not be followed by a wait (NoWait) says so
-//     (ARGV[4] "once") and marks nothing.
-//   - Only an attempt that follows a wake-up or a retry timer is a waiter's
-//     (mutex_acquire ARGV[4] "waited", which the script lets take a lock
-//     reserved for a woken waiter and which keeps the grant marked
-//     contended). A mutex won without it leaves the lock unmarked, so the
-//     winner nudges the next parked waiter of the process, whose attempt
-//     marks it (wakeups.leave).
-func (l *Locker) acquireOne(wctx, ctx context.Context, hl *heldLock, start, deadline time.Time, tryOnce, reentry bool) (time.Time, error) {
-	spec := &hl.spec
-	firstArgs := spec.args(hl.holder, l.publish, spec.Kind == Semaphore)
-	// After a busy reply, an exclusive lock's attempts say so (ARGV[4]): a
-	// lock they find their own was handed to them, and they claim it
-	// instead of re-entering. A mutex tells an attempt right after
-	// subscribing ("retry") from one after a wake-up or a retry timer
-	// ("waited"), which may take a lock reserved for the woken waiters.
-	retryArgs, waitedArgs := firstArgs, firstArgs
-	switch spec.Kind {
-	case Fair:
-		waitedArgs = append(firstArgs[:len(firstArgs):len(firstArgs)], "waited")
-		retryArgs = waitedArgs
-	case Mutex:
-		retryArgs = append(firstArgs[:len(firstArgs):len(firstArgs)], "retry")
-		waitedArgs = append(firstArgs[:len(firstArgs):len(firstArgs)], "waited")
-		if tryOnce {
-			// A caller that will not wait must not mark the lock
-			// contended: its holder's release would publish, and reserve
-			// the lock for a waiter that does not exist.
-			firstArgs = append(firstArgs[:len(firstArgs):len(firstArgs)], "once")
+// acquire is one round trip. After its first busy reply a waiter
+// subscribes to the lock's wake channel and tries again at once, to cover a
+// wake published in between; on a channel already subscribed it just
+// sleeps. A fair or mutex release hands the lock to a registered waiter and
+// says so in the wake message ("grant:<fence>:<holder>"): that waiter
+// returns without another call (handedOver). Mutex waiters of one process
+// queue in the process, and only the first attempts: its busy reply
+// registers it for a hand-over for the Locker's waiter window, and it
+// renews that registration every window/3 while it waits.
+func (a *acquisition) run() (granted, error) {
+	defer a.finish()
+	if !a.tryOnce {
+		a.w = a.l.wakeups.join(a.spec.wake, a.holder, a.spec.Kind == Mutex)
+		if err := a.sleepUntil(a.w.turn, 0); err != nil {
+			return granted{}, a.giveUp(err)
 		}
-	}
-	call := Call{Script: spec.Kind.scripts().acquire, Keys: spec.keys, Args: firstArgs}
-	asWaiter := false // the next attempt follows a wake-up or a retry timer
-	gotBusy := false  // ... or at least a busy reply
-	var w *waiter
-	var hb *heartbeat
-	queued := false    // a busy reply left something to undo on giving up (Kind.scripts().leave)
-	won := false       // the lock was granted: see wakeups.leave on nudging
-	wonWaited := false // ... to an attempt that followed a wake-up or a retry timer
-	defer func() {
-		if w != nil {
-			nudge := spec.Kind.nudgesNextWaiter() || spec.Kind == Mutex && !wonWaited
-			l.wakeups.leave(w, won && nudge)
-		}
-		if hb != nil {
-			l.dog.removeHeartbeat(hb)
-		}
-	}()
-	giveUp := func(err error) (time.Time, error) {
-		if queued {
-			if lerr := l.leaveQueue(ctx, spec, hl.holder); lerr != nil {
-				err = errors.Join(err, lerr)
-			}
-		}
-		l.observe(Event{Kind: EventGaveUp, Lock: spec.withLease(), Holder: hl.holder, Waited: time.Since(start), Err: err})
-		return time.Time{}, err
-	}
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	// sleep waits on w for at most d; a nil error means the next attempt is
-	// a waiter's.
-	sleep := func(d time.Duration) error {
-		if timer == nil {
-			timer = time.NewTimer(d)
-		} else {
-			timer.Reset(d)
-		}
-		defer func() {
-			if !timer.Stop() {
-				select {
-				case <-timer.C:
-				default:
-				}
-			}
-		}()
 		select {
-		case <-w.wake:
-			return nil
-		case <-timer.C:
-			return nil
-		case <-wctx.Done():
-			return waitError(wctx, ctx, spec)
-		case <-l.closed:
-			return fmt.Errorf("%s: %w", spec, ErrClosed)
-		}
-	}
-
-	if !tryOnce && !reentry {
-		var behind time.Time
-		w, behind = l.wakeups.joinLive(spec.wake, hl.holder, spec.Kind == Mutex)
-		if !behind.IsZero() {
-			d := max(time.Until(behind), time.Millisecond)
-			if !deadline.IsZero() {
-				d = min(d, max(time.Until(deadline), 0))
-			}
-			if err := sleep(d); err != nil {
-				return giveUp(err)
-			}
-			asWaiter = true
+		case <-a.w.wake: // for the waiters ahead; this one tries now anyway
+		default:
 		}
 	}
 	for {
-		call.Args = firstArgs
+		g, busy, retry, err := a.attempt()
 		switch {
-		case asWaiter:
-			call.Args = waitedArgs
-		case gotBusy:
-			call.Args = retryArgs
+		case err != nil:
+			return granted{}, a.giveUp(err)
+		case !busy:
+			return g, nil
+		case a.tryOnce:
+			return granted{}, a.giveUp(fmt.Errorf("%w: %s is busy", ErrNotAcquired, a.spec))
+		case !a.deadline.IsZero() && !time.Now().Before(a.deadline):
+			return granted{}, a.giveUp(fmt.Errorf("%w: %s still busy after %v", ErrNotAcquired, a.spec, time.Since(a.start).Round(time.Millisecond)))
 		}
-		sent := time.Now()
-		reply, acked, err := l.evalAcquire(wctx, call)
-		if err != nil {
-			if werr := waitError(wctx, ctx, spec); werr != nil {
-				return giveUp(werr)
-			}
-			return giveUp(fmt.Errorf("lockgen: acquire %s: %w", spec, err))
-		}
-		flag, n, err := parseAcquire(reply)
-		if err != nil {
-			return giveUp(fmt.Errorf("lockgen: acquire %s: %w", spec, err))
-		}
-		if flag == acquireGranted {
-			hl.fence, hl.acquired = n, sent
-			if l.replicas > 0 && acked < l.replicas {
-				rerr := l.releaseOne(&Held{l: l, parent: ctx}, hl)
-				queued = false
-				return giveUp(errors.Join(fmt.Errorf("%w: %s: %d of %d replicas acknowledged within %v", ErrNotReplicated, spec, acked, l.replicas, l.replicaTimeout), rerr))
-			}
-			l.observe(Event{Kind: EventAcquired, Lock: spec.withLease(), Holder: hl.holder, Fence: n, Waited: time.Since(start)})
-			won, wonWaited = true, asWaiter
-			return sent, nil
-		}
-		// A busy fair acquire keeps the caller's place in the queue; a
-		// mutex one may have made it the heir. Either may be handed the
-		// lock (see waiter.placeKept), and has something to undo on giving
-		// up; so has a writer.
-		kept := spec.Kind == Fair || flag == acquireHeir
-		queued = queued || spec.Kind.scripts().leave != nil && (spec.Kind != Mutex || kept)
-		gotBusy = true
-		retry := time.Duration(max(n, 1)) * time.Millisecond
-		if flag == acquireHeir {
-			// The heirship lasts one lease from this attempt: the retry
-			// renews it before it lapses, in case the holder keeps the lock
-			// longer than that.
-			retry = min(retry, spec.lease*3/4)
-		}
-		l.observe(Event{Kind: EventBusy, Lock: spec.withLease(), Holder: hl.holder, Waited: retry})
-		if tryOnce {
-			return giveUp(fmt.Errorf("%w: %s is busy", ErrNotAcquired, spec))
-		}
-		retryAt := sent.Add(retry)
-		if !deadline.IsZero() {
-			left := time.Until(deadline)
-			if left <= 0 {
-				return giveUp(fmt.Errorf("%w: %s still busy after %v", ErrNotAcquired, spec, time.Since(start).Round(time.Millisecond)))
-			}
-			retry = min(retry, left)
-		}
-		if hb != nil {
-			l.dog.touchHeartbeat(hb, sent)
-		}
-		if w == nil {
-			// Subscribe, then try again at once, not yet as a waiter. A
-			// failed subscription leaves the waiter on its timer alone.
-			sctx, stop := context.WithTimeout(wctx, retry)
-			w, _ = l.wakeups.join(sctx, spec.wake, hl.holder, spec.Kind == Mutex)
-			stop()
-			l.wakeups.busy(w, sent, retryAt, kept)
-			if spec.Kind == Fair {
-				hb = l.fairHeartbeat(spec, hl.holder, sent, w)
-			}
-			asWaiter = false
+		if !a.l.wakeups.subscribed(a.w) && a.subscribe(retry) {
 			continue
 		}
-		l.wakeups.busy(w, sent, retryAt, kept)
-		if spec.Kind == Fair && hb == nil {
-			hb = l.fairHeartbeat(spec, hl.holder, sent, w) // joined early
+		a.keepPlace()
+		if err := a.sleepUntil(nil, retry); err != nil {
+			return granted{}, a.giveUp(err)
 		}
-		if err := sleep(retry); err != nil {
-			return giveUp(err)
+		if g, ok := a.handedOver(); ok {
+			return g, nil
 		}
-		asWaiter = true
-		// A fair release hands the lock to the head of the queue, a mutex
-		// release to its heir, and says so in the wake message: no attempt
-		// needed. With replica safety on, the waiter claims it with an
-		// attempt of its own instead, which the WAIT after it covers.
-		if fence, leaseFrom, ok := l.wakeups.grant(w); ok && l.replicas == 0 {
-			hl.fence, hl.acquired = fence, leaseFrom
-			l.observe(Event{Kind: EventAcquired, Lock: spec.withLease(), Holder: hl.holder, Fence: fence, Waited: time.Since(start)})
-			won, wonWaited = true, true
-			return leaseFrom, nil
+	}
+}
+
+// attempt runs the acquire script once. busy says the lock was busy, and
+// retry when to try again at the latest.
+func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err error) {
+	window := a.l.waiterWindow
+	if a.tryOnce {
+		window = 0
+	}
+	call := Call{Script: a.spec.Kind.scripts().acquire, Keys: a.spec.keys, Args: a.spec.acquireArgs(a.holder, a.l.publish, window)}
+	sent := time.Now()
+	reply, acked, p, err := a.l.evalBounded(a.wctx, a.callDeadline(), a.spec.lease, call, a.l.replicas > 0)
+	if err != nil {
+		a.withdraw(p)
+		return g, false, 0, a.callError(err)
+	}
+	flag, n, err := parseAcquire(reply)
+	if err != nil {
+		a.withdraw(p)
+		return g, false, 0, fmt.Errorf("lockgen: acquire %s: %w", a.spec, err)
+	}
+	if flag == acquireGranted {
+		if a.l.replicas > 0 && acked < a.l.replicas {
+			a.withdraw(p)
+			return g, false, 0, fmt.Errorf("%w: %s: %d of %d replicas acknowledged within %v", ErrNotReplicated, a.spec, acked, a.l.replicas, a.l.replicaTimeout)
 		}
+		a.l.observe(Event{Kind: EventAcquired, Lock: a.spec.withLease(), Holder: a.holder, Fence: n, Waited: time.Since(a.start)})
+		return granted{fence: n, from: sent, validFor: a.spec.lease}, false, 0, nil
+	}
+	a.busyReplies++
+	if a.spec.Kind.family().registers && (a.spec.Kind != Mutex || window > 0) {
+		a.registered = true
+		a.regSent = sent
+		if a.w != nil {
+			a.l.wakeups.placeKept(a.w, sent)
+		}
+	}
+	retry = time.Duration(max(n, 1)) * time.Millisecond
+	if a.spec.Kind == Mutex {
+		retry = min(retry, window/3)
+	}
+	a.l.observe(Event{Kind: EventBusy, Lock: a.spec.withLease(), Holder: a.holder, Waited: retry})
+	return g, true, retry, nil
+}
+
+// callError says why a call got no usable reply. A waiter that was told
+// busy before, and whose last attempt got no reply before its wait ended,
+// was busy for the whole wait as far as it knows: ErrNotAcquired.
+func (a *acquisition) callError(err error) error {
+	if werr := waitError(a.wctx, a.ctx, a.spec); werr != nil {
+		return werr
+	}
+	if errors.Is(err, errNoReply) {
+		if a.busyReplies > 0 {
+			return fmt.Errorf("%w: %s still busy after %v (the last attempt got no reply in time)", ErrNotAcquired, a.spec, time.Since(a.start).Round(time.Millisecond))
+		}
+		return fmt.Errorf("lockgen: acquire %s: no reply from Redis within the wait: %w", a.spec, context.DeadlineExceeded)
+	}
+	return fmt.Errorf("lockgen: acquire %s: %w", a.spec, err)
+}
+
+// callDeadline bounds each call made while waiting: the end of the wait,
+// plus a little grace for the attempt that falls due at its very end.
+func (a *acquisition) callDeadline() time.Time {
+	if a.deadline.IsZero() {
+		return a.deadline
+	}
+	return a.deadline.Add(a.grace())
+}
+
+// grace is how long a call may run past the end of a wait (the last
+// attempt), and how long a caller that gives up waits for its withdrawal
+// before leaving it to the background: a tenth of the wait, within
+// 10..250 ms.
+func (a *acquisition) grace() time.Duration {
+	wait := a.deadline.Sub(a.start)
+	if a.deadline.IsZero() {
+		return maxGrace
+	}
+	return min(max(wait/10, 10*time.Millisecond), maxGrace)
+}
+
+const maxGrace = 250 * time.Millisecond
+
+// withdraw gives back whatever a.holder may have taken or registered, once
+// p (the last call) has returned: at once if p has and Redis answers within
+// the grace, else in the background (cleanup.go).
+func (a *acquisition) withdraw(p *pending) {
+	if a.cleaning {
+		return
+	}
+	a.cleaning = true
+	select {
+	case <-p.done:
+		p = a.l.releaseNow(a.spec, a.holder, a.grace(), p.err != nil)
+		if p == nil {
+			return
+		}
+	default:
+	}
+	a.l.cleanUp(a.spec, a.holder, p)
+}
+
+// subscribe subscribes a.w's channel, bounded by the retry time and the
+// wait, and reports whether it is subscribed now.
+func (a *acquisition) subscribe(retry time.Duration) bool {
+	ctx, cancel := context.WithTimeout(a.wctx, retry)
+	defer cancel()
+	if !a.deadline.IsZero() {
+		var stop context.CancelFunc
+		ctx, stop = context.WithDeadline(ctx, a.deadline)
+		defer stop()
+	}
+	return a.l.wakeups.subscribe(ctx, a.w)
+}
+
+// keepPlace starts the heartbeat that keeps a fair waiter's place in the
+// queue while it sleeps (the watchdog sends it); each attempt counts as one.
+func (a *acquisition) keepPlace() {
+	if a.spec.Kind.scripts().heartbeat == nil {
+		return
+	}
+	if a.hb != nil {
+		a.l.dog.touchHeartbeat(a.hb, a.regSent)
+		return
+	}
+	w := a.w
+	a.hb = &heartbeat{
+		call:    a.spec.call(a.spec.Kind.scripts().heartbeat, a.holder, a.l.publish),
+		lease:   a.spec.lease,
+		due:     a.regSent.Add(a.spec.lease / 3),
+		kept:    func(sent time.Time) { a.l.wakeups.placeKept(w, sent) },
+		evicted: func() { trySignal(w) },
+	}
+	a.l.dog.addHeartbeat(a.hb)
+}
+
+// sleepUntil waits for ready (if not nil), a wake-up, d (if not 0), or the
+// end of the wait. A nil error means the next attempt may go.
+func (a *acquisition) sleepUntil(ready <-chan struct{}, d time.Duration) error {
+	var wake <-chan struct{}
+	if ready == nil {
+		wake = a.w.wake
+	}
+	if !a.deadline.IsZero() && (d == 0 || time.Until(a.deadline) < d) {
+		d = max(time.Until(a.deadline), time.Nanosecond)
+	}
+	var expire <-chan time.Time
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		expire = t.C
+	}
+	select {
+	case <-ready:
+	case <-wake:
+	case <-expire:
+		if ready != nil {
+			return fmt.Errorf("%w: %s still busy after %v (waiters of this process ahead)", ErrNotAcquired, a.spec, time.Since(a.start).Round(time.Millisecond))
+		}
+	case <-a.wctx.Done():
+		return waitError(a.wctx, a.ctx, a.spec)
+	case <-a.l.closed:
+		return fmt.Errorf("%s: %w", a.spec, ErrClosed)
+	}
+	return nil
+}
+
+// handedOver reports whether a release handed the lock to the waiter. Its
+// lease is counted from the request that registered it (the grant lives
+// in Redis until that registration would have run out, which is at least
+// as long after that request was sent). A renew=false lock, a lock under
+// replica safety, and a grant that has little of that left are claimed
+// with one more attempt, which finds the lock the waiter's own and gives it
+// a full lease (and WAIT covers it).
+func (a *acquisition) handedOver() (granted, bool) {
+	fence, placeKept, ok := a.l.wakeups.grant(a.w)
+	if !ok {
+		return granted{}, false
+	}
+	g := granted{fence: fence, from: placeKept, validFor: a.spec.lease}
+	if a.spec.Kind == Mutex {
+		g.from, g.validFor = a.regSent, a.l.waiterWindow
+	}
+	left := time.Until(g.from.Add(g.validFor))
+	if a.spec.NoRenew || a.l.replicas > 0 || left < g.validFor/2 {
+		return granted{}, false // the next attempt claims it
+	}
+	a.l.observe(Event{Kind: EventAcquired, Lock: a.spec.withLease(), Holder: a.holder, Fence: fence, Waited: time.Since(a.start)})
+	return g, true
+}
+
+// giveUp ends a failed acquisition: whatever its busy replies registered in
+// Redis is withdrawn.
+func (a *acquisition) giveUp(err error) error {
+	if a.registered {
+		a.withdraw(finished(nil))
+	}
+	a.l.observe(Event{Kind: EventGaveUp, Lock: a.spec.withLease(), Holder: a.holder, Waited: time.Since(a.start), Err: err})
+	return err
+}
+
+func (a *acquisition) finish() {
+	if a.w != nil {
+		a.l.wakeups.leave(a.w)
+	}
+	if a.hb != nil {
+		a.l.dog.removeHeartbeat(a.hb)
 	}
 }
 
@@ -349,20 +443,10 @@ func waitError(wctx, ctx context.Context, spec *lockSpec) error {
 	return fmt.Errorf("lockgen: waiting for %s: %w", spec, context.Cause(wctx))
 }
 
-// evalAcquire runs an acquire, followed by WAIT when replica safety is on.
-func (l *Locker) evalAcquire(ctx context.Context, c Call) (any, int, error) {
-	if l.replicas > 0 {
-		return l.backend.EvalWait(ctx, c, l.replicas, l.replicaTimeout)
-	}
-	v, err := l.backend.Eval(ctx, c)
-	return v, 0, err
-}
-
 // The first element of an acquire script's reply.
 const (
 	acquireBusy    = 0 // {0, wait_ms}
 	acquireGranted = 1 // {1, fence}
-	acquireHeir    = 2 // {2, wait_ms}: busy, and the release hands the lock to the caller (mutex)
 )
 
 // parseAcquire reads {flag, fence or wait_ms}.
@@ -371,47 +455,9 @@ func parseAcquire(reply any) (flag, n int64, err error) {
 	if ok && len(arr) == 2 {
 		flag, ok1 := arr[0].(int64)
 		n, ok2 := arr[1].(int64)
-		if ok1 && ok2 && flag >= acquireBusy && flag <= acquireHeir {
+		if ok1 && ok2 && (flag == acquireBusy || flag == acquireGranted) {
 			return flag, n, nil
 		}
 	}
 	return 0, 0, fmt.Errorf("unexpected reply %#v", reply)
-}
-
-// fairHeartbeat keeps a fair waiter's place alive through the watchdog. If
-// the script says the waiter is no longer queued, the waiter is woken to
-// acquire again, which queues it anew or claims the lock handed over to it.
-func (l *Locker) fairHeartbeat(spec *lockSpec, holder string, sent time.Time, w *waiter) *heartbeat {
-	hb := &heartbeat{
-		call:  Call{Script: fairHeartbeatScript(), Keys: spec.keys, Args: spec.args(holder, l.publish, false)},
-		lease: spec.lease,
-		due:   sent.Add(spec.lease / 3),
-		kept: func(sent time.Time) {
-			if w != nil {
-				l.wakeups.placeKept(w, sent)
-			}
-		},
-		evicted: func() {
-			if w != nil {
-				signal(w)
-			}
-		},
-	}
-	l.dog.addHeartbeat(hb)
-	return hb
-}
-
-// leaveQueue undoes, for a waiter that gives up, what its busy replies left
-// behind, at once and on a context that is not cancelled: a fair waiter
-// leaves the queue (so those behind it do not wait for its place to die), a
-// writer withdraws its hold on new readers (so they do not wait out its
-// lease).
-func (l *Locker) leaveQueue(ctx context.Context, spec *lockSpec, holder string) error {
-	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.releaseTimeout)
-	defer cancel()
-	_, err := l.backend.Eval(lctx, Call{Script: spec.Kind.scripts().leave, Keys: spec.keys, Args: spec.args(holder, l.publish, false)})
-	if err != nil {
-		return fmt.Errorf("lockgen: give up waiting for %s: %w", spec, err)
-	}
-	return nil
 }

@@ -21,6 +21,10 @@ type Reply struct {
 	Err   error
 }
 
+// PayloadUnsubscribed is what a Backend delivers on a channel whose
+// subscription the server ended on its own (see Backend.Subscribe).
+const PayloadUnsubscribed = "unsubscribed"
+
 // Backend is what a Locker needs from Redis. New wraps a go-redis client in
 // one (NewGoRedisBackend); package embedded provides one that runs the same
 // scripts in process. Implement it to put lockgen on another client.
@@ -50,7 +54,11 @@ type Backend interface {
 	// channels at once. deliver must not block; the backend calls it from
 	// its receiving goroutine. A backend should use one connection per node
 	// for all channels, and after a reconnection deliver "all" on every
-	// channel, since wake messages may have been lost meanwhile.
+	// channel, since wake messages may have been lost meanwhile. If the
+	// server ends a subscription on its own (a Cluster slot moved), the
+	// backend forgets the channel and delivers PayloadUnsubscribed; the
+	// Locker then wakes the channel's waiters and subscribes again, on the
+	// slot's current owner, at the next busy reply.
 	Subscribe(ctx context.Context, channel string, deliver func(payload string)) (unsubscribe func(), err error)
 
 	// PublishCommand is the command scripts publish wake messages with

@@ -14,7 +14,7 @@ func Fence(ctx context.Context) (token int64, ok bool) {
 	if c == nil || len(c.held.locks) == 0 {
 		return 0, false
 	}
-	return c.held.locks[len(c.held.locks)-1].fence, true
+	return c.held.locks[len(c.held.locks)-1].hold.fence, true
 }
 
 // FenceFor returns the fencing token of the lock of the given kind on the
@@ -24,7 +24,7 @@ func FenceFor(ctx context.Context, kind Kind, key string) (token int64, ok bool)
 	for c := chainOf(ctx); c != nil; c = c.parent {
 		for i := len(c.held.locks) - 1; i >= 0; i-- {
 			if hl := c.held.locks[i]; hl.spec.Kind == kind && hl.spec.Key == key {
-				return hl.fence, true
+				return hl.hold.fence, true
 			}
 		}
 	}

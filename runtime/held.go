@@ -23,18 +23,81 @@ type Held struct {
 	lostErr  error
 }
 
-// heldLock is one lock of a Held.
+// heldLock is one lock of a Held: its own hold in Redis, or a re-entry of
+// a hold of its call chain.
 type heldLock struct {
 	spec     lockSpec
-	holder   string
-	fence    int64
-	acquired time.Time
-	renewal  *renewal  // nil with NoRenew
-	outer    *heldLock // the hold this one re-enters and has claimed, if any
+	hold     *hold
+	claimed  *heldLock     // the chain's hold this re-entry claimed (exclusive kinds), if any
+	renewal  *renewal      // nil with NoRenew and for re-entries
+	acquired time.Time     // for events: when this Acquire got it
+	validFor time.Duration // with hold.from: how long Redis keeps it without a renewal
 
 	// reentered is set while a nested Acquire re-enters this hold (for
 	// exclusive kinds; see reentry.go).
 	reentered atomic.Bool
+}
+
+// hold is one lock held in Redis by one holder id. Re-entries by the same
+// call chain share it and are counted here, not in Redis: the scripts see
+// one grant per holder id, so a retried or duplicated call can never add a
+// hold, and the release script runs when the last of them is released.
+type hold struct {
+	key   holdKey
+	fence int64
+	refs  int // guarded by holds.mu
+}
+
+type holdKey struct {
+	base   string
+	kind   Kind
+	holder string
+}
+
+// holds is the Locker's registry of the holds in Redis it holds.
+type holds struct {
+	mu sync.Mutex
+	m  map[holdKey]*hold
+}
+
+func (hs *holds) init() { hs.m = map[holdKey]*hold{} }
+
+// add records a new hold, or joins the one the key already has.
+func (hs *holds) add(key holdKey, fence int64) *hold {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	h := hs.m[key]
+	if h == nil {
+		h = &hold{key: key, fence: fence}
+		hs.m[key] = h
+	}
+	h.refs++
+	return h
+}
+
+// join adds a reference to the hold of key, if it is still held.
+func (hs *holds) join(key holdKey) *hold {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	h := hs.m[key]
+	if h != nil {
+		h.refs++
+	}
+	return h
+}
+
+// drop removes a reference and reports whether it was the last one.
+func (hs *holds) drop(h *hold) bool {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	h.refs--
+	if h.refs > 0 {
+		return false
+	}
+	if hs.m[h.key] == h {
+		delete(hs.m, h.key)
+	}
+	return true
 }
 
 // Context returns the holder's context, to pass to the code that runs under
@@ -50,7 +113,9 @@ func (h *Held) Context() context.Context { return h.ctx }
 // when the caller's context is done or the method panicked. A lock that had
 // expired or been taken over gives an error that wraps ErrNotHeld (and
 // ErrLockLost if the watchdog had noticed); a second Release returns
-// ErrNotHeld.
+// ErrNotHeld. A nil error means that Redis has confirmed every release. A
+// release whose reply did not arrive returns its error and is retried in
+// the background (EventCleanedUp).
 func (h *Held) Release() error {
 	if h == nil {
 		return fmt.Errorf("%w: nil *Held", ErrNotHeld)
@@ -91,37 +156,47 @@ func (h *Held) releaseLocks() error {
 	return errors.Join(errs...)
 }
 
-// releaseOne stops renewing hl and runs its release script.
+// releaseOne gives hl back: the hold's last reference runs the release
+// script; a re-entry only lets go of its reference.
 func (l *Locker) releaseOne(h *Held, hl *heldLock) error {
 	if hl.renewal != nil {
 		l.dog.unregister(h, hl.renewal)
 	}
-	if hl.outer != nil {
-		hl.outer.unclaim()
+	if hl.claimed != nil {
+		hl.claimed.unclaim()
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(h.parent), l.releaseTimeout)
-	defer cancel()
-	call := Call{Script: hl.spec.Kind.scripts().release, Keys: hl.spec.keys, Args: hl.spec.args(hl.holder, l.publish, false)}
-	reply, err := l.backend.Eval(ctx, call)
-	if err == nil {
-		switch n, ok := reply.(int64); {
-		case !ok:
-			err = fmt.Errorf("lockgen: release %s: unexpected reply %#v", &hl.spec, reply)
-		case n < 0:
-			h.mu.Lock()
-			lost := h.lostErr
-			h.mu.Unlock()
-			if lost != nil {
-				err = fmt.Errorf("%w: release %s: %w", ErrNotHeld, &hl.spec, lost)
-			} else {
-				err = fmt.Errorf("%w: release %s: expired or taken over", ErrNotHeld, &hl.spec)
-			}
-		}
-	} else {
-		err = fmt.Errorf("lockgen: release %s: %w", &hl.spec, err)
+	var err error
+	if l.holds.drop(hl.hold) {
+		err = l.releaseHold(h, hl)
 	}
-	l.observe(Event{Kind: EventReleased, Lock: hl.spec.withLease(), Holder: hl.holder, Fence: hl.fence, Held: time.Since(hl.acquired), Err: err})
+	l.observe(Event{Kind: EventReleased, Lock: hl.spec.withLease(), Holder: hl.hold.key.holder, Fence: hl.hold.fence, Held: time.Since(hl.acquired), Err: err})
 	return err
+}
+
+// releaseHold runs the release script of hl's hold, at most the release
+// timeout; without a reply it leaves the release to the clean-up.
+func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
+	holder := hl.hold.key.holder
+	call := hl.spec.call(hl.spec.Kind.scripts().release, holder, l.publish)
+	ctx := context.WithoutCancel(h.parent)
+	reply, _, p, err := l.evalBounded(ctx, time.Now().Add(l.releaseTimeout), l.releaseTimeout, call, false)
+	if err != nil {
+		l.cleanUp(&hl.spec, holder, p)
+		return fmt.Errorf("lockgen: release %s: %w (retrying in the background)", &hl.spec, err)
+	}
+	switch n, ok := reply.(int64); {
+	case !ok:
+		return fmt.Errorf("lockgen: release %s: unexpected reply %#v", &hl.spec, reply)
+	case n == 1:
+		return nil
+	}
+	h.mu.Lock()
+	lost := h.lostErr
+	h.mu.Unlock()
+	if lost != nil {
+		return fmt.Errorf("%w: release %s: %w", ErrNotHeld, &hl.spec, lost)
+	}
+	return fmt.Errorf("%w: release %s: expired or taken over", ErrNotHeld, &hl.spec)
 }
 
 // withLease returns the Lock with its effective lease filled in, for events.

@@ -27,6 +27,15 @@ const (
 	// EventReleased: the lock was given back; Event.Held is the hold time,
 	// Event.Err the release error if there was one.
 	EventReleased
+	// EventCleanedUp: the background clean-up of a holder id has ended. It
+	// runs after a call whose outcome is unknown (an acquire or release that
+	// timed out or lost its connection, a WAIT that failed) and after a
+	// waiter gave up while registered in Redis, and gives back whatever the
+	// holder id may have taken or registered. Event.Err is nil once Redis
+	// confirmed that nothing of the holder id is left on the lock, and says
+	// why otherwise (it gave up when the lease would have ended anyway, or
+	// the Locker was closed).
+	EventCleanedUp
 )
 
 func (k EventKind) String() string {
@@ -43,6 +52,8 @@ func (k EventKind) String() string {
 		return "lost"
 	case EventReleased:
 		return "released"
+	case EventCleanedUp:
+		return "cleaned_up"
 	}
 	return "unknown"
 }
@@ -104,7 +115,7 @@ func SlogObserver(logger *slog.Logger) Observer {
 		case EventLost:
 			level = slog.LevelWarn
 		}
-		if e.Kind == EventReleased && e.Err != nil {
+		if (e.Kind == EventReleased || e.Kind == EventCleanedUp) && e.Err != nil {
 			level = slog.LevelWarn
 		}
 		logger.LogAttrs(context.Background(), level, "lockgen "+e.Kind.String(), slog.Any("lock", e))

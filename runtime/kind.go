@@ -50,30 +50,44 @@ func (k Kind) valid() bool { return k >= Mutex && k <= Semaphore }
 // share one holder's context both re-entering (see reentry.go).
 func (k Kind) exclusive() bool { return k == Mutex || k == Fair || k == Write }
 
-// nudgesNextWaiter reports whether a waiter that gets k must always wake the
-// next waiter of its process (see wakeups.leave). Semaphore releases wake
-// "n:<N>" waiters per process and a grant does not remember that others
-// wait. A mutex grant to a caller that waited does (mutex_acquire's ARGV[4]),
-// so a mutex nudges only when won without waiting (acquireOne); "all" wakes
-// every waiter of a read/write lock, and fair locks hand the lock to their
-// head.
-func (k Kind) nudgesNextWaiter() bool { return k == Semaphore }
-
-// family is the middle part of the base key (docs/design.md "Keys"): read
-// and write share "rw" because they are two sides of one lock.
-func (k Kind) family() string {
-	switch k {
-	case Mutex:
-		return "mutex"
-	case Fair:
-		return "fair"
-	case Read, Write:
-		return "rw"
-	case Semaphore:
-		return "sem"
-	}
-	return ""
+// family is what the runtime knows of a kind: where its keys live and which
+// scripts it runs (docs/design.md, "Script protocol"). The scenario tests in
+// gopherlua_test check the same names.
+type family struct {
+	// name is the middle part of the base key: read and write share "rw"
+	// because they are two sides of one lock.
+	name string
+	// suffixes of the other KEYS, after the base key itself, in script
+	// order; the last one is always the wake channel.
+	suffixes []string
+	scriptSet
+	// registers: a busy acquire leaves the caller registered in Redis (a
+	// fair queue place, a mutex waiter registration, a writer's claim on new
+	// readers), so a caller that gives up runs the release script to
+	// withdraw it.
+	registers bool
 }
+
+// scriptSet is the scripts of one kind. release also withdraws what a busy
+// acquire registered, and is the clean-up after an acquire whose outcome is
+// unknown. heartbeat, where there is one, keeps a waiter registered while
+// it waits (fair).
+type scriptSet struct {
+	acquire, renew, release, heartbeat *lua.Script
+}
+
+var families = [...]family{
+	Mutex:     {"mutex", []string{":waiters", ":wake"}, scriptSet{lua.MutexAcquire, lua.MutexRenew, lua.MutexRelease, nil}, true},
+	Fair:      {"fair", []string{":queue", ":alive", ":wake"}, scriptSet{lua.FairAcquire, lua.FairRenew, lua.FairRelease, lua.FairHeartbeat}, true},
+	Read:      {"rw", []string{":readers", ":wake"}, scriptSet{lua.ReadAcquire, lua.ReadRenew, lua.ReadRelease, nil}, false},
+	Write:     {"rw", []string{":readers", ":wake"}, scriptSet{lua.WriteAcquire, lua.WriteRenew, lua.WriteRelease, nil}, true},
+	Semaphore: {"sem", []string{":holds", ":wake"}, scriptSet{lua.SemaphoreAcquire, lua.SemaphoreRenew, lua.SemaphoreRelease, nil}, false},
+}
+
+// family returns k's entry of the families table; k must be valid.
+func (k Kind) family() *family { return &families[k] }
+
+func (k Kind) scripts() scriptSet { return families[k].scriptSet }
 
 // rank orders kinds on the same base key in the canonical acquisition order.
 // Write comes before Read so that a call asking for both sides of one key
@@ -88,45 +102,3 @@ func (k Kind) rank() int {
 	}
 	return int(k) + 1
 }
-
-// scriptSet is the scripts of one kind. leave, where there is one, undoes
-// what a busy acquire left behind for a waiter that gives up: a fair
-// waiter's place in the queue, a mutex heir's claim on the next grant, a
-// writer's hold on new readers; and gives back a lock handed to the waiter
-// that it has not heard of yet.
-type scriptSet struct {
-	acquire, renew, release, leave *lua.Script
-}
-
-func (k Kind) scripts() scriptSet {
-	switch k {
-	case Mutex:
-		return scriptSet{lua.MutexAcquire, lua.MutexRenew, lua.MutexRelease, lua.MutexLeave}
-	case Fair:
-		return scriptSet{lua.FairAcquire, lua.FairRenew, lua.FairRelease, lua.FairLeave}
-	case Read:
-		return scriptSet{lua.ReadAcquire, lua.ReadRenew, lua.ReadRelease, nil}
-	case Write:
-		return scriptSet{lua.WriteAcquire, lua.WriteRenew, lua.WriteRelease, lua.WriteLeave}
-	case Semaphore:
-		return scriptSet{lua.SemaphoreAcquire, lua.SemaphoreRenew, lua.SemaphoreRelease, nil}
-	}
-	return scriptSet{}
-}
-
-// keySuffixes lists, after the base key itself, the suffixes of the other
-// KEYS of a family's scripts, in script order; the last one is always the
-// wake channel.
-func (k Kind) keySuffixes() []string {
-	switch k {
-	case Fair:
-		return []string{":queue", ":alive", ":wake"}
-	case Read, Write:
-		return []string{":readers", ":wake"}
-	case Semaphore:
-		return []string{":holds", ":wake"}
-	}
-	return []string{":wake"}
-}
-
-func fairHeartbeatScript() *lua.Script { return lua.FairHeartbeat }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockgen/lockgen/lua"
 )
 
 // NoWait as Lock.Wait: try once and fail with ErrNotAcquired if the lock is
@@ -65,8 +67,8 @@ func (lk *Locker) resolve(l Lock) (lockSpec, error) {
 	case l.Kind != Semaphore && l.Permits != 0:
 		return lockSpec{}, fmt.Errorf("%w: %s %q: permits is for semaphores only", ErrInvalidLock, l.Kind, l.Key)
 	}
-	base := lk.prefix + l.Kind.family() + ":{" + l.Key + "}"
-	suffixes := l.Kind.keySuffixes()
+	base := lk.prefix + l.Kind.family().name + ":{" + l.Key + "}"
+	suffixes := l.Kind.family().suffixes
 	keys := make([]string, 0, 1+len(suffixes))
 	keys = append(keys, base)
 	for _, s := range suffixes {
@@ -135,6 +137,25 @@ func (s *lockSpec) args(holder, publish string, withPermits bool) []string {
 		a = append(a, strconv.Itoa(s.Permits))
 	}
 	return a
+}
+
+// acquireArgs returns ARGV for the kind's acquire script. window is how
+// long a busy mutex attempt keeps the caller registered for a hand-over (0:
+// not at all, for a caller that tries once).
+func (s *lockSpec) acquireArgs(holder, publish string, window time.Duration) []string {
+	switch s.Kind {
+	case Semaphore:
+		return s.args(holder, publish, true)
+	case Mutex:
+		return append(s.args(holder, publish, false), strconv.FormatInt(window.Milliseconds(), 10))
+	}
+	return s.args(holder, publish, false)
+}
+
+// call returns the Call of one of the kind's scripts with holder's ARGV (not
+// for acquire: see acquireArgs).
+func (s *lockSpec) call(script *lua.Script, holder, publish string) Call {
+	return Call{Script: script, Keys: s.keys, Args: s.args(holder, publish, false)}
 }
 
 // String names the lock for error messages: `mutex "order:42"`.

@@ -20,11 +20,14 @@ type Locker struct {
 	replicaTimeout time.Duration
 	nextHolder     func() string
 	releaseTimeout time.Duration
+	waiterWindow   time.Duration
 	optErr         error // a bad Option, reported by every Acquire
 
-	publish string
-	wakeups *wakeups
-	dog     *watchdog
+	publish  string
+	wakeups  *wakeups
+	dog      *watchdog
+	holds    holds
+	cleanups cleanups
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -46,6 +49,7 @@ func NewWithBackend(b Backend, opts ...Option) *Locker {
 		prefix:         "lockgen:",
 		lease:          30 * time.Second,
 		releaseTimeout: 5 * time.Second,
+		waiterWindow:   500 * time.Millisecond,
 		closed:         make(chan struct{}),
 	}
 	for _, o := range opts {
@@ -58,19 +62,22 @@ func NewWithBackend(b Backend, opts ...Option) *Locker {
 	l.publish = b.PublishCommand()
 	l.wakeups = newWakeups(b)
 	l.dog = newWatchdog(l)
+	l.holds.init()
+	l.cleanups.init()
 	return l
 }
 
-// Close stops the watchdog and the Pub/Sub connections and closes the
+// Close stops the watchdog and the Pub/Sub connections, waits (at most the
+// release timeout) for background clean-ups to finish, and closes the
 // backend. Waiting acquires stop with ErrClosed; locks still held are no
 // longer renewed, so their holders' contexts are cancelled with a cause
-// that wraps ErrLockLost and ErrClosed. Held.Release still works after
-// Close. Close is idempotent.
+// that wraps ErrLockLost and ErrClosed. Close is idempotent.
 func (l *Locker) Close() error {
 	l.closeOnce.Do(func() {
 		close(l.closed)
 		l.wakeups.close()
 		l.dog.stop()
+		l.cleanups.wait(l.releaseTimeout)
 		l.closeErr = l.backend.Close()
 	})
 	return l.closeErr

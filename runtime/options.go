@@ -37,10 +37,19 @@ func WithReplicas(n int, timeout time.Duration) Option {
 // tests use it to get predictable ids.
 func WithHolderIDs(next func() string) Option { return func(l *Locker) { l.nextHolder = next } }
 
-// WithReleaseTimeout bounds each release and fair-queue leave (default 5s).
-// They run on a context that is not cancelled, so that a lock is given back
-// even when the caller's context is done.
+// WithReleaseTimeout bounds each release call (default 5s). Releases run on
+// a context that is not cancelled, so that a lock is given back even when
+// the caller's context is done; one that fails is retried in the background
+// (EventCleanedUp), and Close waits this long for such clean-ups.
 func WithReleaseTimeout(d time.Duration) Option { return func(l *Locker) { l.releaseTimeout = d } }
+
+// WithWaiterWindow sets how long a mutex waiter stays registered for a
+// hand-over after each attempt (default 500ms). A waiting process renews
+// its registration every window/3; a waiter that dies is skipped once its
+// registration has run out, so a dead waiter delays the lock by at most
+// about 4/3 of the window. A shorter window costs more attempts while a
+// lock is held for long; a longer one makes a dead waiter cost more.
+func WithWaiterWindow(d time.Duration) Option { return func(l *Locker) { l.waiterWindow = d } }
 
 func (l *Locker) checkOptions() error {
 	if l.lease < time.Millisecond || l.lease > maxLease {
@@ -48,6 +57,9 @@ func (l *Locker) checkOptions() error {
 	}
 	if l.replicas < 0 || (l.replicas > 0 && l.replicaTimeout <= 0) {
 		return fmt.Errorf("%w: WithReplicas(%d, %v): want n >= 0 and a positive timeout", ErrInvalidLock, l.replicas, l.replicaTimeout)
+	}
+	if l.waiterWindow < 3*time.Millisecond || l.waiterWindow > maxLease {
+		return fmt.Errorf("%w: waiter window %v outside 3ms..%v", ErrInvalidLock, l.waiterWindow, maxLease)
 	}
 	if l.releaseTimeout <= 0 {
 		return fmt.Errorf("%w: release timeout %v, want > 0", ErrInvalidLock, l.releaseTimeout)

@@ -9,8 +9,8 @@ import (
 // (Held.Context) carries a link to that Held and, through its parent
 // context, to the Helds of the calls around it. A nested Acquire with such a
 // context looks the chain up, innermost first, and re-enters a lock the
-// chain already holds under that hold's holder id; the scripts count the
-// holds and the lock is free again only when the outermost hold releases.
+// chain already holds: it shares that hold (see hold), without a call to
+// Redis, and the lock is given back when the last of them is released.
 // Anything else (another goroutine with its own context, another request) is
 // a different holder and waits like any other client.
 //
@@ -38,9 +38,11 @@ func chainOf(ctx context.Context) *chainLink {
 }
 
 // reentry returns the hold of the chain that spec can re-enter, or nil if
-// there is none. claimed is true if a hold nearer to ctx on the chain has
-// already claimed it (this call is nested inside that re-entry, so it needs
-// no claim of its own). A write request on a key whose read side the chain
+// there is none: a hold of the same kind, or, for a read request, the write
+// side of the key (the read side is then taken under the writer's holder
+// id). claimed is true if a hold nearer to ctx on the chain has already
+// claimed it (this call is nested inside that re-entry, so it needs no
+// claim of its own). A write request on a key whose read side the chain
 // holds, without the write side, can only wait for itself; that is an error.
 func (c *chainLink) reentry(spec *lockSpec) (hold *heldLock, claimed bool, err error) {
 	var readHeld *heldLock
@@ -63,8 +65,8 @@ func (c *chainLink) reentry(spec *lockSpec) (hold *heldLock, claimed bool, err e
 			}
 		}
 		for _, hl := range c.held.locks {
-			if hl.outer != nil {
-				inner[hl.outer] = true
+			if hl.claimed != nil {
+				inner[hl.claimed] = true
 			}
 		}
 	}

@@ -116,9 +116,11 @@ func (d *watchdog) stop() {
 	}
 }
 
-// register adds h as a holder of the lock spec held by holder, acquired by a
-// call sent at sent. A re-entry joins the renewal of the outer hold.
-func (d *watchdog) register(h *Held, spec lockSpec, holder string, fence int64, sent time.Time) (*renewal, error) {
+// register adds h as a holder of the lock spec held by holder, whose
+// lease in Redis lasts validFor from a moment no earlier than sent (a call
+// sent at sent; for a lock handed over, what is left of the waiter's
+// registration). A re-entry joins the renewal of the outer hold.
+func (d *watchdog) register(h *Held, spec lockSpec, holder string, fence int64, sent time.Time, validFor time.Duration) (*renewal, error) {
 	key := renewalKey{spec.base, spec.Kind, holder}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -133,8 +135,8 @@ func (d *watchdog) register(h *Held, spec lockSpec, holder string, fence int64, 
 			call:     Call{Script: spec.Kind.scripts().renew, Keys: spec.keys, Args: spec.args(holder, d.l.publish, false)},
 			fence:    fence,
 			acquired: sent,
-			due:      sent.Add(spec.lease / 3),
-			deadline: sent.Add(spec.lease - driftMargin(spec.lease)),
+			due:      sent.Add(validFor / 3),
+			deadline: sent.Add(validFor - driftMargin(validFor)),
 			holders:  map[*Held]struct{}{},
 		}
 		d.renewals[key] = r

@@ -1,0 +1,82 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Every call to Redis can time out, be retried by the client, or run
+// without its reply ever arriving. go-redis, by default, does not even stop
+// reading when the context ends (its own read timeout decides). So a call
+// made while waiting runs in its own goroutine, and the waiter stops
+// listening when its context or its wait ends: the wait is a hard bound,
+// whatever the server or the client does. The call itself goes on, on a
+// context the caller cannot cancel, so that it is never cut off half
+// written; when it ends, the clean-up (cleanup.go) knows that no more of it
+// can reach Redis.
+
+// errNoReply says that a call's reply did not arrive before the caller's
+// context or wait ended: its outcome is unknown.
+var errNoReply = errors.New("no reply before the wait ended")
+
+// pending is a call whose reply the caller stopped waiting for. done is
+// closed when the call has returned, and err is then its error (nil if a
+// reply arrived after all).
+type pending struct {
+	done chan struct{}
+	err  error
+}
+
+// finished returns a pending for a call that has already returned.
+func finished(err error) *pending {
+	p := &pending{done: make(chan struct{}), err: err}
+	close(p.done)
+	return p
+}
+
+// evalBounded runs c, returning early with errNoReply (and the call still
+// running, as p) when ctx is done or deadline passes. orphanBound bounds
+// the call itself once nobody waits for it. With neither a cancellable ctx
+// nor a deadline it runs c directly.
+func (l *Locker) evalBounded(ctx context.Context, deadline time.Time, orphanBound time.Duration, c Call, wait bool) (reply any, acked int, p *pending, err error) {
+	run := func(ctx context.Context) (any, int, error) {
+		if wait {
+			return l.backend.EvalWait(ctx, c, l.replicas, l.replicaTimeout)
+		}
+		v, err := l.backend.Eval(ctx, c)
+		return v, 0, err
+	}
+	if ctx.Done() == nil && deadline.IsZero() {
+		reply, acked, err = run(ctx)
+		return reply, acked, finished(err), err
+	}
+	type result struct {
+		reply any
+		acked int
+		err   error
+	}
+	out := make(chan result, 1)
+	p = &pending{done: make(chan struct{})}
+	go func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), orphanBound)
+		defer cancel()
+		r, n, err := run(cctx)
+		p.err = err
+		close(p.done)
+		out <- result{r, n, err}
+	}()
+	var expire <-chan time.Time
+	if !deadline.IsZero() {
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		expire = t.C
+	}
+	select {
+	case r := <-out:
+		return r.reply, r.acked, p, r.err
+	case <-ctx.Done():
+	case <-expire:
+	}
+	return nil, 0, p, errNoReply
+}
