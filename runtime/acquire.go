@@ -115,12 +115,13 @@ type acquisition struct {
 	deadline time.Time // zero: until ctx is done
 	tryOnce  bool
 
-	w          *waiter
-	hb         *heartbeat
-	registered bool      // a busy reply registered the holder id in Redis (family.registers)
+	w           *waiter
+	hb          *heartbeat
+	registered  bool      // a busy reply registered the holder id in Redis (family.registers)
 	regSent     time.Time // when the latest attempt that registered a mutex waiter was sent
 	busyReplies int
 	cleaning    bool // a clean-up of the holder id has been started
+	won         bool
 }
 
 // granted is what an acquisition got: the fence, and how long Redis keeps
@@ -199,6 +200,7 @@ func (a *acquisition) run() (granted, error) {
 		case err != nil:
 			return granted{}, a.giveUp(err)
 		case !busy:
+			a.won = true
 			return g, nil
 		case a.tryOnce:
 			return granted{}, a.giveUp(fmt.Errorf("%w: %s is busy", ErrNotAcquired, a.spec))
@@ -213,6 +215,7 @@ func (a *acquisition) run() (granted, error) {
 			return granted{}, a.giveUp(err)
 		}
 		if g, ok := a.handedOver(); ok {
+			a.won = true
 			return g, nil
 		}
 	}
@@ -420,7 +423,7 @@ func (a *acquisition) giveUp(err error) error {
 
 func (a *acquisition) finish() {
 	if a.w != nil {
-		a.l.wakeups.leave(a.w)
+		a.l.wakeups.leave(a.w, a.won && a.spec.Kind.family().nudges)
 	}
 	if a.hb != nil {
 		a.l.dog.removeHeartbeat(a.hb)

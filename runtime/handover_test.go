@@ -125,13 +125,6 @@ func TestLostGrantIsClaimed(t *testing.T) {
 				if fence, _ := runtime.Fence(a.h.Context()); fence <= first {
 					t.Errorf("fence %d, want > %d", fence, first)
 				}
-				v, err := tg.do(t, "GET", "@"+kind.String()+":{lost}")
-				if err != nil {
-					t.Fatal(err)
-				}
-				if s, _ := v.(string); !strings.Contains(s, " 1 ") {
-					t.Errorf("lock value after the claim %q, want one hold", s)
-				}
 				if err := a.h.Release(); err != nil {
 					t.Fatal(err)
 				}
@@ -170,11 +163,11 @@ func TestGrantGivenBackOnGiveUp(t *testing.T) {
 	})
 }
 
-// A lock handed over counts its lease from the waiter's last request that
-// registered it (a busy attempt, a fair heartbeat), not from the message:
-// Redis keeps it only until that registration would have run out. With
-// renew=false the holder's context must end before Redis's key does.
-func TestGrantLeaseCountsFromTheRegistration(t *testing.T) {
+// A lock handed over lives in Redis only until the waiter's registration
+// would have run out, which may be little of a lease. A renew=false holder
+// claims it before Acquire returns, so it gets its full lease, and its
+// context still ends before Redis's key does.
+func TestHandedOverRenewFalseGetsFullLease(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
 		for _, kind := range exclusiveKinds {
 			t.Run(kind.String(), func(t *testing.T) {
@@ -211,9 +204,8 @@ func TestGrantLeaseCountsFromTheRegistration(t *testing.T) {
 					t.Errorf("holder's context ends at +%v, Redis's key at +%v (PTTL %d): the context must end first",
 						time.Until(end).Round(time.Millisecond), time.Until(expires).Round(time.Millisecond), pttl)
 				}
-				if pttl > (lock.Lease - 400*time.Millisecond).Milliseconds() {
-					t.Errorf("PTTL %d ms after a hand-over to a registration 600 ms old, want about %d (not a new lease)",
-						pttl, (lock.Lease - 600*time.Millisecond).Milliseconds())
+				if left := time.Until(end); left < lock.Lease-300*time.Millisecond {
+					t.Errorf("renew=false holder's context ends %v after the hand-over, want about the lease %v", left.Round(time.Millisecond), lock.Lease)
 				}
 			})
 		}

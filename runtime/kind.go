@@ -66,6 +66,11 @@ type family struct {
 	// readers), so a caller that gives up runs the release script to
 	// withdraw it.
 	registers bool
+	// nudges: a waiter that gets the lock wakes the next waiter of its
+	// process, because the grant may not remember that others wait
+	// (semaphore: wq goes with the hash once the semaphore is empty), and
+	// without one more busy attempt the next release would publish nothing.
+	nudges bool
 }
 
 // scriptSet is the scripts of one kind. release also withdraws what a busy
@@ -77,11 +82,11 @@ type scriptSet struct {
 }
 
 var families = [...]family{
-	Mutex:     {"mutex", []string{":waiters", ":wake"}, scriptSet{lua.MutexAcquire, lua.MutexRenew, lua.MutexRelease, nil}, true},
-	Fair:      {"fair", []string{":queue", ":alive", ":wake"}, scriptSet{lua.FairAcquire, lua.FairRenew, lua.FairRelease, lua.FairHeartbeat}, true},
-	Read:      {"rw", []string{":readers", ":wake"}, scriptSet{lua.ReadAcquire, lua.ReadRenew, lua.ReadRelease, nil}, false},
-	Write:     {"rw", []string{":readers", ":wake"}, scriptSet{lua.WriteAcquire, lua.WriteRenew, lua.WriteRelease, nil}, true},
-	Semaphore: {"sem", []string{":holds", ":wake"}, scriptSet{lua.SemaphoreAcquire, lua.SemaphoreRenew, lua.SemaphoreRelease, nil}, false},
+	Mutex:     {"mutex", []string{":waiters", ":wake"}, scriptSet{lua.MutexAcquire, lua.MutexRenew, lua.MutexRelease, nil}, true, false},
+	Fair:      {"fair", []string{":queue", ":alive", ":wake"}, scriptSet{lua.FairAcquire, lua.FairRenew, lua.FairRelease, lua.FairHeartbeat}, true, false},
+	Read:      {"rw", []string{":readers", ":wake"}, scriptSet{lua.ReadAcquire, lua.ReadRenew, lua.ReadRelease, nil}, false, false},
+	Write:     {"rw", []string{":readers", ":wake"}, scriptSet{lua.WriteAcquire, lua.WriteRenew, lua.WriteRelease, nil}, true, false},
+	Semaphore: {"sem", []string{":holds", ":wake"}, scriptSet{lua.SemaphoreAcquire, lua.SemaphoreRenew, lua.SemaphoreRelease, nil}, false, true},
 }
 
 // family returns k's entry of the families table; k must be valid.

@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -239,21 +240,20 @@ func TestMutexWaitersOfOneProcessGrantedInArrivalOrder(t *testing.T) {
 	})
 }
 
-// ARGV[4] of a mutex attempt says what it is: nothing on a first attempt,
-// "retry" right after subscribing, "waited" after a wake-up (a waiter's
-// pass to a lock reserved for the woken). The first waiter is the heir:
-// the release hands it the lock, and it sends no attempt after that. A
-// second waiter, in another process, is woken by that grant and tries once
-// ("waited"), which makes it the heir of the new grant: the next release
-// hands over too.
-func TestMutexAttemptsSayWhatTheyAre(t *testing.T) {
+// ARGV[4] of a mutex attempt is the registration window: a waiter's busy
+// reply registers it for a hand-over for that long, a try-once caller's
+// (window 0) registers nothing. Waiters in two processes are both
+// registered, so the second release hands the lock over too: neither
+// waiter sends an attempt after it was handed the lock, and the second one
+// sends none after the first's grant either.
+func TestMutexWaitersAreRegisteredForTheWindow(t *testing.T) {
 	prefix := uniquePrefix(t)
 	holder := runtime.New(redisClient(t), runtime.WithKeyPrefix(prefix))
 	t.Cleanup(func() { holder.Close() })
 	observe, busy := busySignal()
-	first, firstCalls := countedLocker(t, prefix, runtime.WithObserver(observe))
+	first, firstCalls := countedLocker(t, prefix, runtime.WithObserver(observe), runtime.WithWaiterWindow(3*time.Second))
 	observe2, busy2 := busySignal()
-	second, secondCalls := countedLocker(t, prefix, runtime.WithObserver(observe2))
+	second, secondCalls := countedLocker(t, prefix, runtime.WithObserver(observe2), runtime.WithWaiterWindow(3*time.Second))
 	ctx := ctxTimeout(t, 10*time.Second)
 	lock := runtime.Lock{Kind: runtime.Mutex, Key: "argv4", Lease: 30 * time.Second}
 
@@ -261,10 +261,15 @@ func TestMutexAttemptsSayWhatTheyAre(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	once := lock
+	once.Wait = runtime.NoWait
+	if _, err := second.Acquire(ctx, once); !errors.Is(err, runtime.ErrNotAcquired) {
+		t.Fatalf("try-once: %v, want ErrNotAcquired", err)
+	}
 	got := acquireAsync(ctx, first, lock)
 	waitBusy(t, busy, 2)
 	got2 := acquireAsync(ctx, second, lock)
-	waitBusy(t, busy2, 2)
+	waitBusy(t, busy2, 3) // the try-once caller's busy reply, then the waiter's two
 	if err := h.Release(); err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +277,6 @@ func TestMutexAttemptsSayWhatTheyAre(t *testing.T) {
 	if a.err != nil {
 		t.Fatalf("first waiter: %v", a.err)
 	}
-	waitBusy(t, busy2, 1) // woken by the grant, it tried once more
 	if err := a.h.Release(); err != nil {
 		t.Fatal(err)
 	}
@@ -283,10 +287,10 @@ func TestMutexAttemptsSayWhatTheyAre(t *testing.T) {
 	if err := b.h.Release(); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := firstCalls.argv4(), []string{"", "retry"}; !slices.Equal(got, want) {
-		t.Errorf("first waiter's ARGV[4] per attempt: %q, want %q (first attempt, retry after subscribing, then handed the lock)", got, want)
+	if got, want := firstCalls.argv4(), []string{"3000", "3000"}; !slices.Equal(got, want) {
+		t.Errorf("first waiter's ARGV[4] per attempt: %q, want %q (first attempt, again after subscribing, then handed the lock)", got, want)
 	}
-	if got, want := secondCalls.argv4(), []string{"", "retry", "waited"}; !slices.Equal(got, want) {
-		t.Errorf("second waiter's ARGV[4] per attempt: %q, want %q (first attempt, retry after subscribing, woken by the grant, then handed the lock)", got, want)
+	if got, want := secondCalls.argv4(), []string{"0", "3000", "3000"}; !slices.Equal(got, want) {
+		t.Errorf("second Locker's ARGV[4] per attempt: %q, want %q (try-once, then a waiter's first attempt and again after subscribing, then handed the lock)", got, want)
 	}
 }

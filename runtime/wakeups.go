@@ -199,9 +199,10 @@ func (m *wakeups) grant(w *waiter) (fence int64, placeKept time.Time, ok bool) {
 
 // leave removes w. The next queued waiter gets its turn; a wake w did not
 // use goes to the next waiter without one, so that a waiter giving up does
-// not swallow an "n:<N>" meant for the process. The last waiter to leave
-// marks the channel idle; the sweep unsubscribes it later.
-func (m *wakeups) leave(w *waiter) {
+// not swallow an "n:<N>" meant for the process; with nudge (family.nudges,
+// and w got the lock) the next waiter is woken anyway. The last waiter to
+// leave marks the channel idle; the sweep unsubscribes it later.
+func (m *wakeups) leave(w *waiter, nudge bool) {
 	wc := w.ch
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -219,14 +220,15 @@ func (m *wakeups) leave(w *waiter) {
 	}
 	select {
 	case <-w.wake:
-		if !w.granted && !w.queued {
-			for _, x := range wc.waiters {
-				if trySignal(x) {
-					break
-				}
+		nudge = nudge || !w.granted && !w.queued
+	default:
+	}
+	if nudge {
+		for _, x := range wc.waiters {
+			if trySignal(x) {
+				break
 			}
 		}
-	default:
 	}
 	if len(wc.waiters) > 0 || m.channels[wc.name] != wc {
 		return
