@@ -207,7 +207,7 @@ func (b *goRedisBackend) Subscribe(ctx context.Context, channel string, deliver 
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("lockgen: subscribe %s: %w after %d attempts: %w", channel, ctx.Err(), attempt+1, err)
+			return nil, fmt.Errorf("%w; gave up after %d attempts: %w", err, attempt+1, ctx.Err())
 		case <-time.After(pause):
 		}
 		pause = min(2*pause, slotRetryPauseMax)
