@@ -226,8 +226,9 @@ func (d *watchdog) run() {
 		var batches []*batch
 		if free := maxBatchesInFlight - d.inflight; free > 0 {
 			var firstDue time.Time
-			batches, firstDue = d.collect(now, free)
-			next = earliest(next, firstDue)
+			if batches, firstDue = d.collect(now, free); len(batches) == 0 {
+				next = earliest(next, firstDue)
+			}
 		}
 		// With no room in flight, the end of a batch wakes the loop; until
 		// then only deadlines matter.
@@ -295,7 +296,7 @@ type dueCall struct {
 
 // collect picks what goes out now, for at most free batches, and marks it
 // as sending. If nothing is due yet it returns no batch and when the first
-// thing falls due. Once something is due, everything due within its lease/6
+// thing falls due (and the zero time when it made batches). Once something is due, everything due within its lease/6
 // goes too, most urgent first. d.mu must be held.
 func (d *watchdog) collect(now time.Time, free int) ([]*batch, time.Time) {
 	firstDue := now.Add(time.Hour)
