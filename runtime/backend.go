@@ -21,8 +21,11 @@ type Reply struct {
 	Err   error
 }
 
-// PayloadUnsubscribed is what a Backend delivers on a channel whose
-// subscription the server ended on its own (see Backend.Subscribe).
+// PayloadUnsubscribed is what a Backend delivers on a channel when the
+// server ended the subscription on its own, e.g. because a Cluster slot
+// moved: the channel is no longer subscribed; the Locker wakes its waiters
+// and subscribes again on the slot's current owner. No wake message has
+// this payload.
 const PayloadUnsubscribed = "unsubscribed"
 
 // Backend is what a Locker needs from Redis. New wraps a go-redis client in
@@ -54,11 +57,14 @@ type Backend interface {
 	// channels at once. deliver must not block; the backend calls it from
 	// its receiving goroutine. A backend should use one connection per node
 	// for all channels, and after a reconnection deliver "all" on every
-	// channel, since wake messages may have been lost meanwhile. If the
-	// server ends a subscription on its own (a Cluster slot moved), the
-	// backend forgets the channel and delivers PayloadUnsubscribed; the
-	// Locker then wakes the channel's waiters and subscribes again, on the
-	// slot's current owner, at the next busy reply.
+	// channel, since wake messages may have been lost meanwhile. It
+	// delivers PayloadUnsubscribed when the server ended the subscription
+	// on its own, e.g. a Cluster slot moved: the channel is no longer
+	// subscribed (its unsubscribe need not be called, and does nothing),
+	// and a new Subscribe of it goes to the slot's current owner. The
+	// Locker then wakes its waiters and subscribes again. Subscribe
+	// returns, with an error, when ctx ends; a backend may bound it by a
+	// timeout of its own as well.
 	Subscribe(ctx context.Context, channel string, deliver func(payload string)) (unsubscribe func(), err error)
 
 	// PublishCommand is the command scripts publish wake messages with

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -25,6 +28,9 @@ func NewGoRedisBackend(rdb redis.UniversalClient) Backend {
 type goRedisBackend struct {
 	rdb     redis.UniversalClient
 	cluster *redis.ClusterClient // nil unless rdb is a Cluster client
+	// slotsStale: a node said that a slot moved away from it; nodeFor
+	// reloads the slot map before it picks a node.
+	slotsStale atomic.Bool
 
 	mu     sync.Mutex
 	nodes  map[string]*nodeSubscriber // by node address ("" off Cluster)
@@ -102,9 +108,17 @@ func (b *goRedisBackend) EvalBatch(ctx context.Context, calls []Call) []Reply {
 }
 
 // nodeFor returns the client of the node that serves key: the master of its
-// slot on a Cluster, the client itself elsewhere.
+// slot on a Cluster, the client itself elsewhere. After a node said that a
+// slot moved, it reloads the slot map first, so that it does not return the
+// node the slot left.
 func (b *goRedisBackend) nodeFor(ctx context.Context, key string) (*redis.Client, string, error) {
 	if b.cluster != nil {
+		if b.slotsStale.Swap(false) {
+			if err := b.reloadSlots(ctx); err != nil {
+				b.slotsStale.Store(true)
+				return nil, "", fmt.Errorf("reload the cluster's slots: %w", err)
+			}
+		}
 		c, err := b.cluster.MasterForKey(ctx, key)
 		if err != nil {
 			return nil, "", err
@@ -117,7 +131,19 @@ func (b *goRedisBackend) nodeFor(ctx context.Context, key string) (*redis.Client
 	return nil, "", fmt.Errorf("lockgen: %T is not supported; use a *redis.Client or *redis.ClusterClient", b.rdb)
 }
 
+// EvalWait runs c and WAIT on the node that serves c's keys, found by
+// nodeFor. A node that no longer serves them answers MOVED without running
+// c: the slot map is then reloaded and c sent once more.
 func (b *goRedisBackend) EvalWait(ctx context.Context, c Call, replicas int, timeout time.Duration) (any, int, error) {
+	v, n, err := b.evalWaitOnce(ctx, c, replicas, timeout)
+	if _, moved := redis.IsMovedError(err); moved && b.cluster != nil {
+		b.slotsStale.Store(true)
+		v, n, err = b.evalWaitOnce(ctx, c, replicas, timeout)
+	}
+	return v, n, err
+}
+
+func (b *goRedisBackend) evalWaitOnce(ctx context.Context, c Call, replicas int, timeout time.Duration) (any, int, error) {
 	node, _, err := b.nodeFor(ctx, c.Keys[0])
 	if err != nil {
 		return nil, 0, err
@@ -146,10 +172,52 @@ func (b *goRedisBackend) EvalWait(ctx context.Context, c Call, replicas int, tim
 	return v, n, err
 }
 
+// Subscription pacing on a Cluster whose slots move.
+const (
+	// subscribeTimeout bounds a Subscribe whose context allows longer: a
+	// waiter whose node does not answer does without wake messages (its
+	// wait is bounded by the lease anyway) rather than hang.
+	subscribeTimeout = 5 * time.Second
+	// slotRetryPauseMax bounds the pause between two attempts at a channel
+	// whose slot is on the move; the pause doubles from slotRetryPauseMin.
+	slotRetryPauseMin = 10 * time.Millisecond
+	slotRetryPauseMax = 200 * time.Millisecond
+)
+
+// errSubscriptionEnded says that the server refused or ended a subscription
+// because the node does not serve the channel's slot (MOVED, ASK, or a
+// resubscription it could not take): the channel must be subscribed again
+// on the slot's current owner.
+var errSubscriptionEnded = errors.New("the server ended the subscription")
+
+// Subscribe subscribes channel on the node that serves it. If that node
+// says the channel's slot has moved, it reloads the slot map and tries the
+// current owner, until ctx (or subscribeTimeout) ends.
 func (b *goRedisBackend) Subscribe(ctx context.Context, channel string, deliver func(string)) (func(), error) {
+	ctx, cancel := context.WithTimeout(ctx, subscribeTimeout)
+	defer cancel()
+	pause := slotRetryPauseMin
+	for attempt := 0; ; attempt++ {
+		unsubscribe, err := b.subscribeOnce(ctx, channel, deliver)
+		if !errors.Is(err, errSubscriptionEnded) {
+			return unsubscribe, err
+		}
+		if attempt == 0 {
+			continue // the slot map is reloaded first thing: no pause
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w; gave up after %d attempts: %w", err, attempt+1, ctx.Err())
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, slotRetryPauseMax)
+	}
+}
+
+func (b *goRedisBackend) subscribeOnce(ctx context.Context, channel string, deliver func(string)) (func(), error) {
 	node, addr, err := b.nodeFor(ctx, channel)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("lockgen: subscribe %s: %w", channel, err)
 	}
 	b.mu.Lock()
 	if b.closed {
@@ -158,11 +226,30 @@ func (b *goRedisBackend) Subscribe(ctx context.Context, channel string, deliver 
 	}
 	ns := b.nodes[addr]
 	if ns == nil {
-		ns = newNodeSubscriber(node, b.cluster != nil)
+		// No I/O here: the subscriber dials from its own goroutine.
+		ns = newNodeSubscriber(node, b.cluster != nil, b.slotMoved)
 		b.nodes[addr] = ns
 	}
 	b.mu.Unlock()
 	return ns.subscribe(ctx, channel, deliver)
+}
+
+// slotMoved is called by a node subscriber when the server said a slot of
+// its node moved away: the next nodeFor reloads the slot map first, and the
+// cluster client reloads its own in the background meanwhile.
+func (b *goRedisBackend) slotMoved() {
+	if b.cluster == nil {
+		return
+	}
+	b.slotsStale.Store(true)
+	b.cluster.ReloadState(context.Background())
+}
+
+// reloadSlots makes the cluster client load the slot map now, bounded by
+// ctx. ClusterClient.ReloadState only schedules a reload in the background;
+// ForEachMaster reloads the map first and returns once it has.
+func (b *goRedisBackend) reloadSlots(ctx context.Context) error {
+	return b.cluster.ForEachMaster(ctx, func(context.Context, *redis.Client) error { return nil })
 }
 
 func (b *goRedisBackend) Close() error {
@@ -178,10 +265,41 @@ func (b *goRedisBackend) Close() error {
 	return errors.Join(errs...)
 }
 
+// clusterSlot is the Cluster hash slot of key: CRC16 (XMODEM) of its hash
+// tag, or of the whole key if it has none, modulo 16384. It matches a MOVED
+// or ASK reply to the channels it is about.
+func clusterSlot(key string) int {
+	if open := strings.IndexByte(key, '{'); open >= 0 {
+		if n := strings.IndexByte(key[open+1:], '}'); n > 0 {
+			key = key[open+1 : open+1+n]
+		}
+	}
+	var crc uint16
+	for i := 0; i < len(key); i++ {
+		crc ^= uint16(key[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return int(crc) % 16384
+}
+
 // nodeSubscriber is the one Pub/Sub connection to one node. go-redis
 // reconnects it and resubscribes its channels by itself; the confirmations
 // of those resubscriptions are how this type learns that messages may have
 // been lost, and it delivers "all" to those channels then.
+//
+// The server may also end a subscription on its own: a Cluster node drops
+// the shard channels of a slot it gives away (SUNSUBSCRIBE nobody asked
+// for), answers MOVED or ASK to a subscription of a slot it does not serve,
+// and CROSSSLOT to go-redis's resubscription of channels of several slots
+// in one command after a reconnection. Such channels are forgotten, here
+// and in go-redis (so that no reconnection subscribes them again), their
+// deliver gets PayloadUnsubscribed, and the backend reloads its slot map.
 //
 // It reads the connection itself (PubSub.ReceiveTimeout) rather than
 // through go-redis's ChannelWithSubscriptions: that helper hands every
@@ -191,14 +309,30 @@ func (b *goRedisBackend) Close() error {
 // reads a message is the one that signals the waiter, and the health check
 // is a PING sent when the connection has been quiet for pingInterval.
 type nodeSubscriber struct {
-	ps      *redis.PubSub
-	sharded bool
-	stop    chan struct{} // closed by close: the receive loop must end
-	exited  chan struct{} // closed when the receive loop has ended
+	ps        *redis.PubSub
+	sharded   bool
+	slotMoved func()        // tells the backend its slot map is out of date
+	stop      chan struct{} // closed by close: the receive loop must end
+	exited    chan struct{} // closed when the receive loop has ended
 
-	mu      sync.Mutex
-	deliver map[string]func(string)
-	pending map[string]chan struct{} // subscriptions sent, not yet confirmed
+	mu   sync.Mutex
+	subs map[string]*subscription
+	// unsubscribing counts, per channel, the unsubscribes sent whose
+	// confirmation has not come back. A confirmation beyond them is the
+	// server ending the subscription on its own. When in doubt (a
+	// connection lost with confirmations owed) the counts are dropped: a
+	// subscription wrongly taken as ended costs a resubscription, one
+	// wrongly taken as alive would cost its waiters their wake messages.
+	unsubscribing map[string]int
+}
+
+// subscription is one channel subscribed on a node.
+type subscription struct {
+	deliver func(string)
+	// confirm is closed when the server confirms the subscription or
+	// refuses it (then refused says why); it is nil once confirmed.
+	confirm chan struct{}
+	refused error
 }
 
 // Health check and reconnection pacing of a node's Pub/Sub connection.
@@ -210,15 +344,19 @@ const (
 	// node is unreachable; the pause doubles from receiveBackoffMin.
 	receiveBackoffMin = 10 * time.Millisecond
 	receiveBackoffMax = time.Second
+	// unsubscribeTimeout bounds an unsubscribe, which is never waited for
+	// by a caller that needs the answer.
+	unsubscribeTimeout = 5 * time.Second
 )
 
-func newNodeSubscriber(node *redis.Client, sharded bool) *nodeSubscriber {
+func newNodeSubscriber(node *redis.Client, sharded bool, slotMoved func()) *nodeSubscriber {
 	ns := &nodeSubscriber{
-		sharded: sharded,
-		stop:    make(chan struct{}),
-		exited:  make(chan struct{}),
-		deliver: map[string]func(string){},
-		pending: map[string]chan struct{}{},
+		sharded:       sharded,
+		slotMoved:     slotMoved,
+		stop:          make(chan struct{}),
+		exited:        make(chan struct{}),
+		subs:          map[string]*subscription{},
+		unsubscribing: map[string]int{},
 	}
 	ctx := context.Background()
 	if sharded {
@@ -233,39 +371,45 @@ func newNodeSubscriber(node *redis.Client, sharded bool) *nodeSubscriber {
 // receive reads the connection until close. A failed read makes go-redis
 // drop the connection and dial a new one that resubscribes every channel on
 // the next read; while that keeps failing, reads are paced by a backoff so
-// that an unreachable node does not spin a core.
+// that an unreachable node does not spin a core. An error reply of the
+// server leaves the connection as it is.
 func (ns *nodeSubscriber) receive() {
 	defer close(ns.exited)
 	ctx := context.Background()
 	backoff := time.Duration(0)
 	for {
 		m, err := ns.ps.ReceiveTimeout(ctx, pingInterval)
-		if err != nil {
-			select {
-			case <-ns.stop:
-				return
-			default:
-			}
-			var ne interface{ Timeout() bool }
-			if errors.As(err, &ne) && ne.Timeout() {
-				// Quiet for a while: check that the connection is alive. A
-				// PING that cannot be written makes go-redis reconnect; its
-				// PONG arrives as the next read.
-				pctx, cancel := context.WithTimeout(ctx, pingInterval)
-				_ = ns.ps.Ping(pctx)
-				cancel()
-				continue
-			}
+		if err == nil {
+			backoff = 0
+			ns.handle(m)
+			continue
+		}
+		select {
+		case <-ns.stop:
+			return
+		default:
+		}
+		var ne interface{ Timeout() bool }
+		var re redis.Error
+		switch {
+		case errors.As(err, &ne) && ne.Timeout():
+			// Quiet for a while: check that the connection is alive. A
+			// PING that cannot be written makes go-redis reconnect; its
+			// PONG arrives as the next read.
+			pctx, cancel := context.WithTimeout(ctx, pingInterval)
+			_ = ns.ps.Ping(pctx)
+			cancel()
+		case errors.As(err, &re):
+			ns.refused(re)
+		default:
+			ns.connectionLost()
 			backoff = min(max(2*backoff, receiveBackoffMin), receiveBackoffMax)
 			select {
 			case <-ns.stop:
 				return
 			case <-time.After(backoff):
 			}
-			continue
 		}
-		backoff = 0
-		ns.handle(m)
 	}
 }
 
@@ -274,34 +418,172 @@ func (ns *nodeSubscriber) handle(m any) {
 	switch m := m.(type) {
 	case *redis.Message:
 		ns.mu.Lock()
-		fn := ns.deliver[m.Channel]
+		sub := ns.subs[m.Channel]
 		ns.mu.Unlock()
-		if fn != nil {
-			fn(m.Payload)
+		if sub != nil {
+			sub.deliver(m.Payload)
 		}
 	case *redis.Subscription:
-		if m.Kind != "subscribe" && m.Kind != "ssubscribe" {
-			return
-		}
-		ns.mu.Lock()
-		confirm, waiting := ns.pending[m.Channel]
-		delete(ns.pending, m.Channel)
-		fn := ns.deliver[m.Channel]
-		ns.mu.Unlock()
-		switch {
-		case waiting:
-			close(confirm)
-		case fn != nil:
-			fn("all") // resubscribed after a reconnection
+		switch m.Kind {
+		case "subscribe", "ssubscribe":
+			ns.confirmed(m.Channel)
+		case "unsubscribe", "sunsubscribe":
+			ns.unsubscribed(m.Channel)
 		}
 	}
 }
 
-func (ns *nodeSubscriber) subscribe(ctx context.Context, channel string, deliver func(string)) (func(), error) {
-	confirm := make(chan struct{})
+// confirmed handles a subscription's confirmation: the answer to a
+// subscribe, or a resubscription after a reconnection.
+func (ns *nodeSubscriber) confirmed(channel string) {
 	ns.mu.Lock()
-	ns.deliver[channel] = deliver
-	ns.pending[channel] = confirm
+	sub := ns.subs[channel]
+	var confirm chan struct{}
+	if sub != nil {
+		confirm, sub.confirm = sub.confirm, nil
+	}
+	ns.mu.Unlock()
+	switch {
+	case confirm != nil:
+		close(confirm)
+	case sub != nil:
+		sub.deliver("all") // resubscribed after a reconnection
+	}
+}
+
+// unsubscribed handles an unsubscribe confirmation: the answer to one sent,
+// or the server ending the subscription on its own.
+func (ns *nodeSubscriber) unsubscribed(channel string) {
+	ns.mu.Lock()
+	n := ns.unsubscribing[channel]
+	if n > 1 {
+		ns.unsubscribing[channel] = n - 1
+	} else {
+		delete(ns.unsubscribing, channel)
+	}
+	ns.mu.Unlock()
+	if n == 0 {
+		ns.forget([]string{channel})
+	}
+}
+
+// refused handles an error reply. MOVED and ASK say that the node does not
+// serve a slot: every channel of that slot is ended here, and any
+// unsubscribe of them sent meanwhile got that answer, not a confirmation.
+// CROSSSLOT is the node refusing go-redis's resubscription of every channel
+// in one command: all of them are ended. Other errors concern no channel
+// that can be told.
+func (ns *nodeSubscriber) refused(err redis.Error) {
+	kind, rest, _ := strings.Cut(err.Error(), " ")
+	var ended []string
+	ns.mu.Lock()
+	switch kind {
+	case "MOVED", "ASK":
+		field, _, _ := strings.Cut(rest, " ")
+		slot, perr := strconv.Atoi(field)
+		if perr != nil {
+			break
+		}
+		for ch := range ns.unsubscribing {
+			if clusterSlot(ch) == slot {
+				delete(ns.unsubscribing, ch)
+			}
+		}
+		for ch := range ns.subs {
+			if clusterSlot(ch) == slot {
+				ended = append(ended, ch)
+			}
+		}
+	case "CROSSSLOT":
+		for ch := range ns.subs {
+			ended = append(ended, ch)
+		}
+	}
+	ns.mu.Unlock()
+	ns.forget(ended)
+}
+
+// connectionLost drops what the lost connection still owed: the
+// confirmations of unsubscribes sent on it will not come.
+func (ns *nodeSubscriber) connectionLost() {
+	ns.mu.Lock()
+	clear(ns.unsubscribing)
+	ns.mu.Unlock()
+}
+
+// forget ends the subscriptions of channels that the server no longer has:
+// a subscription still waiting for its confirmation is refused, one
+// confirmed gets PayloadUnsubscribed. Each is also unsubscribed in go-redis,
+// one command per channel since a Cluster node refuses channels of several
+// slots in one, so that a reconnection does not subscribe it again.
+func (ns *nodeSubscriber) forget(channels []string) {
+	var ended []*subscription
+	var names []string
+	ns.mu.Lock()
+	for _, ch := range channels {
+		sub := ns.subs[ch]
+		if sub == nil {
+			continue
+		}
+		delete(ns.subs, ch)
+		ns.unsubscribing[ch]++
+		names = append(names, ch)
+		if sub.confirm != nil {
+			sub.refused = errSubscriptionEnded
+			close(sub.confirm)
+			sub.confirm = nil
+			continue
+		}
+		ended = append(ended, sub)
+	}
+	ns.mu.Unlock()
+	if len(names) == 0 {
+		return
+	}
+	ns.slotMoved()
+	for _, ch := range names {
+		ns.unsubscribe(ch)
+	}
+	for _, sub := range ended {
+		sub.deliver(PayloadUnsubscribed)
+	}
+}
+
+// unsubscribe sends the unsubscribe of channel, counted in unsubscribing
+// by the caller.
+func (ns *nodeSubscriber) unsubscribe(channel string) {
+	ctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
+	defer cancel()
+	var err error
+	if ns.sharded {
+		err = ns.ps.SUnsubscribe(ctx, channel)
+	} else {
+		err = ns.ps.Unsubscribe(ctx, channel)
+	}
+	if err != nil {
+		// Not sent: no confirmation will come. go-redis has forgotten the
+		// channel all the same, and a connection that could not take the
+		// command is dropped with its subscriptions.
+		ns.mu.Lock()
+		if n := ns.unsubscribing[channel]; n > 1 {
+			ns.unsubscribing[channel] = n - 1
+		} else {
+			delete(ns.unsubscribing, channel)
+		}
+		ns.mu.Unlock()
+	}
+}
+
+// subscribe subscribes channel and waits for the server's confirmation, so
+// that nothing published afterwards is missed. The returned func
+// unsubscribes it, unless the server has ended the subscription already
+// (and it may since have been subscribed anew, which is not the returned
+// func's to end).
+func (ns *nodeSubscriber) subscribe(ctx context.Context, channel string, deliver func(string)) (func(), error) {
+	sub := &subscription{deliver: deliver, confirm: make(chan struct{})}
+	confirm := sub.confirm
+	ns.mu.Lock()
+	ns.subs[channel] = sub
 	ns.mu.Unlock()
 	var err error
 	if ns.sharded {
@@ -312,21 +594,23 @@ func (ns *nodeSubscriber) subscribe(ctx context.Context, channel string, deliver
 	if err == nil {
 		select {
 		case <-confirm:
+			ns.mu.Lock()
+			err = sub.refused
+			ns.mu.Unlock()
 		case <-ctx.Done():
 			err = ctx.Err()
 		}
 	}
 	unsubscribe := func() {
 		ns.mu.Lock()
-		delete(ns.deliver, channel)
-		delete(ns.pending, channel)
+		mine := ns.subs[channel] == sub
+		if mine {
+			delete(ns.subs, channel)
+			ns.unsubscribing[channel]++
+		}
 		ns.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if ns.sharded {
-			_ = ns.ps.SUnsubscribe(ctx, channel)
-		} else {
-			_ = ns.ps.Unsubscribe(ctx, channel)
+		if mine {
+			ns.unsubscribe(channel)
 		}
 	}
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 // subscriptionLinger after the last one left: the waiter that leaves is
 // usually the one that just got the lock, and on a hot key the next waiter
 // then finds the channel subscribed and saves the SUBSCRIBE round trip. A
-// subscription can end on its own (the server moved the channel's Cluster
+// wakeSub can end on its own (the server moved the channel's Cluster
 // slot: PayloadUnsubscribed) or fail; its waiters are woken, and the next
 // busy reply of any of them subscribes again, on the slot's current owner.
 //
@@ -46,13 +46,13 @@ const subscriptionLinger = 2 * time.Second
 type wakeChannel struct {
 	name    string
 	waiters []*waiter // in the order they joined
-	sub     *subscription
+	sub     *wakeSub
 	idle    time.Time // when the last waiter left; zero while it has waiters
 }
 
-// subscription is one Subscribe of a channel. ok and unsub are set before
+// wakeSub is one Subscribe of a channel. ok and unsub are set before
 // ready is closed; ended is set when the server ended it or it failed.
-type subscription struct {
+type wakeSub struct {
 	ready chan struct{}
 	ok    bool
 	ended bool
@@ -113,7 +113,7 @@ func (wc *wakeChannel) firstQueued() *waiter {
 	return nil
 }
 
-// subscribed reports whether w's channel has a live subscription, so that
+// subscribed reports whether w's channel has a live wakeSub, so that
 // no wake published from now on can be missed.
 func (m *wakeups) subscribed(w *waiter) bool {
 	m.mu.Lock()
@@ -141,7 +141,7 @@ func (m *wakeups) subscribe(ctx context.Context, w *waiter) bool {
 	}
 	start := s == nil
 	if start {
-		s = &subscription{ready: make(chan struct{})}
+		s = &wakeSub{ready: make(chan struct{})}
 		wc.sub = s
 	}
 	closing := m.closing[wc.name]
@@ -299,15 +299,15 @@ func trySignal(w *waiter) bool {
 	}
 }
 
-// deliver hands one message of subscription s to the waiters of wc it
+// deliver hands one message of wakeSub s to the waiters of wc it
 // concerns. Unknown payloads wake everyone: a spurious wake costs one
 // attempt, a missed one costs a whole wait.
-func (m *wakeups) deliver(wc *wakeChannel, s *subscription, payload string) {
+func (m *wakeups) deliver(wc *wakeChannel, s *wakeSub, payload string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
 	case payload == PayloadUnsubscribed:
-		// The server ended the subscription: the next busy reply of a
+		// The server ended the wakeSub: the next busy reply of a
 		// waiter subscribes again, wherever the channel lives now.
 		s.ended = true
 		wakeAll(wc)

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -10,9 +11,17 @@ import (
 // The watchdog keeps held locks alive and fair waiters in their queues with
 // one goroutine for the whole Locker. It renews each lock about every
 // lease/3, and puts every renewal and heartbeat that is due within the next
-// lease/6 into the same batch, which the backend sends as one pipeline per
-// node. Locks taken around the same time thus stay in step and cost one
-// round trip per tick however many there are.
+// lease/6 into the same round, so that locks taken around the same time stay
+// in step.
+//
+// A round is cut into batches of at most maxBatchCalls calls, most urgent
+// first, which the backend sends as one pipeline per node. Up to
+// maxBatchesInFlight batches are in flight at once, each sent by a
+// short-lived goroutine of its own and bounded by a deadline of its own:
+// half the time its most urgent member has left, so that a batch stuck on a
+// slow connection leaves time for a retry and holds up no other batch. A
+// renewal or heartbeat that failed is retried after a pause that doubles
+// with each failure and never exceeds a quarter of the time it has left.
 //
 // Each lock also has a local deadline: the moment its last successful
 // renewal (or its acquire) was sent, plus the lease, minus a drift margin.
@@ -20,14 +29,15 @@ import (
 // which is after it was sent, so when the deadline passes without a newer
 // successful renewal, the lock may be gone, and the holder's context is
 // cancelled before another client can have it (assuming the two clocks run
-// at rates within 1% of each other).
+// at rates within 1% of each other). Only a successful renewal moves the
+// deadline, and only forward; a failed one leaves it where it was.
 type watchdog struct {
 	l *Locker
 
 	mu       sync.Mutex
 	renewals map[renewalKey]*renewal
 	beats    map[*heartbeat]struct{}
-	inflight bool
+	inflight int // batches sent and not yet applied
 	stopped  bool
 	// timer wakes the run loop when the next thing is due; asleepUntil is
 	// when it is set to fire, zero while the loop is about to look again
@@ -41,6 +51,20 @@ type watchdog struct {
 	done chan struct{}
 	exit chan struct{}
 }
+
+// Batching and retry pacing of the watchdog.
+const (
+	// maxBatchCalls bounds one batch: a pipeline of 10,000 calls keeps a
+	// connection and the server busy for long enough under load that one
+	// timeout would take every lock down at once.
+	maxBatchCalls = 1000
+	// maxBatchesInFlight bounds the batches (and their goroutines and
+	// connections) in flight at once.
+	maxBatchesInFlight = 4
+	// retryPauseMin is the pause after a first failure; it doubles with each
+	// further one, up to lease/10 and a quarter of the time left.
+	retryPauseMin = 20 * time.Millisecond
+)
 
 type renewalKey struct {
 	base   string
@@ -59,6 +83,7 @@ type renewal struct {
 	due      time.Time // next renewal
 	deadline time.Time // local deadline, see above
 	sending  bool
+	failures int // failed attempts since the last success
 	holders  map[*Held]struct{}
 }
 
@@ -70,6 +95,11 @@ type heartbeat struct {
 	sending bool
 	kept    func(sent time.Time) // called when a heartbeat sent at sent kept the place
 	evicted func()               // called when the script says the waiter is not queued
+
+	// placeUntil is when the place runs out unless kept again: a lease
+	// after the last request that kept it was sent.
+	placeUntil time.Time
+	failures   int // failed attempts since the last success
 }
 
 // driftMargin is how much earlier than the lease the local deadline falls:
@@ -156,8 +186,11 @@ func (d *watchdog) unregister(h *Held, r *renewal) {
 	}
 }
 
+// addHeartbeat starts keeping hb's place. hb.due is a third of a lease
+// after the request that last kept the place was sent.
 func (d *watchdog) addHeartbeat(hb *heartbeat) {
 	d.mu.Lock()
+	hb.placeUntil = hb.due.Add(hb.lease - hb.lease/3)
 	d.beats[hb] = struct{}{}
 	d.wakeBefore(hb.due)
 	d.mu.Unlock()
@@ -168,6 +201,7 @@ func (d *watchdog) addHeartbeat(hb *heartbeat) {
 func (d *watchdog) touchHeartbeat(hb *heartbeat, sent time.Time) {
 	d.mu.Lock()
 	hb.due = sent.Add(hb.lease / 3)
+	hb.placeUntil = later(hb.placeUntil, sent.Add(hb.lease))
 	d.mu.Unlock()
 }
 
@@ -179,63 +213,29 @@ func (d *watchdog) removeHeartbeat(hb *heartbeat) {
 
 // run is the watchdog goroutine: it sleeps until the next thing due (a
 // renewal, a heartbeat or a local deadline), declares locks past their
-// deadline lost, and sends a batch of what is due. One batch is in flight at
-// a time; it runs in a second goroutine so that a slow Redis never delays
-// the deadlines.
+// deadline lost, and hands what is due to batch senders, as many as there
+// is room for in flight. The senders run in goroutines of their own, so
+// that a slow Redis never delays the deadlines.
 func (d *watchdog) run() {
 	defer close(d.exit)
 	defer d.timer.Stop()
-	batchDone := make(chan struct{}, 1)
+	// Every sender signals once; there are never more than this many.
+	batchDone := make(chan struct{}, maxBatchesInFlight)
 	for {
 		now := time.Now()
-		var lost []*renewal
-		var calls []Call
-		var rs []*renewal
-		var hbs []*heartbeat
-		next := now.Add(time.Hour)
-
 		d.mu.Lock()
-		firstDue := next
-		for k, r := range d.renewals {
-			if !now.Before(r.deadline) {
-				lost = append(lost, r)
-				delete(d.renewals, k)
-				continue
-			}
-			next = earliest(next, r.deadline)
-			if !r.sending {
-				firstDue = earliest(firstDue, r.due)
+		lost, next := d.expire(now)
+		var batches []*batch
+		if free := maxBatchesInFlight - d.inflight; free > 0 {
+			var firstDue time.Time
+			if batches, firstDue = d.collect(now, free); len(batches) == 0 {
+				next = earliest(next, firstDue)
 			}
 		}
-		for hb := range d.beats {
-			if !hb.sending {
-				firstDue = earliest(firstDue, hb.due)
-			}
-		}
-		switch {
-		case d.inflight:
-			// The batch's end wakes us; until then only deadlines matter.
-		case firstDue.After(now):
-			next = earliest(next, firstDue)
-		default:
-			// Something is due: everything due within its lease/6 goes too.
-			for _, r := range d.renewals {
-				if !r.sending && !r.due.After(now.Add(r.spec.lease/6)) {
-					r.sending = true
-					rs = append(rs, r)
-					calls = append(calls, r.call)
-				}
-			}
-			for hb := range d.beats {
-				if !hb.sending && !hb.due.After(now.Add(hb.lease/6)) {
-					hb.sending = true
-					hbs = append(hbs, hb)
-					calls = append(calls, hb.call)
-				}
-			}
-		}
-		if len(calls) > 0 {
-			d.inflight = true
+		// With no room in flight, the end of a batch wakes the loop; until
+		// then only deadlines matter.
+		d.inflight += len(batches)
+		if len(batches) > 0 {
 			d.asleepUntil = time.Time{} // it looks again at once
 		} else {
 			d.asleepUntil = next
@@ -247,8 +247,10 @@ func (d *watchdog) run() {
 		for _, r := range lost {
 			d.lose(r, fmt.Errorf("%w: %s: no renewal acknowledged within its lease", ErrLockLost, &r.spec))
 		}
-		if len(calls) > 0 {
-			go d.send(now, calls, rs, hbs, batchDone)
+		if len(batches) > 0 {
+			for _, b := range batches {
+				go d.send(b, batchDone)
+			}
 			continue // look again at once: deadlines still need watching
 		}
 
@@ -261,6 +263,93 @@ func (d *watchdog) run() {
 	}
 }
 
+// expire removes the renewals whose local deadline has passed and returns
+// them, with the earliest deadline of those left (an hour away if none).
+// d.mu must be held.
+func (d *watchdog) expire(now time.Time) (lost []*renewal, next time.Time) {
+	next = now.Add(time.Hour)
+	for k, r := range d.renewals {
+		if !now.Before(r.deadline) {
+			lost = append(lost, r)
+			delete(d.renewals, k)
+			continue
+		}
+		next = earliest(next, r.deadline)
+	}
+	return lost, next
+}
+
+// batch is what one sender sends: the calls of rs, then those of hbs.
+type batch struct {
+	rs    []*renewal
+	hbs   []*heartbeat
+	calls []Call
+	// by is when the most urgent member's reply stops being of use: its
+	// local deadline, or when its place in the queue runs out.
+	by time.Time
+}
+
+// dueCall is one renewal or heartbeat picked for a batch.
+type dueCall struct {
+	r  *renewal
+	hb *heartbeat
+	by time.Time
+}
+
+// collect picks what goes out now, for at most free batches, and marks it
+// as sending. If nothing is due yet it returns no batch and when the first
+// thing falls due (and the zero time when it made batches). Once something is due, everything due within its lease/6
+// goes too, most urgent first. d.mu must be held.
+func (d *watchdog) collect(now time.Time, free int) ([]*batch, time.Time) {
+	firstDue := now.Add(time.Hour)
+	for _, r := range d.renewals {
+		if !r.sending {
+			firstDue = earliest(firstDue, r.due)
+		}
+	}
+	for hb := range d.beats {
+		if !hb.sending {
+			firstDue = earliest(firstDue, hb.due)
+		}
+	}
+	if firstDue.After(now) {
+		return nil, firstDue
+	}
+	var due []dueCall
+	for _, r := range d.renewals {
+		if !r.sending && !r.due.After(now.Add(r.spec.lease/6)) {
+			due = append(due, dueCall{r: r, by: r.deadline})
+		}
+	}
+	for hb := range d.beats {
+		if !hb.sending && !hb.due.After(now.Add(hb.lease/6)) {
+			due = append(due, dueCall{hb: hb, by: hb.placeUntil})
+		}
+	}
+	slices.SortFunc(due, func(a, b dueCall) int { return a.by.Compare(b.by) })
+	due = due[:min(len(due), free*maxBatchCalls)]
+	var batches []*batch
+	for chunk := range slices.Chunk(due, maxBatchCalls) {
+		b := &batch{by: chunk[0].by, calls: make([]Call, 0, len(chunk))}
+		for _, c := range chunk {
+			if c.r != nil {
+				c.r.sending = true
+				b.rs = append(b.rs, c.r)
+				b.calls = append(b.calls, c.r.call)
+			}
+		}
+		for _, c := range chunk {
+			if c.hb != nil {
+				c.hb.sending = true
+				b.hbs = append(b.hbs, c.hb)
+				b.calls = append(b.calls, c.hb.call)
+			}
+		}
+		batches = append(batches, b)
+	}
+	return batches, time.Time{}
+}
+
 func earliest(a, b time.Time) time.Time {
 	if b.Before(a) {
 		return b
@@ -268,62 +357,47 @@ func earliest(a, b time.Time) time.Time {
 	return a
 }
 
-// send runs one batch and applies its replies.
-func (d *watchdog) send(sent time.Time, calls []Call, rs []*renewal, hbs []*heartbeat, done chan<- struct{}) {
-	timeout := time.Hour
-	for _, r := range rs {
-		timeout = min(timeout, r.spec.lease/3)
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
 	}
-	for _, hb := range hbs {
-		timeout = min(timeout, hb.lease/3)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	replies := d.l.backend.EvalBatch(ctx, calls)
-	cancel()
+	return a
+}
 
-	var lost []*renewal
-	var renewed []*renewal
-	var evicted []func()
-	var kept []func(time.Time)
+// send runs one batch and applies its replies. It may take half the time
+// its most urgent member has left: a reply later than that would leave no
+// time for a retry.
+func (d *watchdog) send(b *batch, done chan<- struct{}) {
+	sent := time.Now()
+	ctx, cancel := context.WithDeadline(context.Background(), sent.Add(b.by.Sub(sent)/2))
+	replies := d.l.backend.EvalBatch(ctx, b.calls)
+	cancel()
+	if len(replies) != len(b.calls) {
+		err := fmt.Errorf("lockgen: backend returned %d replies to a batch of %d calls", len(replies), len(b.calls))
+		replies = make([]Reply, len(b.calls))
+		for i := range replies {
+			replies[i].Err = err
+		}
+	}
+	d.apply(b, sent, replies)
+	done <- struct{}{}
+}
+
+// retryPause is how long a call that failed failures times in a row waits
+// before its next attempt, with left before it is of no use any more.
+func retryPause(failures int, lease, left time.Duration) time.Duration {
+	pause := retryPauseMin << min(failures-1, 16)
+	return max(min(pause, lease/10, left/4), 0)
+}
+
+// apply records the replies to a batch sent at sent, then tells holders
+// and waiters what they mean.
+func (d *watchdog) apply(b *batch, sent time.Time, replies []Reply) {
 	now := time.Now()
 	d.mu.Lock()
-	for i, r := range rs {
-		rep := replies[i]
-		r.sending = false
-		if d.renewals[r.key] != r {
-			continue // released or lost meanwhile
-		}
-		switch v, ok := rep.Value.(int64); {
-		case rep.Err != nil || !ok:
-			// Try again soon; the deadline decides when to give up.
-			r.due = now.Add(min(r.spec.lease/10, 100*time.Millisecond))
-		case v == 1:
-			r.due = sent.Add(r.spec.lease / 3)
-			r.deadline = sent.Add(r.spec.lease - driftMargin(r.spec.lease))
-			renewed = append(renewed, r)
-		default:
-			delete(d.renewals, r.key)
-			lost = append(lost, r)
-		}
-	}
-	for j, hb := range hbs {
-		rep := replies[len(rs)+j]
-		hb.sending = false
-		if _, ok := d.beats[hb]; !ok {
-			continue
-		}
-		switch v, ok := rep.Value.(int64); {
-		case rep.Err != nil || !ok:
-			hb.due = now.Add(min(hb.lease/10, 100*time.Millisecond))
-		case v == 1:
-			hb.due = sent.Add(hb.lease / 3)
-			kept = append(kept, hb.kept)
-		default:
-			hb.due = sent.Add(hb.lease / 3)
-			evicted = append(evicted, hb.evicted)
-		}
-	}
-	d.inflight = false
+	renewed, lost := d.applyRenewals(b.rs, sent, now, replies[:len(b.rs)])
+	kept, evicted := d.applyHeartbeats(b.hbs, sent, now, replies[len(b.rs):])
+	d.inflight--
 	d.mu.Unlock()
 
 	for _, r := range renewed {
@@ -338,7 +412,60 @@ func (d *watchdog) send(sent time.Time, calls []Call, rs []*renewal, hbs []*hear
 	for _, f := range evicted {
 		f()
 	}
-	done <- struct{}{}
+}
+
+// applyRenewals records the replies to renewals sent at sent. d.mu must be
+// held.
+func (d *watchdog) applyRenewals(rs []*renewal, sent, now time.Time, replies []Reply) (renewed, lost []*renewal) {
+	for i, r := range rs {
+		rep := replies[i]
+		r.sending = false
+		if d.renewals[r.key] != r {
+			continue // released or lost meanwhile
+		}
+		switch v, ok := rep.Value.(int64); {
+		case rep.Err != nil || !ok:
+			// Try again soon; the deadline decides when to give up.
+			r.failures++
+			r.due = now.Add(retryPause(r.failures, r.spec.lease, r.deadline.Sub(now)))
+		case v == 1:
+			r.failures = 0
+			r.due = sent.Add(r.spec.lease / 3)
+			r.deadline = later(r.deadline, sent.Add(r.spec.lease-driftMargin(r.spec.lease)))
+			renewed = append(renewed, r)
+		default:
+			delete(d.renewals, r.key)
+			lost = append(lost, r)
+		}
+	}
+	return renewed, lost
+}
+
+// applyHeartbeats records the replies to heartbeats sent at sent and
+// returns the callbacks to run. d.mu must be held.
+func (d *watchdog) applyHeartbeats(hbs []*heartbeat, sent, now time.Time, replies []Reply) (kept []func(time.Time), evicted []func()) {
+	for i, hb := range hbs {
+		rep := replies[i]
+		hb.sending = false
+		if _, ok := d.beats[hb]; !ok {
+			continue
+		}
+		switch v, ok := rep.Value.(int64); {
+		case rep.Err != nil || !ok:
+			hb.failures++
+			hb.due = now.Add(retryPause(hb.failures, hb.lease, hb.placeUntil.Sub(now)))
+		case v == 1:
+			hb.failures = 0
+			hb.due = sent.Add(hb.lease / 3)
+			hb.placeUntil = later(hb.placeUntil, sent.Add(hb.lease))
+			kept = append(kept, hb.kept)
+		default:
+			hb.failures = 0
+			hb.due = sent.Add(hb.lease / 3)
+			evicted = append(evicted, hb.evicted)
+		}
+	}
+	return kept, evicted
 }
 
 // lose cancels the contexts of every holder of r with cause.
