@@ -17,7 +17,7 @@ import (
 // subscriptionLinger after the last one left: the waiter that leaves is
 // usually the one that just got the lock, and on a hot key the next waiter
 // then finds the channel subscribed and saves the SUBSCRIBE round trip. A
-// wakeSub can end on its own (the server moved the channel's Cluster
+// subscription can end on its own (the server moved the channel's Cluster
 // slot: PayloadUnsubscribed) or fail; its waiters are woken, and the next
 // busy reply of any of them subscribes again, on the slot's current owner.
 //
@@ -113,7 +113,7 @@ func (wc *wakeChannel) firstQueued() *waiter {
 	return nil
 }
 
-// subscribed reports whether w's channel has a live wakeSub, so that
+// subscribed reports whether w's channel has a live subscription, so that
 // no wake published from now on can be missed.
 func (m *wakeups) subscribed(w *waiter) bool {
 	m.mu.Lock()
@@ -299,7 +299,7 @@ func trySignal(w *waiter) bool {
 	}
 }
 
-// deliver hands one message of wakeSub s to the waiters of wc it
+// deliver hands one message of subscription s to the waiters of wc it
 // concerns. Unknown payloads wake everyone: a spurious wake costs one
 // attempt, a missed one costs a whole wait.
 func (m *wakeups) deliver(wc *wakeChannel, s *wakeSub, payload string) {
@@ -307,7 +307,7 @@ func (m *wakeups) deliver(wc *wakeChannel, s *wakeSub, payload string) {
 	defer m.mu.Unlock()
 	switch {
 	case payload == PayloadUnsubscribed:
-		// The server ended the wakeSub: the next busy reply of a
+		// The server ended the subscription: the next busy reply of a
 		// waiter subscribes again, wherever the channel lives now.
 		s.ended = true
 		wakeAll(wc)
