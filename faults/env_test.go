@@ -68,13 +68,18 @@ type subject struct {
 // locker returns a Locker over rdb whose holder ids start with "p" and tag
 // and whose events go to a new log. It is closed when the test ends.
 func (e *env) locker(rdb *redis.Client, tag string, opts ...runtime.Option) *subject {
+	return e.lockerOn(runtime.NewGoRedisBackend(rdb), tag, opts...)
+}
+
+// lockerOn is locker over any Backend (a wrapper that watches the calls).
+func (e *env) lockerOn(b runtime.Backend, tag string, opts ...runtime.Option) *subject {
 	s := &subject{ev: newEventLog(), ids: newIDSource("p" + tag)}
 	all := append([]runtime.Option{
 		runtime.WithKeyPrefix(e.prefix),
 		runtime.WithHolderIDs(s.ids.next),
 		runtime.WithObserver(s.ev.observe),
 	}, opts...)
-	s.Locker = runtime.New(rdb, all...)
+	s.Locker = runtime.NewWithBackend(b, all...)
 	e.t.Cleanup(func() { s.Close() })
 	return s
 }
