@@ -26,6 +26,8 @@ const (
 	childAddrEnv   = "LOCKGEN_FAULTS_ADDR"   // where to reach Redis (a proxy, often)
 	childPrefixEnv = "LOCKGEN_FAULTS_PREFIX" // the Locker's key prefix
 	childTagEnv    = "LOCKGEN_FAULTS_TAG"    // "c01": first bytes of the child's holder ids
+	childLeaseEnv  = "LOCKGEN_FAULTS_LEASE"  // counter: the lease, a Go duration
+	childHoldEnv   = "LOCKGEN_FAULTS_HOLD"   // counter: how long each hold works, a Go duration
 )
 
 func childMain(role string) int {
@@ -210,8 +212,4 @@ func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", " 
 func parseNS(s string) time.Time {
 	ns, _ := strconv.ParseInt(s, 10, 64)
 	return time.Unix(0, ns)
-}
-
-func runCounterChild(rdb *redis.Client, out *lineWriter, in io.Reader) error {
-	return errors.New("todo")
 }

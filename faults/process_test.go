@@ -27,6 +27,8 @@ type child struct {
 	stderr *syncBuffer
 	exited chan struct{} // closed when the process has ended and stdout is drained
 
+	notify chan<- struct{} // if not nil, poked (without blocking) at every line
+
 	mu    sync.Mutex
 	lines []childLine
 	added chan struct{} // closed and replaced at every line
@@ -44,7 +46,14 @@ var childSeq atomic.Int32
 // at addr with the env's key prefix.
 func startChild(t *testing.T, e *env, role, addr string, extraEnv ...string) *child {
 	t.Helper()
-	c := &child{t: t, tag: fmt.Sprintf("c%02d", childSeq.Add(1)), stderr: &syncBuffer{}, exited: make(chan struct{}), added: make(chan struct{})}
+	return startChildNotify(t, e, role, addr, nil, extraEnv...)
+}
+
+// startChildNotify is startChild with a channel poked at every line the
+// child writes, for a case that follows several children at once.
+func startChildNotify(t *testing.T, e *env, role, addr string, notify chan<- struct{}, extraEnv ...string) *child {
+	t.Helper()
+	c := &child{t: t, tag: fmt.Sprintf("c%02d", childSeq.Add(1)), stderr: &syncBuffer{}, exited: make(chan struct{}), added: make(chan struct{}), notify: notify}
 	c.cmd = exec.Command(os.Args[0], "-test.run=^$")
 	c.cmd.Env = append(os.Environ(), childRoleEnv+"="+role, childAddrEnv+"="+addr, childPrefixEnv+"="+e.prefix, childTagEnv+"="+c.tag)
 	c.cmd.Env = append(c.cmd.Env, extraEnv...)
@@ -74,6 +83,12 @@ func (c *child) read(stdout io.Reader) {
 		close(c.added)
 		c.added = make(chan struct{})
 		c.mu.Unlock()
+		if c.notify != nil {
+			select {
+			case c.notify <- struct{}{}:
+			default:
+			}
+		}
 	}
 	c.cmd.Wait()
 	close(c.exited)
@@ -85,6 +100,39 @@ func (c *child) send(format string, args ...any) {
 	if _, err := fmt.Fprintf(c.stdin, format+"\n", args...); err != nil {
 		c.t.Fatalf("child %s: %v", c.tag, err)
 	}
+}
+
+// mark returns the number of lines received so far, for awaitAfter.
+func (c *child) mark() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.lines)
+}
+
+// count returns how many lines received so far start with word.
+func (c *child) count(word string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, l := range c.lines {
+		if len(l.fields) > 0 && l.fields[0] == word {
+			n++
+		}
+	}
+	return n
+}
+
+// all returns every line received so far that starts with word.
+func (c *child) all(word string) [][]string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out [][]string
+	for _, l := range c.lines {
+		if len(l.fields) > 0 && l.fields[0] == word {
+			out = append(out, l.fields)
+		}
+	}
+	return out
 }
 
 // await returns the first line not handed out yet whose fields start with
@@ -99,11 +147,25 @@ func (c *child) await(d time.Duration, want ...string) childLine {
 }
 
 func (c *child) awaitOK(d time.Duration, want ...string) (childLine, bool) {
+	return c.awaitAfterOK(0, d, want...)
+}
+
+// awaitAfter is await for lines received after mark.
+func (c *child) awaitAfter(mark int, d time.Duration, want ...string) childLine {
+	c.t.Helper()
+	l, ok := c.awaitAfterOK(mark, d, want...)
+	if !ok {
+		c.t.Fatalf("child %s: no new line %q within %v; stderr: %s", c.tag, want, d, c.stderr.tail())
+	}
+	return l
+}
+
+func (c *child) awaitAfterOK(mark int, d time.Duration, want ...string) (childLine, bool) {
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()
 	for {
 		c.mu.Lock()
-		for i := range c.lines {
+		for i := mark; i < len(c.lines); i++ {
 			l := &c.lines[i]
 			if !l.taken && hasPrefix(l.fields, want) {
 				l.taken = true
