@@ -32,19 +32,35 @@
 package faults
 
 import (
+	"flag"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 )
 
 // TestMain sends a re-executed test binary to its child role instead of
 // running tests (child_test.go).
+//
+// The cases spend their time waiting for leases, sleeps and pauses to run
+// out, each on a server of its own, so they run in parallel beyond the
+// default of one per CPU: on a 2-core machine that default would make the
+// suite three times longer. An explicit -test.parallel wins.
 func TestMain(m *testing.M) {
 	if role := os.Getenv(childRoleEnv); role != "" {
 		os.Exit(childMain(role))
 	}
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		flag.Set("test.parallel", strconv.Itoa(casesInParallel))
+	}
 	os.Exit(m.Run())
 }
+
+// casesInParallel is the default -test.parallel of the suite.
+const casesInParallel = 8
 
 // Bounds shared by the cases.
 const (

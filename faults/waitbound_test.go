@@ -85,8 +85,9 @@ func TestWaitBoundDuringDebugSleep(t *testing.T) {
 func TestGhostFairWaiterDuringWritePause(t *testing.T) {
 	t.Parallel()
 	// Longer than the pause and cleanupBound together, so that the ghost's
-	// place cannot lapse by itself before the check of (c).
-	const lease = 10 * time.Second
+	// place cannot lapse by itself before the check of (c), nor soon after
+	// the release.
+	const lease = 12 * time.Second
 	e := newEnv(t)
 	lock := runtime.Lock{Kind: runtime.Fair, Key: "ghost", Lease: lease}
 	holder := e.locker(e.client(e.srv.Addr, nil), "gh")
@@ -98,12 +99,17 @@ func TestGhostFairWaiterDuringWritePause(t *testing.T) {
 	ghost := e.locker(e.client(e.srv.Addr, both(readTimeout(time.Second), noRetries)), "gg")
 	gLock := lock
 	gLock.Wait = time.Second
+	gStart := time.Now()
 	gch := acquireAsync(ctxFor(t, time.Minute), ghost, gLock)
 	ghost.ev.wait(t, runtime.EventBusy, "", 5*time.Second)
 	live := e.locker(e.client(e.srv.Addr, nil), "gw")
 	wch := acquireAsync(ctxFor(t, time.Minute), live, lock)
 	live.ev.wait(t, runtime.EventBusy, "", 5*time.Second)
 
+	// The pause starts halfway through G's wait, so that whatever G sends
+	// when its wait ends (a last attempt, leaving the queue) falls well
+	// inside it, and each of those times out (1 s) before it ends.
+	time.Sleep(time.Until(gStart.Add(gLock.Wait / 2)))
 	if err := e.srv.PauseWrites(ctxFor(t, 5*time.Second), 3*time.Second); err != nil {
 		t.Fatal(err)
 	}
