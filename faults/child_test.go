@@ -32,6 +32,8 @@ const (
 
 func childMain(role string) int {
 	out := &lineWriter{w: os.Stdout}
+	// A short read timeout, so that a child cut off by a blackhole gives up
+	// its calls and tries again, as a service would, within the cases' time.
 	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv(childAddrEnv), ReadTimeout: time.Second})
 	defer rdb.Close()
 	var err error

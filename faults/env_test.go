@@ -26,8 +26,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	srv := redistest.Start(t, redistest.EnableDebugCommand...)
-	e := &env{t: t, srv: srv, prefix: "lockgen:", direct: srv.Client(t)}
-	return e
+	return &env{t: t, srv: srv, prefix: "lockgen:", direct: srv.Client(t)}
 }
 
 // client returns a go-redis client to addr (the server, or a proxy in

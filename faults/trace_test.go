@@ -108,24 +108,6 @@ func keyTraces(ctx context.Context, rdb *redis.Client, key, holder string) ([]st
 	return where, nil
 }
 
-// waitCleanedUp returns once the runtime has given back whatever the
-// attempts of holder with an unknown outcome may have taken or queued, or
-// after cleanupBound. Call it once the fault is over (the sleep ended, the
-// pause lifted, the proxy forwards again), so that no command of holder is
-// still on its way to Redis.
-//
-// The runtime will say so with an Observer event, runtime.EventCleanedUp,
-// for the holder (and Locker.Close waits for pending clean-ups). Until that
-// event exists the keyspace is polled instead. To switch, replace the body
-// with:
-//
-//	s.ev.wait(t, runtime.EventCleanedUp, holder, cleanupBound)
-func waitCleanedUp(t *testing.T, e *env, s *subject, holder string) {
-	t.Helper()
-	_ = s // the event log the switch above uses
-	pollNoTrace(t, e, holder, cleanupBound)
-}
-
 // pollNoTrace polls the keyspace until no trace of holder is left, or d has
 // passed.
 func pollNoTrace(t *testing.T, e *env, holder string, d time.Duration) {
