@@ -29,78 +29,38 @@ import (
 // are counted and printed.
 func TestMutualExclusionAndFencesUnderFaults(t *testing.T) {
 	t.Parallel()
-	const lease = time.Second
 	e := newEnv(t)
-	progress := make(chan struct{}, 1)
-	type proc struct {
-		c *child
-		p *redistest.Proxy
-	}
-	start := func(p *redistest.Proxy) proc {
-		return proc{startChildNotify(t, e, "counter", p.Addr, progress, childLeaseEnv+"="+lease.String(), childHoldEnv+"=20ms"), p}
-	}
-	var procs []proc
+	r := &counterRun{t: t, e: e, lease: time.Second, progress: make(chan struct{}, 1), faulted: map[string]string{}}
 	for range 3 {
-		procs = append(procs, start(redistest.StartProxy(t, e.srv.Addr)))
+		r.start(redistest.StartProxy(t, e.srv.Addr))
 	}
-	grants := func() int {
-		n := 0
-		for _, pr := range procs {
-			n += pr.c.count("grant")
-		}
-		return n
-	}
-	// more waits until k more grants have been made by all processes.
-	more := func(k int, what string) {
-		t.Helper()
-		want := grants() + k
-		deadline := time.After(30 * time.Second)
-		for grants() < want {
-			select {
-			case <-progress:
-			case <-deadline:
-				t.Fatalf("(h) %s: %d grants in 30s, want %d", what, grants(), want)
-			}
-		}
-	}
-	// nextGrant waits for pr's next grant and returns its holder id.
-	nextGrant := func(pr proc) string {
-		t.Helper()
-		return pr.c.awaitAfter(pr.c.mark(), 30*time.Second, "grant").fields[1]
-	}
-	// faulted lists the holds that a fault fell on, to print what became
-	// of them.
-	faulted := map[string]string{}
+	p := r.procs
 
 	const step = 10 // grants between two faults
-	more(step, "warm-up")
-	procs[0].p.SetMode(redistest.Delay(30 * time.Millisecond))
-	more(step, "30 ms delay")
-	procs[0].p.SetMode(redistest.Forward())
+	r.more(step, "warm-up")
+	p[0].proxy.SetMode(redistest.Delay(30 * time.Millisecond))
+	r.more(step, "30 ms delay")
+	p[0].proxy.SetMode(redistest.Forward())
 
 	for range 2 {
-		awaitFired(t, procs[1].p.CloseAfterNext("EVALSHA"))
-		more(step, "connection cut after an EVALSHA")
+		awaitFired(t, p[1].proxy.CloseAfterNext("EVALSHA"))
+		r.more(step, "connection cut after an EVALSHA")
 	}
-	for i := range 2 {
-		pr := procs[2*i]
-		faulted[nextGrant(pr)] = "SIGSTOP"
-		pr.c.signal(syscall.SIGSTOP) // a holder, most likely in its work
-		more(step, "holder stopped") // the others get the lock once its lease ran out
+	for _, pr := range []counterProc{p[0], p[2]} {
+		r.faulted[r.nextGrant(pr)] = "SIGSTOP"
+		pr.c.signal(syscall.SIGSTOP)   // a holder, most likely in its work
+		r.more(step, "holder stopped") // the others get the lock once its lease ran out
 		pr.c.signal(syscall.SIGCONT)
 	}
-
-	nextGrant(procs[1])
-	procs[0].c.signal(syscall.SIGSTOP) // a waiter, most likely
-	more(step, "waiter stopped")
-	procs[0].c.signal(syscall.SIGCONT)
-
-	for i := range 2 {
-		pr := procs[2-2*i]
-		faulted[nextGrant(pr)] = "blackhole"
-		pr.p.SetMode(redistest.Blackhole())
-		more(step, "holder blackholed")
-		pr.p.SetMode(redistest.Forward())
+	r.nextGrant(p[1])
+	p[0].c.signal(syscall.SIGSTOP) // a waiter, most likely
+	r.more(step, "waiter stopped")
+	p[0].c.signal(syscall.SIGCONT)
+	for _, pr := range []counterProc{p[2], p[0]} {
+		r.faulted[r.nextGrant(pr)] = "blackhole"
+		pr.proxy.SetMode(redistest.Blackhole())
+		r.more(step, "holder blackholed")
+		pr.proxy.SetMode(redistest.Forward())
 	}
 
 	slept, err := e.srv.DebugSleep(300 * time.Millisecond)
@@ -110,42 +70,107 @@ func TestMutualExclusionAndFencesUnderFaults(t *testing.T) {
 	if err := <-slept; err != nil {
 		t.Fatal(err)
 	}
-	more(step, "DEBUG SLEEP")
+	r.more(step, "DEBUG SLEEP")
 	if err := e.srv.PauseWrites(ctxFor(t, 5*time.Second), 300*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.srv.WaitWritable(ctxFor(t, 5*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	more(step, "CLIENT PAUSE WRITE")
+	r.more(step, "CLIENT PAUSE WRITE")
 
-	faulted[nextGrant(procs[1])] = "SIGKILL"
-	procs[1].c.signal(syscall.SIGKILL)
-	procs[1].c.waitExit(10 * time.Second)
-	procs = append(procs, start(procs[1].p))
-	more(step, "holder killed and replaced")
+	r.faulted[r.nextGrant(p[1])] = "SIGKILL"
+	p[1].c.signal(syscall.SIGKILL)
+	p[1].c.waitExit(10 * time.Second)
+	r.start(p[1].proxy)
+	r.more(step, "holder killed and replaced")
 
-	var all []*child
-	for i, pr := range procs {
-		all = append(all, pr.c)
-		if i == 1 {
-			continue // killed
-		}
-		pr.c.send("stop")
+	r.stop(p[1])
+	checkExclusion(t, e, r.children())
+	r.printFaulted()
+}
+
+// counterRun is the counter processes of one run of (h).
+type counterRun struct {
+	t        *testing.T
+	e        *env
+	lease    time.Duration
+	procs    []counterProc
+	progress chan struct{}     // poked at every line of every process
+	faulted  map[string]string // holder id -> the fault that hit that hold
+}
+
+type counterProc struct {
+	c     *child
+	proxy *redistest.Proxy
+}
+
+// start starts a counter process through proxy.
+func (r *counterRun) start(proxy *redistest.Proxy) {
+	c := startChildNotify(r.t, r.e, "counter", proxy.Addr, r.progress, childLeaseEnv+"="+r.lease.String(), childHoldEnv+"=20ms")
+	r.procs = append(r.procs, counterProc{c, proxy})
+}
+
+func (r *counterRun) grants() int {
+	n := 0
+	for _, pr := range r.procs {
+		n += pr.c.count("grant")
 	}
-	for i, pr := range procs {
-		if i == 1 {
+	return n
+}
+
+// more waits until the processes have made k more grants.
+func (r *counterRun) more(k int, what string) {
+	r.t.Helper()
+	want := r.grants() + k
+	deadline := time.After(30 * time.Second)
+	for r.grants() < want {
+		select {
+		case <-r.progress:
+		case <-deadline:
+			r.t.Fatalf("(h) %s: %d grants in 30s, want %d", what, r.grants(), want)
+		}
+	}
+}
+
+// nextGrant waits for pr's next grant and returns its holder id.
+func (r *counterRun) nextGrant(pr counterProc) string {
+	r.t.Helper()
+	return pr.c.awaitAfter(pr.c.mark(), 30*time.Second, "grant").fields[1]
+}
+
+// stop tells every process but the killed one to stop, and waits for them.
+func (r *counterRun) stop(killed counterProc) {
+	r.t.Helper()
+	for _, pr := range r.procs {
+		if pr.c != killed.c {
+			pr.c.send("stop")
+		}
+	}
+	for _, pr := range r.procs {
+		if pr.c == killed.c {
 			continue
 		}
 		if code := pr.c.waitExit(30 * time.Second); code != 0 {
-			t.Errorf("counter child %s exited with %d; stderr: %s", pr.c.tag, code, pr.c.stderr.tail())
+			r.t.Errorf("counter child %s exited with %d; stderr: %s", pr.c.tag, code, pr.c.stderr.tail())
 		}
 	}
-	checkExclusion(t, e, all)
-	for _, c := range all {
+}
+
+func (r *counterRun) children() []*child {
+	var all []*child
+	for _, pr := range r.procs {
+		all = append(all, pr.c)
+	}
+	return all
+}
+
+// printFaulted says what became of the holds a fault fell on.
+func (r *counterRun) printFaulted() {
+	for _, c := range r.children() {
 		for _, f := range c.all("done") {
-			if what, ok := faulted[f[1]]; ok {
-				t.Logf("(h) hold %s hit by %s: read %s, write %s, release %s", f[1], what, f[3], f[4], f[5])
+			if what, ok := r.faulted[f[1]]; ok {
+				r.t.Logf("(h) hold %s hit by %s: read %s, write %s, release %s", f[1], what, f[3], f[4], f[5])
 			}
 		}
 	}
