@@ -12,6 +12,15 @@
 // A missing redis-server binary is a test failure, never a skip: the message
 // says what to install. `make test` installs it where it can.
 //
+// For fault tests, a Server can be killed and restarted on the same port
+// (Kill, Restart), frozen (DebugSleep, with EnableDebugCommand) or made to
+// hold writes (PauseWrites), and a Proxy in front of it forwards, delays,
+// blackholes or cuts a client's connection as the test switches it:
+//
+//	srv := redistest.Start(t, redistest.EnableDebugCommand...)
+//	p := redistest.StartProxy(t, srv.Addr) // clients dial p.Addr
+//	p.SetMode(redistest.Blackhole())
+//
 // Servers keep no data on disk (no RDB, no AOF) and listen on 127.0.0.1
 // only. Launch and LaunchCluster are the same without a testing.TB, for
 // programs such as benchmark harnesses; their Close must be called.

@@ -30,10 +30,20 @@ type Server struct {
 	Port int
 	Dir  string // working directory (logs, cluster config)
 
-	cmd      *exec.Cmd
-	done     chan struct{}
-	waitErr  error
-	stopOnce sync.Once
+	bin  string   // redis-server, for Restart
+	args []string // its arguments, for Restart
+
+	mu      sync.Mutex // guards the running process: Kill and Restart replace it
+	proc    *process
+	closed  bool
+	closeMu sync.Once
+}
+
+// process is one run of redis-server on the Server's port.
+type process struct {
+	cmd     *exec.Cmd
+	done    chan struct{} // closed when the process has exited
+	waitErr error         // its exit status, set before done is closed
 }
 
 // Start launches a redis-server for the test and stops it when the test
@@ -100,31 +110,42 @@ func startAt(bin string, port int, clusterMode bool, extraArgs []string) (*Serve
 		)
 	}
 	args = append(args, extraArgs...)
-	cmd := exec.Command(bin, args...)
-	if err := cmd.Start(); err != nil {
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Port: port, Dir: dir, bin: bin, args: args}
+	p, err := s.run()
+	if err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("start redis-server: %w", err)
+		return nil, err
 	}
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Port: port, Dir: dir, cmd: cmd, done: make(chan struct{})}
-	go func() {
-		s.waitErr = cmd.Wait()
-		close(s.done)
-	}()
-	if err := s.waitReady(); err != nil {
+	s.proc = p
+	if err := s.waitReady(p); err != nil {
 		s.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
+// run starts one redis-server process with the Server's arguments.
+func (s *Server) run() (*process, error) {
+	cmd := exec.Command(s.bin, s.args...)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start redis-server: %w", err)
+	}
+	p := &process{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
 // waitReady polls PING with a bounded deadline; it is only used at start-up,
 // before any test logic runs.
-func (s *Server) waitReady() error {
+func (s *Server) waitReady(p *process) error {
 	deadline := time.Now().Add(startTimeout)
 	for time.Now().Before(deadline) {
 		select {
-		case <-s.done:
-			return fmt.Errorf("redis-server on port %d exited at start-up (%v); log:\n%s", s.Port, s.waitErr, s.logTail())
+		case <-p.done:
+			return fmt.Errorf("redis-server on port %d exited at start-up (%v); log:\n%s", s.Port, p.waitErr, s.logTail())
 		default:
 		}
 		if conn, err := net.DialTimeout("tcp", s.Addr, 200*time.Millisecond); err == nil {
@@ -162,25 +183,69 @@ func (s *Server) Client(tb testing.TB) *redis.Client {
 func (s *Server) Options() *redis.Options { return &redis.Options{Addr: s.Addr} }
 
 // Kill stops the server abruptly (SIGKILL), as a crash would, and waits for
-// the process to end. Close is still safe to call afterwards.
+// the process to end. Restart brings it back; Close is still safe to call
+// afterwards.
 func (s *Server) Kill() {
-	if s.cmd.Process != nil {
-		s.cmd.Process.Kill()
+	s.mu.Lock()
+	p := s.proc
+	s.mu.Unlock()
+	if p != nil {
+		p.cmd.Process.Kill()
+		<-p.done
 	}
-	<-s.done
+}
+
+// Restart starts the server again on the same port, with the same
+// arguments, after Kill or a crash, and waits until it answers PING.
+// Servers keep no data on disk, so it comes back empty, as a node without
+// persistence does. Clients reconnect to the same address by themselves.
+func (s *Server) Restart() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("redistest: restart of the server on port %d after Close", s.Port)
+	}
+	select {
+	case <-s.proc.done:
+	default:
+		return fmt.Errorf("redistest: restart of the server on port %d while it runs; Kill it first", s.Port)
+	}
+	p, err := s.run()
+	if err != nil {
+		return err
+	}
+	s.proc = p
+	if err := s.waitReady(p); err != nil {
+		p.cmd.Process.Kill()
+		<-p.done
+		return err
+	}
+	return nil
+}
+
+// Pid returns the process id of the running redis-server, for signals
+// (SIGSTOP freezes the whole server, as a stalled host would).
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.proc.cmd.Process.Pid
 }
 
 // Close stops the server (SIGTERM, then SIGKILL after 5 s) and removes its
 // directory. It is idempotent.
 func (s *Server) Close() {
-	s.stopOnce.Do(func() {
-		if s.cmd.Process != nil {
-			s.cmd.Process.Signal(os.Interrupt)
+	s.closeMu.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		p := s.proc
+		s.mu.Unlock()
+		if p != nil {
+			p.cmd.Process.Signal(os.Interrupt)
 			select {
-			case <-s.done:
+			case <-p.done:
 			case <-time.After(5 * time.Second):
-				s.cmd.Process.Kill()
-				<-s.done
+				p.cmd.Process.Kill()
+				<-p.done
 			}
 		}
 		os.RemoveAll(s.Dir)
