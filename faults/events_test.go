@@ -104,22 +104,14 @@ func (l *eventLog) summary() []string {
 }
 
 // waitCleanedUp returns once the runtime has given back whatever the
-// attempts of holder with an unknown outcome may have taken or queued, or
-// after cleanupBound. Call it once the fault is over (the sleep ended, the
-// pause lifted, the proxy forwards again), so that no command of holder is
-// still on its way to Redis. The caller then checks that no trace is left.
-//
-// The runtime will say so with an Observer event, runtime.EventCleanedUp,
-// for the holder (and Locker.Close waits for pending clean-ups). Until that
-// event exists the keyspace is polled instead, which cannot tell a
-// clean-up from a lease running out: the cases use leases longer than
-// cleanupBound where that matters. To switch to the event, replace the
-// body with this line (it does not fail by itself when no event comes, so
-// that a holder with nothing to clean up is only slower to check):
-//
-//	s.ev.waitFor(runtime.EventCleanedUp, holder, cleanupBound)
+// attempts of holder with an unknown outcome may have taken or queued
+// (runtime.EventCleanedUp for holder), or after cleanupBound. Call it once
+// the fault is over (the sleep ended, the pause lifted, the proxy forwards
+// again). It does not fail by itself when no event comes, so that a holder
+// with nothing to clean up is only slower to check; the caller then checks
+// that no trace is left.
 func waitCleanedUp(t *testing.T, e *env, s *subject, holder string) {
 	t.Helper()
-	_ = s // its event log is what the line above waits on
-	pollNoTrace(t, e, holder, cleanupBound)
+	_ = e
+	s.ev.waitFor(runtime.EventCleanedUp, holder, cleanupBound)
 }
