@@ -125,10 +125,10 @@ func Run(ctx context.Context, opts Options) (*Results, error) {
 		for _, n := range opts.Goroutines {
 			for _, p := range order {
 				if isUnavailable(rep.Uncontended, p.Name()) {
-					rep.Contended = append(rep.Contended, ContendedResult{Peer: p.Name(), Goroutines: n, Err: errorOf(rep.Uncontended, p.Name())})
+					rep.Contended = append(rep.Contended, ContendedResult{Peer: p.Name(), Procs: hotKeyProcs, Goroutines: n, Err: errorOf(rep.Uncontended, p.Name())})
 					continue
 				}
-				c := runContended(ctx, srv.Addr, rdb, p, n, opts.HotDuration, opts.Hold)
+				c := runContended(ctx, srv.Addr, rdb, p, hotKeyShape{Procs: hotKeyProcs, Goroutines: n}, opts.HotDuration, opts.Hold)
 				logf("rep %d: hot key %2d %-20s PING %v %6.0f/s handoff p50 %v p99 %v cmds/grant %.2f %s", r+1, n, p.Name(), c.Ping.P50, c.Throughput, c.Handoff.P50, c.Handoff.P99, c.CommandsPerGrant, c.Err)
 				rep.Contended = append(rep.Contended, c)
 			}
