@@ -192,3 +192,20 @@ func findRow(md, sectionPrefix, first string) []string {
 	}
 	return nil
 }
+
+func TestKeepWorkloads(t *testing.T) {
+	o := Full()
+	if err := o.KeepWorkloads("processes, held"); err != nil {
+		t.Fatal(err)
+	}
+	if o.UncontendedIters != 0 || len(o.Goroutines) != 0 {
+		t.Errorf("uncontended and hot key kept: %d iterations, goroutines %v", o.UncontendedIters, o.Goroutines)
+	}
+	if len(o.Processes) == 0 || len(o.HeldPeers) == 0 {
+		t.Errorf("processes or held left out: %v, %d peers", o.Processes, len(o.HeldPeers))
+	}
+	err := o.KeepWorkloads("processes,procs")
+	if err == nil || !strings.Contains(err.Error(), `"procs"`) || !strings.Contains(err.Error(), "uncontended, hotkey, held, processes") {
+		t.Errorf("unknown workload: error %v, want the name and the choices", err)
+	}
+}

@@ -335,6 +335,11 @@ func writeErrors(p func(string, ...any), res *Results) {
 		for _, h := range r.Held {
 			note(h.Peer+" (locks held)", h.Err)
 		}
+		for _, c := range r.Processes {
+			if c.Err != "" {
+				note(fmt.Sprintf("%s (hot key, %d processes × %d goroutines, %d errors)", c.Peer, c.Procs, c.Goroutines/max(c.Procs, 1), c.Errors), c.Err)
+			}
+		}
 	}
 	if len(lines) == 0 {
 		return
