@@ -66,12 +66,18 @@ func bestPeerUncontended(r Rep) float64 {
 	return best
 }
 
-// bestPeerHandoff is the lowest handoff p50 among the other libraries whose
-// names pass keep.
+// bestPeerHandoff is the lowest handoff p50 of workload 2 at n goroutines
+// among the other libraries whose names pass keep.
 func bestPeerHandoff(r Rep, n int, keep func(peer string) bool) float64 {
+	return bestHandoff(r.Contended, func(c ContendedResult) bool { return c.Goroutines == n && keep(c.Peer) })
+}
+
+// bestHandoff is the lowest handoff p50 among the runs in cs that keep
+// accepts and that measured a handoff.
+func bestHandoff(cs []ContendedResult, keep func(ContendedResult) bool) float64 {
 	best := math.NaN()
-	for _, c := range r.Contended {
-		if c.Goroutines != n || c.Grants == 0 || c.Handoff.N == 0 || !keep(c.Peer) {
+	for _, c := range cs {
+		if c.Grants == 0 || c.Handoff.N == 0 || !keep(c) {
 			continue
 		}
 		if v := micros(c.Handoff.P50); math.IsNaN(best) || v < best {

@@ -17,11 +17,13 @@ import (
 	"github.com/lockgen/lockgen/bench/peers"
 )
 
-// ContendedResult is workloads 2 and 3 for one peer: Goroutines goroutines
-// in two processes take turns on one hot key, each holding it for about Hold.
+// ContendedResult is one hot-key run of one peer (workloads 2, 3 and 5):
+// Goroutines goroutines in Procs processes take turns on one key, each
+// holding it for about Hold.
 type ContendedResult struct {
 	Peer       string
-	Goroutines int
+	Procs      int // worker processes
+	Goroutines int // in all processes together
 
 	// Ping: PING round trips timed during the run from the parent process,
 	// so under the same load of machine and server as the handoffs.
@@ -42,6 +44,9 @@ type ContendedResult struct {
 	// waited.
 	OutOfOrder float64
 	Unserved   int // requests still waiting when the run ended
+	// ProcsSeen is how many worker processes made a request: all of them,
+	// unless one never got to run.
+	ProcsSeen int
 
 	CallsPerGrant     float64       // round trips sent by the clients
 	CommandsPerGrant  float64       // commands sent by the clients, Pub/Sub included
@@ -81,71 +86,121 @@ func pingDuring(ctx context.Context, addr string, start, end time.Time) Latency 
 // subscribe and fill their pools in the first moments.
 const contendedWarmupShare = 10 // percent of the duration
 
-func runContended(ctx context.Context, addr string, rdb *redis.Client, p peers.Peer, goroutines int, dur, hold time.Duration) ContendedResult {
-	res := ContendedResult{Peer: p.Name(), Goroutines: goroutines}
-	if err := resetServer(ctx, rdb); err != nil {
+// hotKeyProcs is how many processes workloads 2 and 3 split their
+// goroutines over.
+const hotKeyProcs = 2
+
+// hotKeyShape is how a hot-key run spreads its goroutines: Goroutines in
+// all, split as evenly as possible over Procs worker processes.
+type hotKeyShape struct {
+	Procs      int
+	Goroutines int
+}
+
+// perProc is how many goroutines worker process i runs.
+func (s hotKeyShape) perProc(i int) int {
+	n := s.Goroutines / s.Procs
+	if i < s.Goroutines%s.Procs {
+		n++
+	}
+	return n
+}
+
+// runContended runs one hot-key run: the worker processes take turns on one
+// key for dur, and the parent times PINGs and reads the server's counters
+// around them.
+func runContended(ctx context.Context, addr string, rdb *redis.Client, p peers.Peer, shape hotKeyShape, dur, hold time.Duration) ContendedResult {
+	res := ContendedResult{Peer: p.Name(), Procs: shape.Procs, Goroutines: shape.Goroutines}
+	fail := func(err error) ContendedResult {
 		res.Err = err.Error()
 		return res
 	}
+	if err := resetServer(ctx, rdb); err != nil {
+		return fail(err)
+	}
+	children, err := startChildren(addr, p, shape, dur, hold)
+	defer stopChildren(children)
+	if err != nil {
+		return fail(err)
+	}
+	// The counters start after the warm-up of every child.
+	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
+		return fail(err)
+	}
+	start := time.Now().Add(50 * time.Millisecond)
+	end := start.Add(dur)
+	for _, ch := range children {
+		if err := ch.begin(start, end); err != nil {
+			return fail(err)
+		}
+	}
+	cpuBefore, err := serverCPU(ctx, rdb)
+	if err != nil {
+		return fail(err)
+	}
+	pings := make(chan Latency, 1)
+	go func() { pings <- pingDuring(ctx, addr, start, end) }()
+	grants, counts, err := collectReports(children, &res)
+	res.Ping = <-pings
+	if err != nil {
+		return fail(err)
+	}
+	cpuAfter, err := serverCPU(ctx, rdb)
+	if err != nil {
+		return fail(err)
+	}
+	stats, err := readCommandStats(ctx, rdb)
+	if err != nil {
+		return fail(err)
+	}
+	winStart := start.Add(dur * contendedWarmupShare / 100).UnixNano()
+	analyzeGrants(&res, grants, winStart, end.UnixNano())
+	chargeGrants(&res, grants, counts, stats, cpuAfter-cpuBefore)
+	return res
+}
+
+// startChildren starts the worker processes of a hot-key run and waits
+// until each is connected and warmed up. The children it returns (some may
+// be nil after an error) must be stopped.
+func startChildren(addr string, p peers.Peer, shape hotKeyShape, dur, hold time.Duration) ([]*childProc, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		res.Err = err.Error()
-		return res
+		return nil, err
 	}
-	const procs = 2
-	children := make([]*childProc, procs)
-	defer func() {
-		for _, ch := range children {
-			if ch != nil {
-				ch.stop()
-			}
-		}
-	}()
+	children := make([]*childProc, shape.Procs)
 	for i := range children {
-		per := goroutines / procs
-		if i < goroutines%procs {
-			per++
-		}
-		spec := childSpec{Addr: addr, Peer: p.Name(), Proc: i, Goroutines: per, Hold: hold, Key: "hot"}
+		spec := childSpec{Addr: addr, Peer: p.Name(), Proc: i, Goroutines: shape.perProc(i), Hold: hold, Key: "hot"}
 		ch, err := startChild(exe, spec, dur+2*childReadyTimeout)
 		if err != nil {
-			res.Err = err.Error()
-			return res
+			return children, err
 		}
 		children[i] = ch
 	}
 	for _, ch := range children {
 		if err := ch.waitReady(); err != nil {
-			res.Err = err.Error()
-			return res
+			return children, err
 		}
 	}
-	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
-		res.Err = err.Error()
-		return res
+	return children, nil
+}
+
+func stopChildren(children []*childProc) {
+	for _, ch := range children {
+		if ch != nil {
+			ch.stop()
+		}
 	}
-	start := time.Now().Add(50 * time.Millisecond)
-	end := start.Add(dur)
+}
+
+// collectReports reads every child's report: their grants, the commands
+// their clients sent, and their Lock/Unlock errors (counted into res).
+func collectReports(children []*childProc, res *ContendedResult) ([]grant, peers.Counts, error) {
 	var grants []grant
 	var counts peers.Counts
 	for _, ch := range children {
-		if err := ch.begin(start, end); err != nil {
-			res.Err = err.Error()
-			return res
-		}
-	}
-	cpuBefore, err := serverCPU(ctx, rdb)
-	if err != nil {
-		res.Err = err.Error()
-		return res
-	}
-	pings := make(chan Latency, 1)
-	go func() { pings <- pingDuring(ctx, addr, start, end) }()
-	for _, ch := range children {
 		rep, err := ch.report()
 		if err != nil {
-			res.Err = err.Error()
-			return res
+			return nil, counts, err
 		}
 		grants = append(grants, rep.Grants...)
 		counts.Calls += rep.Counts.Calls
@@ -155,40 +210,36 @@ func runContended(ctx context.Context, addr string, rdb *redis.Client, p peers.P
 			res.Err = rep.Error
 		}
 	}
-	res.Ping = <-pings
-	cpuAfter, err := serverCPU(ctx, rdb)
-	if err != nil {
-		res.Err = err.Error()
-		return res
-	}
-	stats, err := readCommandStats(ctx, rdb)
-	if err != nil {
-		res.Err = err.Error()
-		return res
-	}
-	winStart := start.Add(dur * contendedWarmupShare / 100).UnixNano()
-	analyzeGrants(&res, grants, winStart, end.UnixNano())
+	return grants, counts, nil
+}
+
+// chargeGrants divides what the run cost, in the clients and in the server,
+// by every grant it gave: the counters ran for the whole run, warm-up
+// window included, so every grant of the run shares them.
+func chargeGrants(res *ContendedResult, grants []grant, counts peers.Counts, stats commandStats, cpuSeconds float64) {
 	all := 0
 	for _, g := range grants {
 		if g.Acq != 0 {
 			all++
 		}
 	}
-	if all > 0 {
-		n := float64(all)
-		res.CallsPerGrant = float64(counts.Calls) / n
-		res.CommandsPerGrant = float64(counts.Commands+stats.pubsub()) / n
-		res.ExecutedPerGrant = float64(stats.total()) / n
-		res.CommandMix = commandMix(stats, n)
-		res.ServerCPUPerGrant = time.Duration((cpuAfter - cpuBefore) / n * float64(time.Second))
+	if all == 0 {
+		return
 	}
-	return res
+	n := float64(all)
+	res.CallsPerGrant = float64(counts.Calls) / n
+	res.CommandsPerGrant = float64(counts.Commands+stats.pubsub()) / n
+	res.ExecutedPerGrant = float64(stats.total()) / n
+	res.CommandMix = commandMix(stats, n)
+	res.ServerCPUPerGrant = time.Duration(cpuSeconds / n * float64(time.Second))
 }
 
 // analyzeGrants derives throughput, handoff, waits and arrival order.
 func analyzeGrants(res *ContendedResult, grants []grant, winStart, winEnd int64) {
 	var served []grant
+	procs := map[int]bool{}
 	for _, g := range grants {
+		procs[g.Proc] = true
 		switch {
 		case g.Acq != 0:
 			served = append(served, g)
@@ -196,6 +247,7 @@ func analyzeGrants(res *ContendedResult, grants []grant, winStart, winEnd int64)
 			res.Unserved++
 		}
 	}
+	res.ProcsSeen = len(procs)
 	slices.SortFunc(served, func(a, b grant) int { return cmpInt64(a.Acq, b.Acq) })
 	inWindow := func(g grant) bool { return g.Acq >= winStart && g.Acq <= winEnd }
 

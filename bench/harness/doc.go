@@ -18,6 +18,11 @@
 //     share of grants given out of arrival order.
 //  4. 10,000 locks held at once with renewal: goroutines added, round trips
 //     and commands per second while holding.
+//  5. One hot key over more processes: 4 goroutines in each of 2 and of 8
+//     processes, for lockgen's mutex and fair kinds and the other libraries'
+//     low-latency settings. What a grant costs Redis (commands executed,
+//     CPU) as the number of waiting processes grows, and the handoff in
+//     PING round trips; its chart is processes.svg.
 //
 // # Measuring across processes
 //

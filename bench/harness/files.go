@@ -6,14 +6,15 @@ import (
 	"path/filepath"
 )
 
-// WriteFiles writes the report to mdPath and the chart to svgPath; the
-// report links the chart by its path relative to the report.
+// WriteFiles writes the report to mdPath, the handoff chart to svgPath and,
+// when workload 5 ran, its chart to ProcessesChartFile next to svgPath; the
+// report links the charts by their paths relative to the report.
 func WriteFiles(res *Results, mdPath, svgPath string) error {
 	rel, err := filepath.Rel(filepath.Dir(mdPath), svgPath)
 	if err != nil {
 		rel = svgPath
 	}
-	var md, svg bytes.Buffer
+	var md, svg, procs bytes.Buffer
 	if err := WriteMarkdown(&md, res, filepath.ToSlash(rel)); err != nil {
 		return err
 	}
@@ -26,5 +27,14 @@ func WriteFiles(res *Results, mdPath, svgPath string) error {
 	if err := os.WriteFile(mdPath, md.Bytes(), 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(svgPath, svg.Bytes(), 0o644)
+	if err := os.WriteFile(svgPath, svg.Bytes(), 0o644); err != nil {
+		return err
+	}
+	if len(res.Opts.Processes) == 0 {
+		return nil
+	}
+	if err := WriteProcessesSVG(&procs, res); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(filepath.Dir(svgPath), ProcessesChartFile), procs.Bytes(), 0o644)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -37,7 +38,7 @@ func TestQuickRunWritesWellFormedReport(t *testing.T) {
 	}
 	report := md.String()
 
-	for _, want := range []string{"## Targets for lockgen", "## 1. Uncontended", "## 2. One hot key, 4 goroutines", "## 3. Fairness", "## 4. 100 locks held", "![handoff latency", "| Redis | 7.", "| command | `go test` |"} {
+	for _, want := range []string{"## Targets for lockgen", "## 1. Uncontended", "## 2. One hot key, 4 goroutines", "## 3. Fairness", "## 4. 100 locks held", "## 5. One hot key, 4 goroutines in each of 2 and 8 processes", "![handoff latency", "](processes.svg)", "| Redis | 7.", "| command | `go test` |"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -56,17 +57,35 @@ func TestQuickRunWritesWellFormedReport(t *testing.T) {
 			t.Errorf("hot-key row of %s missing or unmeasured: %q", p.Name(), row)
 		}
 	}
+	// Workload 5: a row per peer and process count, measured.
+	rows5 := rowsOf(section(report, "## 5."))
+	for _, p := range opts.ProcPeers {
+		for _, procs := range opts.Processes {
+			found := false
+			for _, row := range rows5 {
+				if row[0] == p.Name() && row[1] == fmt.Sprint(procs) {
+					found = true
+					if row[2] == "—" {
+						t.Errorf("workload 5 row of %s at %d processes unmeasured: %q", p.Name(), procs, row)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("workload 5 has no row for %s at %d processes", p.Name(), procs)
+			}
+		}
+	}
 	for _, r := range res.Reps {
-		for _, c := range r.Contended {
+		for _, c := range append(r.Contended, r.Processes...) {
 			if c.Overlaps != 0 {
-				t.Errorf("%s: %d grants overlapped the previous holder", c.Peer, c.Overlaps)
+				t.Errorf("%s, %d processes: %d grants overlapped the previous holder", c.Peer, c.Procs, c.Overlaps)
 			}
 		}
 	}
 	// Target results are computed, one of three words.
 	targets := 0
 	for _, row := range rowsOf(section(report, "## Targets")) {
-		if res := row[len(row)-1]; res != "pass" && res != "FAIL" && res != "n/a" {
+		if res := row[len(row)-1]; res != "pass" && res != "FAIL" && res != "n/a" && res != "reported" {
 			t.Errorf("target result %q", res)
 		}
 		targets++
@@ -172,4 +191,21 @@ func findRow(md, sectionPrefix, first string) []string {
 		}
 	}
 	return nil
+}
+
+func TestKeepWorkloads(t *testing.T) {
+	o := Full()
+	if err := o.KeepWorkloads("processes, held"); err != nil {
+		t.Fatal(err)
+	}
+	if o.UncontendedIters != 0 || len(o.Goroutines) != 0 {
+		t.Errorf("uncontended and hot key kept: %d iterations, goroutines %v", o.UncontendedIters, o.Goroutines)
+	}
+	if len(o.Processes) == 0 || len(o.HeldPeers) == 0 {
+		t.Errorf("processes or held left out: %v, %d peers", o.Processes, len(o.HeldPeers))
+	}
+	err := o.KeepWorkloads("processes,procs")
+	if err == nil || !strings.Contains(err.Error(), `"procs"`) || !strings.Contains(err.Error(), "uncontended, hotkey, held, processes") {
+		t.Errorf("unknown workload: error %v, want the name and the choices", err)
+	}
 }

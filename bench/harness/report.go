@@ -42,6 +42,9 @@ func WriteMarkdown(w io.Writer, res *Results, svgName string) error {
 	}
 	p("")
 	for _, lp := range lockgenPeers(res.Opts) {
+		if o.UncontendedIters == 0 {
+			break
+		}
 		floor := overReps(res.Reps, uncontendedMetric(lp, func(u UncontendedResult, _ Rep) float64 {
 			return ratio(2*micros(u.EmptyScript.P50), floorMicros(u))
 		}))
@@ -63,16 +66,31 @@ func WriteMarkdown(w io.Writer, res *Results, svgName string) error {
 	p("\"default\" is what the library does with no options (for redislock, whose default is a single try, the retry its README shows); \"tuned\" is what a user reading its documentation would set for low latency.")
 	p("")
 
-	writeUncontended(p, res)
+	if o.UncontendedIters > 0 {
+		writeUncontended(p, res)
+	}
 	for _, n := range o.Goroutines {
 		writeHotKey(p, res, n)
 	}
-	writeFairness(p, res)
-	writeHeld(p, res)
-	if svgName != "" {
+	if len(o.Goroutines) > 0 {
+		writeFairness(p, res)
+	}
+	if len(o.HeldPeers) > 0 {
+		writeHeld(p, res)
+	}
+	if len(o.Processes) > 0 {
+		writeProcesses(p, res)
+	}
+	if svgName != "" && len(o.Goroutines) > 0 {
 		p("## Handoff latency chart")
 		p("")
 		p("![handoff latency p50 and p99 per library](%s)", svgName)
+		p("")
+	}
+	if svgName != "" && len(o.Processes) > 0 {
+		p("## Executed commands per grant against processes")
+		p("")
+		p("![executed commands per grant against the number of processes, lockgen mutex and fair](%s)", processesChartName(svgName))
 		p("")
 	}
 	writeErrors(p, res)
@@ -142,6 +160,80 @@ func writeHotKey(p func(string, ...any), res *Results, n int) {
 			mix)
 	}
 	p("")
+}
+
+func writeProcesses(p func(string, ...any), res *Results) {
+	o := res.Opts
+	lo, _, _ := processRange(o)
+	p("## 5. One hot key, %d goroutines in each of %s processes", o.ProcGoroutines, joinInts(o.Processes))
+	p("")
+	p("Workload 2 again, with the goroutines spread over more processes: %d in each, every one taking the key, holding it %v, releasing it and asking again, for %v per repetition (the first %d%% left out). Handoff, PING, executed and Redis CPU as in section 2. Executed ÷ at %d processes is taken inside each repetition. The polling libraries run only at their tuned settings here, the ones that compete on handoff.", o.ProcGoroutines, o.Hold, o.ProcDuration, contendedWarmupShare, lo)
+	p("")
+	p("| peer | processes | grants/s | PING p50 µs | handoff p50 µs | p50 in PING RTTs | p50 ÷ best other library | executed / grant | executed ÷ at %d processes | Redis CPU µs / grant | commands sent / grant | executed mix per grant | overlaps |", lo)
+	p("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	for _, pr := range o.ProcPeers {
+		name := pr.Name()
+		for _, procs := range o.Processes {
+			metric := func(f func(ContendedResult, Rep) float64) Spread {
+				return overReps(res.Reps, processesMetric(name, procs, f))
+			}
+			growth := "—"
+			if procs != lo {
+				growth = fmtSpread(overReps(res.Reps, func(r Rep) float64 { return executedGrowth(r, name, procs, lo) }), 2)
+			}
+			mix, overlaps := "—", "—"
+			if len(res.Reps) > 0 {
+				if c, ok := findProcesses(res.Reps[len(res.Reps)/2], name, procs); ok {
+					mix = c.CommandMix
+				}
+			}
+			if n, seen := processOverlaps(res.Reps, name, procs); seen {
+				overlaps = fmt.Sprint(n)
+			}
+			p("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", name, procs,
+				fmtSpread(metric(func(c ContendedResult, _ Rep) float64 { return c.Throughput }), 0),
+				fmtSpread(metric(func(c ContendedResult, _ Rep) float64 { return micros(c.Ping.P50) }), 0),
+				fmtSpread(metric(func(c ContendedResult, _ Rep) float64 { return handoffMicros(c, 50) }), 0),
+				fmtSpread(metric(func(c ContendedResult, _ Rep) float64 { return ratio(handoffMicros(c, 50), rttMicros(c)) }), 1),
+				fmtSpread(metric(func(c ContendedResult, r Rep) float64 {
+					return ratio(handoffMicros(c, 50), bestHandoff(r.Processes, func(other ContendedResult) bool {
+						return other.Procs == procs && notLockgen(other.Peer)
+					}))
+				}), 2),
+				fmtSpread(metric(func(c ContendedResult, _ Rep) float64 { return c.ExecutedPerGrant }), 2),
+				growth,
+				fmtSpread(metric(func(c ContendedResult, _ Rep) float64 { return micros(c.ServerCPUPerGrant) }), 0),
+				fmtSpread(metric(func(c ContendedResult, _ Rep) float64 { return c.CommandsPerGrant }), 2),
+				mix, overlaps)
+		}
+	}
+	p("")
+}
+
+// processOverlaps sums the overlaps of peer's workload-5 runs at procs
+// processes; seen is false when none of them gave a grant.
+func processOverlaps(reps []Rep, peer string, procs int) (n int, seen bool) {
+	for _, r := range reps {
+		if c, ok := findProcesses(r, peer, procs); ok {
+			n += c.Overlaps
+			seen = true
+		}
+	}
+	return n, seen
+}
+
+func joinInts(xs []int) string {
+	var parts []string
+	for _, x := range xs {
+		parts = append(parts, fmt.Sprint(x))
+	}
+	switch len(parts) {
+	case 0:
+		return ""
+	case 1:
+		return parts[0]
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
 func handoffMicros(c ContendedResult, pct int) float64 {
@@ -242,6 +334,11 @@ func writeErrors(p func(string, ...any), res *Results) {
 		}
 		for _, h := range r.Held {
 			note(h.Peer+" (locks held)", h.Err)
+		}
+		for _, c := range r.Processes {
+			if c.Err != "" {
+				note(fmt.Sprintf("%s (hot key, %d processes × %d goroutines, %d errors)", c.Peer, c.Procs, c.Goroutines/max(c.Procs, 1), c.Errors), c.Err)
+			}
 		}
 	}
 	if len(lines) == 0 {

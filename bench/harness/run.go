@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,12 +27,16 @@ type Options struct {
 	HeldWindow       time.Duration // workload 4: how long they are held while measuring
 	Peers            []peers.Peer  // hot-key and uncontended workloads
 	HeldPeers        []peers.Peer  // workload 4
+	Processes        []int         // workload 5: process counts, ProcGoroutines goroutines in each
+	ProcGoroutines   int           // workload 5: goroutines per process
+	ProcDuration     time.Duration // workload 5: per peer and process count
+	ProcPeers        []peers.Peer  // workload 5
 	Command          string        // the command line, for the report
 	Log              io.Writer     // progress, may be nil
 }
 
-// Full is the configuration of the published numbers: about 7 minutes on
-// two cores.
+// Full is the configuration of the published numbers: about 5 minutes on
+// two cores (workload 5 about 75 s of them).
 func Full() Options {
 	return Options{
 		Reps:             3,
@@ -44,6 +49,10 @@ func Full() Options {
 		HeldWindow:       4 * time.Second,
 		Peers:            peers.All(),
 		HeldPeers:        heldPeers(),
+		Processes:        []int{2, 8},
+		ProcGoroutines:   4,
+		ProcDuration:     2 * time.Second,
+		ProcPeers:        procPeers(),
 	}
 }
 
@@ -57,6 +66,7 @@ func Quick() Options {
 	o.HeldLocks = 100
 	o.HeldLease = 600 * time.Millisecond
 	o.HeldWindow = 400 * time.Millisecond
+	o.ProcDuration = 300 * time.Millisecond
 	return o
 }
 
@@ -87,6 +97,7 @@ type Rep struct {
 	Uncontended []UncontendedResult
 	Contended   []ContendedResult
 	Held        []HeldManyResult
+	Processes   []ContendedResult // workload 5
 }
 
 // Run starts a redis-server on loopback and measures every workload
@@ -110,42 +121,61 @@ func Run(ctx context.Context, opts Options) (*Results, error) {
 		}
 	}
 	for r := 0; r < opts.Reps; r++ {
-		var rep Rep
-		// Each repetition starts with a different peer, so that none is
-		// always the one measured right after a heavy workload.
-		order := rotate(opts.Peers, r)
-		for _, p := range order {
-			if err := resetServer(ctx, rdb); err != nil {
-				return nil, err
-			}
-			u := runUncontended(ctx, srv.Addr, p, opts.UncontendedIters)
-			logf("rep %d: uncontended %-20s p50 %v p99 %v (PING p50 %v) %s", r+1, p.Name(), u.Cycle.P50, u.Cycle.P99, u.Ping.P50, u.Err)
-			rep.Uncontended = append(rep.Uncontended, u)
-		}
-		for _, n := range opts.Goroutines {
-			for _, p := range order {
-				if isUnavailable(rep.Uncontended, p.Name()) {
-					rep.Contended = append(rep.Contended, ContendedResult{Peer: p.Name(), Goroutines: n, Err: errorOf(rep.Uncontended, p.Name())})
-					continue
-				}
-				c := runContended(ctx, srv.Addr, rdb, p, n, opts.HotDuration, opts.Hold)
-				logf("rep %d: hot key %2d %-20s PING %v %6.0f/s handoff p50 %v p99 %v cmds/grant %.2f %s", r+1, n, p.Name(), c.Ping.P50, c.Throughput, c.Handoff.P50, c.Handoff.P99, c.CommandsPerGrant, c.Err)
-				rep.Contended = append(rep.Contended, c)
-			}
-		}
-		for _, p := range opts.HeldPeers {
-			if isUnavailable(rep.Uncontended, p.Name()) {
-				rep.Held = append(rep.Held, HeldManyResult{Peer: p.Name(), Err: errorOf(rep.Uncontended, p.Name())})
-				continue
-			}
-			h := runHeldMany(ctx, srv.Addr, rdb, p, opts.HeldLocks, opts.HeldLease, opts.HeldWindow)
-			logf("rep %d: %d held %-20s goroutines %d calls/s %.1f cmds/s %.0f lost %d %s", r+1, h.Locks, p.Name(), h.Goroutines, h.CallsPerSec, h.CommandsPerSec, h.Lost, h.Err)
-			rep.Held = append(rep.Held, h)
+		rep, err := runRep(ctx, srv.Addr, rdb, opts, r, logf)
+		if err != nil {
+			return nil, err
 		}
 		res.Reps = append(res.Reps, rep)
 	}
 	res.Elapsed = time.Since(res.Started)
 	return res, nil
+}
+
+// runRep is repetition r of every workload. A workload with nothing to
+// measure (no iterations, no goroutine counts, no peers) is left out.
+func runRep(ctx context.Context, addr string, rdb *redis.Client, opts Options, r int, logf func(string, ...any)) (Rep, error) {
+	var rep Rep
+	// Each repetition starts with a different peer, so that none is
+	// always the one measured right after a heavy workload.
+	order := rotate(opts.Peers, r)
+	uncontended := order
+	if opts.UncontendedIters == 0 {
+		uncontended = nil
+	}
+	for _, p := range uncontended {
+		if err := resetServer(ctx, rdb); err != nil {
+			return rep, err
+		}
+		u := runUncontended(ctx, addr, p, opts.UncontendedIters)
+		logf("rep %d: uncontended %-20s p50 %v p99 %v (PING p50 %v) %s", r+1, p.Name(), u.Cycle.P50, u.Cycle.P99, u.Ping.P50, u.Err)
+		rep.Uncontended = append(rep.Uncontended, u)
+	}
+	unavailable := func(name string) (bool, string) {
+		return isUnavailable(rep.Uncontended, name), errorOf(rep.Uncontended, name)
+	}
+	for _, n := range opts.Goroutines {
+		for _, p := range order {
+			if skip, why := unavailable(p.Name()); skip {
+				rep.Contended = append(rep.Contended, ContendedResult{Peer: p.Name(), Procs: hotKeyProcs, Goroutines: n, Err: why})
+				continue
+			}
+			c := runContended(ctx, addr, rdb, p, hotKeyShape{Procs: hotKeyProcs, Goroutines: n}, opts.HotDuration, opts.Hold)
+			logf("rep %d: hot key %2d %-20s PING %v %6.0f/s handoff p50 %v p99 %v cmds/grant %.2f %s", r+1, n, p.Name(), c.Ping.P50, c.Throughput, c.Handoff.P50, c.Handoff.P99, c.CommandsPerGrant, c.Err)
+			rep.Contended = append(rep.Contended, c)
+		}
+	}
+	for _, p := range opts.HeldPeers {
+		if skip, why := unavailable(p.Name()); skip {
+			rep.Held = append(rep.Held, HeldManyResult{Peer: p.Name(), Err: why})
+			continue
+		}
+		h := runHeldMany(ctx, addr, rdb, p, opts.HeldLocks, opts.HeldLease, opts.HeldWindow)
+		logf("rep %d: %d held %-20s goroutines %d calls/s %.1f cmds/s %.0f lost %d %s", r+1, h.Locks, p.Name(), h.Goroutines, h.CallsPerSec, h.CommandsPerSec, h.Lost, h.Err)
+		rep.Held = append(rep.Held, h)
+	}
+	procLog := func(format string, args ...any) { logf("rep %d: "+format, append([]any{r + 1}, args...)...) }
+	rep.Processes = runProcesses(ctx, addr, rdb, opts, rotate(opts.ProcPeers, r), unavailable, procLog)
+	return rep, nil
 }
 
 // isUnavailable: a peer that cannot run in this build (lockgen under
@@ -200,4 +230,35 @@ func SelectPeers(ps []peers.Peer, list string) ([]peers.Peer, error) {
 		}
 	}
 	return out, nil
+}
+
+// Workloads names the workloads, for KeepWorkloads; fairness (3) comes with
+// the hot key (2).
+var Workloads = []string{"uncontended", "hotkey", "held", "processes"}
+
+// KeepWorkloads leaves out every workload not named in the comma-separated
+// list, to measure one of them quickly (say, processes while working on the
+// runtime). Targets of the workloads left out read "n/a".
+func (o *Options) KeepWorkloads(list string) error {
+	keep := map[string]bool{}
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		if !slices.Contains(Workloads, name) {
+			return fmt.Errorf("unknown workload %q; want some of %s", name, strings.Join(Workloads, ", "))
+		}
+		keep[name] = true
+	}
+	if !keep["uncontended"] {
+		o.UncontendedIters = 0
+	}
+	if !keep["hotkey"] {
+		o.Goroutines = nil
+	}
+	if !keep["held"] {
+		o.HeldPeers = nil
+	}
+	if !keep["processes"] {
+		o.Processes = nil
+	}
+	return nil
 }

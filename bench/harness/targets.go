@@ -3,7 +3,10 @@ package harness
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
+
+	"github.com/lockgen/lockgen/bench/peers"
 )
 
 // Target is one promise lockgen makes about its cost, checked against the
@@ -17,13 +20,18 @@ type Target struct {
 	Unit     string
 	Pass     bool
 	Missing  bool // no measurement (peer unavailable or failed)
+	// Reported rows carry no limit: a lockgen kind measured the way a
+	// target of the other kind is, for comparison.
+	Reported bool
 }
 
-// Result is "pass", "FAIL" or "n/a".
+// Result is "pass", "FAIL", "n/a", or "reported" for a row without a limit.
 func (t Target) Result() string {
 	switch {
 	case t.Missing:
 		return "n/a"
+	case t.Reported:
+		return "reported"
 	case t.Pass:
 		return "pass"
 	}
@@ -36,14 +44,13 @@ const renewNodes = 1
 func evaluateTargets(res *Results) []Target {
 	var out []Target
 	add := func(peer, what, limit, unit string, s Spread, pass func(float64) bool) {
-		t := Target{Peer: peer, What: what, Limit: limit, Unit: unit, Measured: s, Missing: math.IsNaN(s.Median)}
-		if !t.Missing {
-			t.Pass = pass(s.Median)
-		}
-		out = append(out, t)
+		out = append(out, newTarget(peer, what, limit, unit, s, pass))
 	}
 	lockgens := lockgenPeers(res.Opts)
 	for _, lp := range lockgens {
+		if res.Opts.UncontendedIters == 0 {
+			break
+		}
 		add(lp, "uncontended cycle p50 / 2×PING p50", "≤ 1.3", "×",
 			overReps(res.Reps, uncontendedMetric(lp, func(u UncontendedResult, r Rep) float64 {
 				return ratio(micros(u.Cycle.P50), floorMicros(u))
@@ -79,7 +86,16 @@ func evaluateTargets(res *Results) []Target {
 			overReps(res.Reps, heldMetric(hp.Name(), func(h HeldManyResult) float64 { return h.CallsPerSec })),
 			func(v float64) bool { return v <= 2*ideal })
 	}
-	return out
+	return append(out, processTargets(res)...)
+}
+
+// newTarget checks the median of s with pass.
+func newTarget(peer, what, limit, unit string, s Spread, pass func(float64) bool) Target {
+	t := Target{Peer: peer, What: what, Limit: limit, Unit: unit, Measured: s, Missing: math.IsNaN(s.Median)}
+	if !t.Missing {
+		t.Pass = pass(s.Median)
+	}
+	return t
 }
 
 // idealRenewCalls is one pipeline per node every lease/3.
@@ -106,4 +122,75 @@ func pollingDefault(o Options) func(string) bool {
 		}
 	}
 	return func(name string) bool { return keep[name] }
+}
+
+// Workload 5's limits. A mutex grant costs about ten commands on one
+// process; waiters in more processes may add to that, but not in proportion
+// to their number.
+const (
+	maxExecutedGrowth   = 1.5 // executed per grant, most processes ÷ fewest
+	maxExecutedPerGrant = 12  // executed per grant at the most processes
+	maxProcHandoffRTT   = 3.3 // handoff p50 in PING round trips
+	maxProcHandoffRatio = 1.0 // handoff p50 ÷ the best other library's
+)
+
+// processTargets are workload 5's rows: for lockgen/mutex, how executed
+// commands per grant grow from the fewest to the most processes and what
+// they come to there, and its handoff at the most processes against the
+// PING round trip and the best other library in the same repetition. The
+// same command rows are reported for lockgen/fair, without a limit. (At the
+// fewest processes, two, the shape is workload 2's at 8 goroutines, whose
+// handoff has targets of its own.)
+func processTargets(res *Results) []Target {
+	lo, hi, ok := processRange(res.Opts)
+	if !ok {
+		return nil
+	}
+	var out []Target
+	add := func(peer, what, limit, unit string, s Spread, pass func(float64) bool) {
+		t := newTarget(peer, what, limit, unit, s, pass)
+		if peer != "lockgen/mutex" {
+			t.Reported, t.Limit, t.Pass = true, "none", false
+		}
+		out = append(out, t)
+	}
+	g := res.Opts.ProcGoroutines
+	for _, lp := range []string{"lockgen/mutex", "lockgen/fair"} {
+		if !hasPeer(res.Opts.ProcPeers, lp) {
+			continue
+		}
+		if hi > lo {
+			add(lp, fmt.Sprintf("executed commands per grant, %d processes ÷ %d processes (%d goroutines each)", hi, lo, g),
+				fmt.Sprintf("≤ %.1f", maxExecutedGrowth), "×",
+				overReps(res.Reps, func(r Rep) float64 { return executedGrowth(r, lp, hi, lo) }),
+				func(v float64) bool { return v <= maxExecutedGrowth })
+		}
+		add(lp, fmt.Sprintf("executed commands per grant, %d processes × %d goroutines", hi, g),
+			fmt.Sprintf("≤ %d", maxExecutedPerGrant), "",
+			overReps(res.Reps, processesMetric(lp, hi, func(c ContendedResult, _ Rep) float64 { return c.ExecutedPerGrant })),
+			func(v float64) bool { return v <= maxExecutedPerGrant })
+	}
+	if !hasPeer(res.Opts.ProcPeers, "lockgen/mutex") {
+		return out
+	}
+	mutex := func(f func(ContendedResult, Rep) float64) Spread {
+		return overReps(res.Reps, processesMetric("lockgen/mutex", hi, f))
+	}
+	add("lockgen/mutex", fmt.Sprintf("handoff p50 in PING round trips, %d processes × %d goroutines", hi, g),
+		fmt.Sprintf("≤ %.1f", maxProcHandoffRTT), "RTT",
+		mutex(func(c ContendedResult, _ Rep) float64 { return ratio(handoffMicros(c, 50), rttMicros(c)) }),
+		func(v float64) bool { return v <= maxProcHandoffRTT })
+	add("lockgen/mutex", fmt.Sprintf("lockgen ÷ best other library, handoff p50, %d processes × %d goroutines", hi, g),
+		fmt.Sprintf("≤ %.0f", maxProcHandoffRatio), "×",
+		mutex(func(c ContendedResult, r Rep) float64 {
+			return ratio(handoffMicros(c, 50), bestHandoff(r.Processes, func(o ContendedResult) bool {
+				return o.Procs == hi && notLockgen(o.Peer)
+			}))
+		}),
+		func(v float64) bool { return v <= maxProcHandoffRatio })
+	return out
+}
+
+func hasPeer(ps []peers.Peer, name string) bool {
+	return slices.ContainsFunc(ps, func(p peers.Peer) bool { return p.Name() == name })
 }

@@ -27,10 +27,11 @@ func run(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("lockbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("out", "benchmarks.md", "Markdown report to write")
-	svg := fs.String("svg", "", "handoff chart to write (default: handoff.svg next to -out)")
+	svg := fs.String("svg", "", "handoff chart to write (default: handoff.svg next to -out); "+harness.ProcessesChartFile+" goes next to it")
 	quick := fs.Bool("quick", false, "a few iterations of everything, to check the harness (numbers meaningless)")
 	reps := fs.Int("reps", 0, "repetitions (default 3, or 1 with -quick)")
 	only := fs.String("peers", "", "comma-separated peers to run, e.g. lockgen/mutex,rueidislock/tuned (default all)")
+	workloads := fs.String("workloads", "", "comma-separated workloads to run, some of "+strings.Join(harness.Workloads, ",")+" (default all)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -48,6 +49,13 @@ func run(args []string, stderr io.Writer) int {
 			return 2
 		}
 		opts.HeldPeers, _ = harness.SelectPeers(opts.HeldPeers, *only)
+		opts.ProcPeers, _ = harness.SelectPeers(opts.ProcPeers, *only)
+	}
+	if *workloads != "" {
+		if err := opts.KeepWorkloads(*workloads); err != nil {
+			fmt.Fprintf(stderr, "lockbench: %v\n", err)
+			return 2
+		}
 	}
 	if *svg == "" {
 		*svg = filepath.Join(filepath.Dir(*out), "handoff.svg")
@@ -64,6 +72,6 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lockbench: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "lockbench: wrote %s and %s in %v\n", *out, *svg, res.Elapsed.Round(1e9))
+	fmt.Fprintf(stderr, "lockbench: wrote %s and the charts next to %s in %v\n", *out, *svg, res.Elapsed.Round(1e9))
 	return 0
 }

@@ -1,0 +1,150 @@
+package harness
+
+import (
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"path"
+	"strings"
+)
+
+// ProcessesChartFile is the file name of workload 5's chart; it is written
+// next to the handoff chart.
+const ProcessesChartFile = "processes.svg"
+
+// processesChartName is the chart's name relative to the report, given the
+// handoff chart's.
+func processesChartName(handoffName string) string {
+	return path.Join(path.Dir(handoffName), ProcessesChartFile)
+}
+
+// processSeries is one line of the chart: a lockgen kind's executed commands
+// per grant (median over repetitions) at each process count.
+type processSeries struct {
+	peer   string
+	colour string
+	dash   string // stroke-dasharray: "none" for a solid line
+	values []float64
+}
+
+// WriteProcessesSVG draws workload 5: commands Redis executed per grant
+// against the number of processes, for lockgen's mutex and fair kinds, on a
+// linear scale with lockgen/mutex's two limits: the absolute one at the most
+// processes, and the steepest climb allowed from the fewest processes.
+func WriteProcessesSVG(w io.Writer, res *Results) error {
+	const (
+		width, height           = 720.0, 380.0
+		left, right             = 70.0, 200.0
+		top, bottom             = 50.0, 50.0
+		plotW, plotH            = width - left - right, height - top - bottom
+		mutexName, fairName     = "lockgen/mutex", "lockgen/fair"
+		mutexColour, fairColour = "#d62728", "#9467bd"
+	)
+	o := res.Opts
+	lo, hi, ok := processRange(o)
+	if !ok {
+		lo, hi = 1, 2
+	}
+	series := []processSeries{
+		{peer: mutexName, colour: mutexColour, dash: "none"},
+		{peer: fairName, colour: fairColour, dash: "6 4"},
+	}
+	peak := float64(maxExecutedPerGrant)
+	for i := range series {
+		for _, procs := range o.Processes {
+			v := overReps(res.Reps, processesMetric(series[i].peer, procs, func(c ContendedResult, _ Rep) float64 { return c.ExecutedPerGrant })).Median
+			series[i].values = append(series[i].values, v)
+			if !math.IsNaN(v) {
+				peak = math.Max(peak, v)
+			}
+		}
+	}
+	mutexAtLo := overReps(res.Reps, processesMetric(mutexName, lo, func(c ContendedResult, _ Rep) float64 { return c.ExecutedPerGrant })).Median
+	if !math.IsNaN(mutexAtLo) {
+		peak = math.Max(peak, maxExecutedGrowth*mutexAtLo)
+	}
+	step := niceStep(peak * 1.1 / 6)
+	yMax := math.Ceil(peak*1.1/step) * step
+	x := func(procs int) float64 { return left + plotW*float64(procs)/float64(hi) }
+	y := func(v float64) float64 { return top + plotH*(1-v/yMax) }
+
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`, width, height, width, height)
+	p(`<rect width="100%%" height="100%%" fill="white"/>`)
+	p(`<text x="10" y="22" font-size="15" font-weight="bold">Commands Redis executed per grant on one hot key, %d goroutines per process</text>`, o.ProcGoroutines)
+	for v := 0.0; v <= yMax+step/2; v += step {
+		p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/>`, left, y(v), left+plotW, y(v))
+		p(`<text x="%.1f" y="%.1f" text-anchor="end">%g</text>`, left-6, y(v)+4, v)
+	}
+	for _, procs := range o.Processes {
+		p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/>`, x(procs), top, x(procs), top+plotH)
+		p(`<text x="%.1f" y="%.1f" text-anchor="middle">%d</text>`, x(procs), top+plotH+18, procs)
+	}
+	p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="black"/>`, left, top+plotH, left+plotW, top+plotH)
+	p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="black"/>`, left, top, left, top+plotH)
+	p(`<text x="%.1f" y="%.1f" text-anchor="middle">processes</text>`, left+plotW/2, height-10)
+
+	p(`<text transform="translate(16 %.1f) rotate(-90)" text-anchor="middle">executed / grant</text>`, top+plotH/2)
+
+	// lockgen/mutex's limits, in grey, labelled in the right margin (the
+	// second label moved down when the two would overlap).
+	absY := y(maxExecutedPerGrant)
+	p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#777" stroke-dasharray="2 3"/>`, left, absY, left+plotW, absY)
+	p(`<text x="%.1f" y="%.1f" fill="#555">mutex limit at %d processes: %d</text>`, left+plotW+8, absY+4, hi, maxExecutedPerGrant)
+	if !math.IsNaN(mutexAtLo) && hi > lo {
+		endY := y(maxExecutedGrowth * mutexAtLo)
+		labelY := endY
+		if math.Abs(labelY-absY) < 14 {
+			labelY = absY + 14
+		}
+		p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#777" stroke-dasharray="2 3"/>`, x(lo), y(mutexAtLo), x(hi), endY)
+		p(`<text x="%.1f" y="%.1f" fill="#555">mutex limit: %.1f × at %d</text>`, left+plotW+8, labelY+4, maxExecutedGrowth, lo)
+	}
+	for i, s := range series {
+		writeProcessSeries(p, s, o.Processes, x, y)
+		lx := left + 160*float64(i)
+		p(`<line x1="%.1f" y1="38" x2="%.1f" y2="38" stroke="%s" stroke-width="2" stroke-dasharray="%s"/>`, lx, lx+30, s.colour, s.dash)
+		p(`<text x="%.1f" y="42">%s</text>`, lx+36, html.EscapeString(s.peer))
+	}
+	p(`</svg>`)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeProcessSeries draws one series as a polyline through its measured
+// points, each marked and labelled with its value; unmeasured points are
+// left out.
+func writeProcessSeries(p func(string, ...any), s processSeries, procs []int, x func(int) float64, y func(float64) float64) {
+	var pts []string
+	for i, v := range s.values {
+		if !math.IsNaN(v) {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(procs[i]), y(v)))
+		}
+	}
+	if len(pts) > 1 {
+		p(`<polyline points="%s" fill="none" stroke="%s" stroke-width="2" stroke-dasharray="%s"/>`, strings.Join(pts, " "), s.colour, s.dash)
+	}
+	for i, v := range s.values {
+		if math.IsNaN(v) {
+			continue
+		}
+		p(`<circle cx="%.1f" cy="%.1f" r="4" fill="%s"/>`, x(procs[i]), y(v), s.colour)
+		p(`<text x="%.1f" y="%.1f" fill="%s">%.1f</text>`, x(procs[i])+7, y(v)-7, s.colour, v)
+	}
+}
+
+// niceStep rounds a raw axis step up to 1, 2 or 5 times a power of ten.
+func niceStep(raw float64) float64 {
+	if raw <= 0 || math.IsNaN(raw) {
+		return 1
+	}
+	pow := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5} {
+		if m*pow >= raw {
+			return m * pow
+		}
+	}
+	return 10 * pow
+}
