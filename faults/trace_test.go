@@ -108,24 +108,6 @@ func keyTraces(ctx context.Context, rdb *redis.Client, key, holder string) ([]st
 	return where, nil
 }
 
-// pollNoTrace polls the keyspace until no trace of holder is left, or d has
-// passed.
-func pollNoTrace(t *testing.T, e *env, holder string, d time.Duration) {
-	t.Helper()
-	ctx := ctxFor(t, d+5*time.Second)
-	deadline := time.Now().Add(d)
-	for {
-		found, err := traces(ctx, e.direct, e.prefix, holder)
-		if err != nil {
-			t.Fatalf("scan for %s: %v", holder, err)
-		}
-		if len(found) == 0 || time.Now().After(deadline) {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // noTrace fails the test (without stopping it) if holder still appears
 // anywhere under the prefix; why says which invariant that breaks.
 func noTrace(t *testing.T, e *env, holder, why string) bool {
