@@ -13,10 +13,13 @@
 -- lease restarts, nothing else changes. Re-entry is the runtime's business.
 --
 -- Reply: {1, fence}   acquired
---        {0, wait_ms} held by another holder: the caller is registered until
---                     ARGV[4] ms from now (a release hands the lock to a
---                     live registered waiter, "grant:<fence>:<holder>");
---                     wait_ms is the lock's PTTL, at most the caller's lease.
+--        {0, wait_ms} held by another holder. With a window, the caller is
+--                     registered until ARGV[4] ms from now (a release hands
+--                     the lock to a live registered waiter,
+--                     "grant:<fence>:<holder>"), and wait_ms is the window:
+--                     it must try again (renewing its registration, or
+--                     taking a lock that expired) before then. Without, it
+--                     is the lock's PTTL, at most the caller's lease.
 local holder, lease, _, err = lg_args(3, 4)
 if err then return err end
 local window = lg_count(ARGV[4], 2147483648)
@@ -31,16 +34,14 @@ if owner == holder then
 end
 
 if owner and owner ~= LG_TOMB then
-  local pttl = redis.call('PTTL', KEYS[1])
-  if window > 0 then
-    local now_ms = lg_now()
-    redis.call('ZADD', KEYS[2], lg_int(now_ms + window), holder)
-    redis.call('PEXPIRE', KEYS[2], window)
-    if waiters == 0 then
-      redis.call('SET', KEYS[1], lg_lock_encode(owner, fence, 1), 'KEEPTTL')
-    end
+  if window == 0 then return { 0, lg_wait(redis.call('PTTL', KEYS[1]), lease) } end
+  local now_ms = lg_now()
+  redis.call('ZADD', KEYS[2], lg_int(now_ms + window), holder)
+  redis.call('PEXPIRE', KEYS[2], window)
+  if waiters == 0 then
+    redis.call('SET', KEYS[1], lg_lock_encode(owner, fence, 1), 'KEEPTTL')
   end
-  return { 0, lg_wait(pttl, lease) }
+  return { 0, window }
 end
 
 -- Free, or only a tombstone remembering the last fence. A registration the

@@ -8,7 +8,8 @@
 -- Reply: 1 released; 0 not held by this holder (its registration, if any,
 -- is gone).
 -- Wake: "grant:<fence>:<waiter>" when the lock goes to the registered
--- waiter whose registration runs out first among the live ones.
+-- waiter whose registration runs out first among the live ones (lapsed
+-- registrations met on the way are dropped).
 local holder, _, pub, err = lg_args(3, 3)
 if err then return err end
 
@@ -21,12 +22,16 @@ end
 
 local now_ms, now_us = lg_now()
 if waiters == 1 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', lg_int(now_ms))
-  local next = redis.call('ZPOPMIN', KEYS[2])
-  if next[1] then
-    -- Others may still be registered: the new grant stays marked.
-    lg_hand_over(KEYS[1], next[1], fence, 1, now_us, tonumber(next[2]) - now_ms, pub, KEYS[3])
-    return 1
+  -- Each pop removes a registration, so this ends with the set.
+  while true do
+    local next = redis.call('ZPOPMIN', KEYS[2])
+    if not next[1] then break end
+    local until_ms = tonumber(next[2])
+    if until_ms > now_ms then
+      -- Others may still be registered: the new grant stays marked.
+      lg_hand_over(KEYS[1], next[1], fence, 1, now_us, until_ms - now_ms, pub, KEYS[3])
+      return 1
+    end
   end
 end
 lg_retire_string(KEYS[1], fence, now_us)

@@ -173,15 +173,16 @@ func (l *Locker) releaseOne(h *Held, hl *heldLock) error {
 	return err
 }
 
-// releaseHold runs the release script of hl's hold, at most the release
+// releaseHold runs the release script of hl's hold, bounded by the release
 // timeout; without a reply it leaves the release to the clean-up.
 func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 	holder := hl.hold.key.holder
 	call := hl.spec.call(hl.spec.Kind.scripts().release, holder, l.publish)
-	ctx := context.WithoutCancel(h.parent)
-	reply, _, p, err := l.evalBounded(ctx, time.Now().Add(l.releaseTimeout), l.releaseTimeout, call, false)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(h.parent), l.releaseTimeout)
+	defer cancel()
+	reply, err := l.backend.Eval(ctx, call)
 	if err != nil {
-		l.cleanUp(&hl.spec, holder, p)
+		l.cleanUp(&hl.spec, holder, finished(err))
 		return fmt.Errorf("lockgen: release %s: %w (retrying in the background)", &hl.spec, err)
 	}
 	switch n, ok := reply.(int64); {
