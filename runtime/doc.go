@@ -30,40 +30,49 @@
 // canonical order, and given back in reverse.
 //
 // Lock.Wait bounds the wait: 0 waits until ctx is done, a duration at most
-// that long, NoWait tries once. Waiting does not poll: a waiter sleeps
-// until the holder's release publishes a wake message on the lock's channel
-// (sharded Pub/Sub on Cluster), with the lease's remaining time as a
-// backstop. One Pub/Sub connection per Redis node carries the channels of
-// every waiter of the Locker; its reading goroutine wakes the waiter
-// directly. An exclusive lock is not even left free for the waiter to come
-// and take: the release hands it over, to the head of a fair lock's queue
-// or to a mutex's heir (the first caller that got busy), and the message
-// says so, with the fence. A handoff thus costs the release and the
-// message, and nothing else (BenchmarkHandoff reports it in PING round
-// trips). A waiter counts the lease of a lock handed to it from its last
-// request that registered it, sent before Redis started that lease, so its
-// deadline still falls first; a waiter that misses the message claims the
-// lock on its next attempt, and one that gives up gives it back. A channel stays subscribed for two seconds after its last waiter
-// got the lock or gave up, so the next waiter on a hot key skips the
-// SUBSCRIBE, and, since it listens before its first attempt, the second
-// attempt that a fresh subscription needs to cover a wake published in
-// between. Inside one process a mutex is not barged: an Acquire that finds
-// waiters of its Locker queued on the lock waits behind them without
-// trying, and they are woken in the order they came, so a goroutine that
-// releases and asks again at once does not take the lock back from them.
-// If the Pub/Sub connection breaks, it is re-established with
-// every channel, and every waiter on it tries again at once, since wake
-// messages may have been lost meanwhile.
+// that long, NoWait tries once. The bound is hard: every call made while
+// waiting is bounded by what is left of it (plus a grace of a tenth of the
+// wait, at most 250ms, for the attempt due at its very end), so Acquire
+// returns on time even while Redis stalls. Waiting does not poll: a waiter
+// sleeps until the holder's release publishes a wake message on the lock's
+// channel (sharded Pub/Sub on Cluster), with a retry time as a backstop.
+// One Pub/Sub connection per Redis node carries the channels of every
+// waiter of the Locker. An exclusive lock is handed over: the release gives
+// it to a registered waiter (the head of a fair lock's queue; for a mutex,
+// the registered waiter whose registration runs out first) and says so in
+// the message, so a handoff costs the release and the message. Mutex
+// waiters of one process queue in the process and only the first talks to
+// Redis: it registers for a hand-over for the waiter window
+// (WithWaiterWindow, 500ms) and renews that every window/3, so a waiter
+// that dies costs the next one at most about 4/3 of the window, and a grant
+// costs the same few commands however many processes wait.
+//
+// # When calls fail
+//
+// Every Redis call can time out, be retried by the client, or run without
+// its reply arriving. The scripts are idempotent for a holder id: an
+// acquire that finds the lock already its holder's is the same grant, never
+// a second hold. After an acquire whose outcome is unknown (no reply in
+// time, a dropped connection, a failed WAIT), or a release without a reply,
+// the Locker gives back in the background whatever that holder id may have
+// taken or registered, until Redis confirms it or the lease would have
+// ended anyway; EventCleanedUp reports the end, and Close waits for it. A
+// waiter that gives up withdraws its registration at once (in the
+// background if Redis does not answer within the grace). So nothing stays
+// held in the name of a caller that has returned, and a nil error from
+// Release means Redis has let go.
 //
 // # While the locks are held
 //
 // A watchdog renews every held lock about every lease/3; renewals that fall
-// due together go in one pipeline per node, so 10,000 locks held at once cost
-// one goroutine and about one pipeline per renewal period (measured by
-// TestManyHeldLocksRenewInBatches: 5 pipelines in 4 periods of a 1.5s lease,
-// about 9,900 renewals per pipeline, goroutine count unchanged). With
-// NoRenew the lock is not renewed and the holder's context gets a deadline
-// inside the lease instead.
+// due together go in pipelines of at most 1,000 calls, up to 4 in flight,
+// each bounded by half the time its most urgent lock has left, and a failed
+// renewal is retried soon. So 10,000 locks held at once cost one goroutine
+// and about ten pipelines per renewal period, and survive a busy machine
+// (TestWatchdogKeepsManyLocksUnderLoad: 10,000 locks, 3s lease, 20s with two busy loops
+// on two cores, none lost). With NoRenew the lock is not renewed and the
+// holder's context gets a deadline inside its full lease instead (a lock
+// handed over is claimed first, so that it has its full lease too).
 //
 // Held.Context is the context to run the protected code with. It is
 // cancelled, with a cause that wraps ErrLockLost (context.Cause), when a lock
@@ -76,11 +85,13 @@
 //
 // Holding is per call chain: the context from Held.Context carries the
 // holder's identity, and an Acquire with it (or a context derived from it)
-// re-enters a lock the chain holds instead of waiting for it. The lock is
-// free when the outermost hold is released. Other goroutines with their own
-// contexts are other holders. If two goroutines share one held context,
-// only one at a time may re-enter an exclusive lock (mutex, fair, write)
-// through it; the other acquires as a new holder and waits.
+// re-enters a lock the chain holds instead of waiting for it, without a
+// call to Redis (the runtime counts re-entries; Redis never does, so a
+// retried call cannot add a hold). The lock is free when the last hold is
+// released. Other goroutines with their own contexts are other holders. If
+// two goroutines share one held context, only one at a time may re-enter
+// an exclusive lock (mutex, fair, write) through it; the other acquires as
+// a new holder and waits.
 //
 // A writer may take the read side of its key. A reader cannot upgrade to
 // write: an Acquire of the Write side with a context whose chain holds only
@@ -101,7 +112,10 @@
 // Release gives every lock back even if ctx is done or the method panicked
 // (it runs on context.WithoutCancel with its own timeout), returns every
 // error joined, and returns ErrNotHeld for a second release or a lock that
-// had expired or been taken over.
+// had expired or been taken over. A release whose reply did not arrive
+// returns its error and is retried in the background. (A release that the
+// client retried after a lost reply may report ErrNotHeld although it did
+// release: the retry found the lock gone.)
 //
 // # Errors
 //
@@ -112,12 +126,14 @@
 // # Observing
 //
 // WithObserver registers an Observer called on every Event (acquired,
-// busy, gave up, renewed, lost, released, with wait and hold times). Events
+// busy, gave up, renewed, lost, released, cleaned up, with wait and hold
+// times). Events
 // are slog.LogValuers; SlogObserver logs them with a *slog.Logger.
 //
 // # Replica safety
 //
 // WithReplicas(n, timeout) sends WAIT after every acquire on the same
 // connection and gives the lock back (ErrNotReplicated) unless n replicas
-// acknowledged it, so that a failover does not lose a fresh lock.
+// acknowledged it, so that a failover does not lose a fresh lock. A WAIT
+// that fails is an unknown outcome: the grant is given back too.
 package runtime
