@@ -185,13 +185,9 @@ func (a *acquisition) take(chain *chainLink) (*heldLock, error) {
 func (a *acquisition) run() (granted, error) {
 	defer a.finish()
 	if !a.tryOnce {
-		a.w = a.l.wakeups.join(a.spec.wake, a.holder, a.spec.Kind == Mutex)
-		if err := a.sleepUntil(a.w.turn, 0); err != nil {
+		a.w = a.l.wakeups.joinExisting(a.spec.wake, a.holder, a.spec.Kind == Mutex)
+		if err := a.awaitTurn(); err != nil {
 			return granted{}, a.giveUp(err)
-		}
-		select {
-		case <-a.w.wake: // for the waiters ahead; this one tries now anyway
-		default:
 		}
 	}
 	for {
@@ -207,6 +203,10 @@ func (a *acquisition) run() (granted, error) {
 		case !a.deadline.IsZero() && !time.Now().Before(a.deadline):
 			return granted{}, a.giveUp(fmt.Errorf("%w: %s still busy after %v", ErrNotAcquired, a.spec, time.Since(a.start).Round(time.Millisecond)))
 		}
+		if a.w == nil {
+			a.w = a.l.wakeups.join(a.spec.wake, a.holder, a.spec.Kind == Mutex, true)
+			a.l.wakeups.placeKept(a.w, a.regSent)
+		}
 		if !a.l.wakeups.subscribed(a.w) && a.subscribe(retry) {
 			continue
 		}
@@ -219,6 +219,22 @@ func (a *acquisition) run() (granted, error) {
 			return g, nil
 		}
 	}
+}
+
+// awaitTurn waits until a mutex waiter of this process ahead of this one has
+// left (a.w nil: no waiter here at all).
+func (a *acquisition) awaitTurn() error {
+	if a.w == nil {
+		return nil
+	}
+	if err := a.sleepUntil(a.w.turn, 0); err != nil {
+		return err
+	}
+	select {
+	case <-a.w.wake: // for the waiters ahead; this one tries now anyway
+	default:
+	}
+	return nil
 }
 
 // attempt runs the acquire script once. busy says the lock was busy, and

@@ -65,10 +65,11 @@ type waiter struct {
 	wake   chan struct{} // capacity 1: a wake that comes while not asleep is kept
 	ch     *wakeChannel
 
-	// queued: a mutex waiter, which attempts only when it is the first of
-	// the process's queued waiters on the channel; turn is closed then.
-	queued bool
-	turn   chan struct{}
+	// inLine: a mutex waiter, which attempts only when it is the first of
+	// the process's waiters in line on the channel; turn is closed then.
+	inLine  bool
+	turn    chan struct{}
+	hasTurn bool
 
 	// placeKept is when the latest request that registered the waiter for
 	// a hand-over was sent, among those whose reply said so (a fair acquire
@@ -84,10 +85,11 @@ func newWakeups(b Backend) *wakeups {
 	return &wakeups{backend: b, channels: map[string]*wakeChannel{}, closing: map[string]chan struct{}{}}
 }
 
-// join registers a waiter on channel, without subscribing. Its turn is
-// closed at once unless it is a queued waiter with another ahead of it.
-func (m *wakeups) join(channel, holder string, queued bool) *waiter {
-	w := &waiter{holder: holder, wake: make(chan struct{}, 1), queued: queued, turn: make(chan struct{})}
+// join registers a waiter on channel, without subscribing. A waiter in
+// line (a mutex waiter) gets its turn at once if it is active already (it
+// has been told busy, and is registered in Redis) or no waiter in line is
+// ahead of it; otherwise when those ahead have left.
+func (m *wakeups) join(channel, holder string, inLine, active bool) *waiter {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	wc := m.channels[channel]
@@ -95,22 +97,47 @@ func (m *wakeups) join(channel, holder string, queued bool) *waiter {
 		wc = &wakeChannel{name: channel}
 		m.channels[channel] = wc
 	}
+	return wc.add(holder, inLine, active)
+}
+
+// joinExisting is join for a caller that has not tried yet: it joins only
+// a channel that has waiters or a subscription already, and returns nil
+// otherwise, so that an uncontended acquire costs the wake-ups nothing.
+func (m *wakeups) joinExisting(channel, holder string, inLine bool) *waiter {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	wc := m.channels[channel]
+	if wc == nil {
+		return nil
+	}
+	return wc.add(holder, inLine, false)
+}
+
+func (wc *wakeChannel) add(holder string, inLine, active bool) *waiter {
+	w := &waiter{holder: holder, wake: make(chan struct{}, 1), inLine: inLine, turn: make(chan struct{}), ch: wc}
+	if !inLine || active || wc.firstInLine() == nil {
+		w.open()
+	}
 	wc.waiters = append(wc.waiters, w)
 	wc.idle = time.Time{}
-	w.ch = wc
-	if !queued || wc.firstQueued() == w {
-		close(w.turn)
-	}
 	return w
 }
 
-func (wc *wakeChannel) firstQueued() *waiter {
+func (wc *wakeChannel) firstInLine() *waiter {
 	for _, w := range wc.waiters {
-		if w.queued {
+		if w.inLine {
 			return w
 		}
 	}
 	return nil
+}
+
+// open gives w its turn.
+func (w *waiter) open() {
+	if !w.hasTurn {
+		w.hasTurn = true
+		close(w.turn)
+	}
 }
 
 // subscribed reports whether w's channel has a live subscription, so that
@@ -197,7 +224,7 @@ func (m *wakeups) grant(w *waiter) (fence int64, placeKept time.Time, ok bool) {
 	return w.grantFence, w.placeKept, ok
 }
 
-// leave removes w. The next queued waiter gets its turn; a wake w did not
+// leave removes w. The next waiter in line gets its turn; a wake w did not
 // use goes to the next waiter without one, so that a waiter giving up does
 // not swallow an "n:<N>" meant for the process; with nudge (family.nudges,
 // and w got the lock) the next waiter is woken anyway. The last waiter to
@@ -206,21 +233,20 @@ func (m *wakeups) leave(w *waiter, nudge bool) {
 	wc := w.ch
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	wasFirst := w.queued && wc.firstQueued() == w
 	for i, x := range wc.waiters {
 		if x == w {
 			wc.waiters = append(wc.waiters[:i], wc.waiters[i+1:]...)
 			break
 		}
 	}
-	if wasFirst {
-		if next := wc.firstQueued(); next != nil {
-			close(next.turn)
+	if w.inLine {
+		if next := wc.firstInLine(); next != nil {
+			next.open()
 		}
 	}
 	select {
 	case <-w.wake:
-		nudge = nudge || !w.granted && !w.queued
+		nudge = nudge || !w.granted && !w.inLine
 	default:
 	}
 	if nudge {
@@ -231,6 +257,10 @@ func (m *wakeups) leave(w *waiter, nudge bool) {
 		}
 	}
 	if len(wc.waiters) > 0 || m.channels[wc.name] != wc {
+		return
+	}
+	if s := wc.sub; s == nil || s.ended {
+		delete(m.channels, wc.name) // nothing to unsubscribe
 		return
 	}
 	wc.idle = time.Now()
