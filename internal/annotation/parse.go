@@ -75,83 +75,15 @@ func (p *parser) parse() *Annotation {
 		a.Kind = Kind(kindTok.text)
 	}
 
-	seen := make(map[string]bool)
-	permitsOffset := -1
-	for _, f := range toks[1:] {
-		name, value, ok := strings.Cut(f.text, "=")
-		if !ok {
-			p.errorf(f.offset, "expected option=value, got "+strconv.Quote(f.text))
-			continue
-		}
-		if !validOption(name) {
-			p.errorf(f.offset, "unknown option "+strconv.Quote(name)+"; want one of "+strings.Join(optionNames, ", "))
-			continue
-		}
-		if name != "key" && seen[name] {
-			p.errorf(f.offset, "duplicate option "+name)
-			continue
-		}
-		seen[name] = true
-		valueOffset := f.offset + len(name) + 1
-		if value == "" {
-			p.errorf(f.offset, "empty value for option "+name)
-			continue
-		}
-		switch name {
-		case "key":
-			if t, ok := p.parseTemplate(value, valueOffset); ok {
-				a.Keys = append(a.Keys, t)
-			}
-		case "lease":
-			d, ok := p.parseDuration(name, value, valueOffset)
-			switch {
-			case !ok:
-			case d < MinLease:
-				p.errorf(valueOffset, "lease must be at least "+MinLease.String()+", got "+value)
-			case d > MaxLease:
-				p.errorf(valueOffset, "lease must be at most "+MaxLease.String()+", got "+value)
-			default:
-				a.Lease = d
-			}
-		case "wait":
-			d, ok := p.parseDuration(name, value, valueOffset)
-			switch {
-			case !ok:
-			case d < 0:
-				p.errorf(valueOffset, "wait must not be negative, got "+value+" (wait=0 tries once)")
-			default:
-				a.Wait, a.HasWait = d, true
-			}
-		case "renew":
-			switch value {
-			case "true":
-				a.Renew = true
-			case "false":
-				a.Renew = false
-			default:
-				p.errorf(valueOffset, "bad renew value "+strconv.Quote(value)+"; want true or false")
-			}
-		case "permits":
-			permitsOffset = f.offset
-			n, err := strconv.ParseInt(value, 10, 32)
-			switch {
-			case err != nil:
-				p.errorf(valueOffset, "bad permits value "+strconv.Quote(value)+"; want an integer from 1 to 2147483647")
-			case n < 1:
-				p.errorf(valueOffset, "permits must be at least 1, got "+value)
-			default:
-				a.Permits = int(n)
-			}
-		case "onbusy":
-			a.OnBusyOffset = f.offset
-			switch OnBusy(value) {
-			case OnBusyError, OnBusySkip:
-				a.OnBusy = OnBusy(value)
-			default:
-				p.errorf(valueOffset, "bad onbusy value "+strconv.Quote(value)+"; want error or skip")
-			}
+	o := &options{seen: make(map[string]bool), permitsOffset: -1}
+	for i := 1; i < len(toks); {
+		opt, used := p.option(toks[i:])
+		i += used
+		if opt.name != "" {
+			p.apply(a, o, opt)
 		}
 	}
+	seen, permitsOffset := o.seen, o.permitsOffset
 
 	if !seen["key"] {
 		p.errorf(kindTok.offset, "missing key=<template>")

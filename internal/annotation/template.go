@@ -46,6 +46,9 @@ func (p *parser) parseTemplate(src string, offset int) (Template, bool) {
 		case c == '{' || c == '}':
 			p.errorf(offset+i, "'"+string(c)+"' is not allowed in a key template: braces mark the Redis Cluster hash tag, which lockgen puts around the whole key")
 			i++
+		case c == '"' || c == '\'' || c == '`':
+			p.errorf(offset+i, strconv.QuoteRune(rune(c))+" is not allowed in a key template: keys are written without quotes, such as key=order:<id>")
+			i++
 		case c < 0x20 || c == 0x7f:
 			p.errorf(offset+i, "control byte "+strconv.QuoteRune(rune(c))+" is not allowed in a key template")
 			i++

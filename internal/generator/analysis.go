@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"path/filepath"
 	"sort"
 
 	"golang.org/x/tools/go/packages"
@@ -14,11 +15,15 @@ import (
 
 // analysis checks one package and builds its output model.
 type analysis struct {
-	pkg   *packages.Package
-	diags []Diagnostic
+	pkg        *packages.Package
+	outputName string // the output file's base name, for messages
+	outputPath string // never read as the user's code
+	diags      []Diagnostic
 }
 
-func newAnalysis(p *packages.Package) *analysis { return &analysis{pkg: p} }
+func newAnalysis(p *packages.Package, outputName string) *analysis {
+	return &analysis{pkg: p, outputName: outputName, outputPath: filepath.Join(packageDir(p), outputName)}
+}
 
 func (a *analysis) errorf(pos token.Pos, msg string) {
 	a.diags = append(a.diags, Diagnostic{Pos: a.pkg.Fset.Position(pos), Msg: msg})
@@ -67,89 +72,39 @@ func (a *analysis) before(x, y token.Pos) bool {
 	return px.Offset < py.Offset
 }
 
-// collect finds every annotation comment; those on methods are grouped by the
-// method's named type, all others are diagnosed.
+// collect finds every annotation of the package: those on methods are
+// grouped by the method's named type; misplaced and misspelled ones are
+// diagnosed (annotation.Scan reads every comment of every file).
 func (a *analysis) collect() map[*types.TypeName][]annotatedMethod {
 	byType := make(map[*types.TypeName][]annotatedMethod)
-	used := make(map[*ast.Comment]bool)
-	annotations := func(doc *ast.CommentGroup) []*ast.Comment {
-		if doc == nil {
-			return nil
-		}
-		var out []*ast.Comment
-		for _, c := range doc.List {
-			if annotation.Is(c.Text) {
-				out = append(out, c)
-				used[c] = true
-			}
-		}
-		return out
-	}
 	info := a.pkg.TypesInfo
+	var all []annotation.Method
 	for _, file := range a.pkg.Syntax {
-		for _, decl := range file.Decls {
-			switch decl := decl.(type) {
-			case *ast.FuncDecl:
-				cs := annotations(decl.Doc)
-				if len(cs) == 0 {
-					continue
-				}
-				fn, _ := info.Defs[decl.Name].(*types.Func)
-				if decl.Recv == nil || fn == nil {
-					a.errorf(cs[0].Slash, "//lock: annotation on function "+decl.Name.Name+": annotations belong in the doc comment of a method (of a concrete or interface type)")
-					continue
-				}
-				tn := receiverTypeName(fn)
-				if tn == nil {
-					a.errorf(decl.Name.Pos(), "method "+decl.Name.Name+": cannot resolve its receiver type")
-					continue
-				}
-				byType[tn] = append(byType[tn], annotatedMethod{fn: fn, name: decl.Name, comments: cs})
-			case *ast.GenDecl:
-				for _, spec := range decl.Specs {
-					ts, ok := spec.(*ast.TypeSpec)
-					if !ok {
-						continue
-					}
-					if cs := annotations(ts.Doc); len(cs) > 0 {
-						a.errorf(cs[0].Slash, "//lock: annotation on type "+ts.Name.Name+": annotations belong in the doc comment of a method")
-					}
-					if len(decl.Specs) != 1 {
-						// a grouped declaration's doc belongs to no single type
-					} else if cs := annotations(decl.Doc); len(cs) > 0 {
-						a.errorf(cs[0].Slash, "//lock: annotation on type "+ts.Name.Name+": annotations belong in the doc comment of a method")
-					}
-					it, ok := ts.Type.(*ast.InterfaceType)
-					if !ok {
-						continue
-					}
-					tn, _ := info.Defs[ts.Name].(*types.TypeName)
-					for _, field := range it.Methods.List {
-						cs := annotations(field.Doc)
-						if len(cs) == 0 {
-							continue
-						}
-						if len(field.Names) == 0 {
-							a.errorf(cs[0].Slash, "//lock: annotation on an embedded interface: annotate the methods where that interface declares them")
-							continue
-						}
-						fn, _ := info.Defs[field.Names[0]].(*types.Func)
-						if fn == nil || tn == nil {
-							continue
-						}
-						byType[tn] = append(byType[tn], annotatedMethod{fn: fn, name: field.Names[0], comments: cs})
-					}
-				}
-			}
+		methods, problems := annotation.Scan(file)
+		all = append(all, methods...)
+		for _, p := range problems {
+			a.errorf(p.Pos, p.Msg)
 		}
-		for _, cg := range file.Comments {
-			for _, c := range cg.List {
-				if annotation.Is(c.Text) && !used[c] {
-					a.errorf(c.Slash, "//lock: annotation is not in the doc comment of a method, so it would have no effect")
-				}
+		for _, m := range methods {
+			fn, _ := info.Defs[m.Name].(*types.Func)
+			if fn == nil {
+				a.errorf(m.Name.Pos(), "method "+m.Name.Name+": cannot resolve it with go/types")
+				continue
 			}
+			var tn *types.TypeName
+			if m.Interface != nil {
+				tn, _ = info.Defs[m.Interface.Name].(*types.TypeName)
+			} else {
+				tn = receiverTypeName(fn)
+			}
+			if tn == nil {
+				a.errorf(m.Name.Pos(), "method "+m.Name.Name+": cannot resolve its receiver type")
+				continue
+			}
+			byType[tn] = append(byType[tn], annotatedMethod{fn: fn, name: m.Name, comments: m.Comments})
 		}
 	}
+	a.scanOtherFiles(all, map[string]bool{a.outputPath: true})
 	return byType
 }
 

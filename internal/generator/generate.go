@@ -34,7 +34,7 @@ func Generate(cfg Config) ([]File, []Diagnostic, error) {
 			}
 			continue
 		}
-		a := newAnalysis(p)
+		a := newAnalysis(p, cfg.Output)
 		model := a.run()
 		diags = append(diags, a.diags...)
 		out := filepath.Join(packageDir(p), cfg.Output)
