@@ -19,6 +19,11 @@ type analysis struct {
 	outputName string // the output file's base name, for messages
 	outputPath string // never read as the user's code
 	diags      []Diagnostic
+
+	annotated    map[*types.Func]*annotatedMethod // this package's, by method
+	foreign      map[*types.Func]*annotatedMethod // other packages' (nil entry: none), read on demand
+	foreignFiles map[string]*ast.File
+	keys         []keyUse // every key template, for checkKeyFamilies
 }
 
 func newAnalysis(p *packages.Package, outputName string) *analysis {
@@ -34,6 +39,7 @@ type annotatedMethod struct {
 	fn       *types.Func
 	name     *ast.Ident
 	comments []*ast.Comment
+	foreign  bool // declared in another package, reached through embedding
 }
 
 // run returns nil when the package has no annotated method.
@@ -42,6 +48,7 @@ func (a *analysis) run() *templates.File {
 	if len(byType) == 0 {
 		return nil
 	}
+	a.index(byType)
 	types := make([]*types.TypeName, 0, len(byType))
 	for tn := range byType {
 		types = append(types, tn)
@@ -59,6 +66,7 @@ func (a *analysis) run() *templates.File {
 			f.Wrappers = append(f.Wrappers, w)
 		}
 	}
+	a.checkKeyFamilies()
 	return f
 }
 
