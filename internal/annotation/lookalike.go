@@ -116,7 +116,7 @@ func lookalikeLine(text string, start int, block bool) (Lookalike, bool) {
 	}
 	wrote := text[:start] + line[:k]
 	if block && start > 2 {
-		wrote = strings.TrimLeft(line[:k], " \t*")
+		wrote = strings.TrimLeft(line[:k], " \t")
 	}
 	wrote = strings.TrimRight(wrote, " \t")
 	offset := 0

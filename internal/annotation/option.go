@@ -46,12 +46,14 @@ func (p *parser) option(toks []field) (opt, int) {
 		o.value, o.valueOffset, used = toks[1].text, toks[1].offset, 2
 		p.spacedOption(o)
 	case !ok:
-		msg := "expected option=value, got " + strconv.Quote(f.text)
-		if n, v, colon := strings.Cut(f.text, ":"); colon && validOption(n) {
-			msg += "; write " + n + "=" + v
+		n, v, colon := strings.Cut(f.text, ":")
+		if !colon || !validOption(n) || v == "" {
+			p.errorf(f.offset, "expected option=value, got "+strconv.Quote(f.text))
+			return opt{}, 1
 		}
-		p.errorf(f.offset, msg)
-		return opt{}, 1
+		// "key:a:<id>"
+		p.errorf(f.offset, "expected option=value, got "+strconv.Quote(f.text)+"; write "+n+"="+v)
+		o = opt{name: n, value: v, offset: f.offset, valueOffset: f.offset + len(n) + 1}
 	}
 	if !validOption(o.name) {
 		p.errorf(o.offset, "unknown option "+strconv.Quote(o.name)+"; want one of "+strings.Join(optionNames, ", "))
@@ -65,8 +67,11 @@ func (p *parser) option(toks []field) (opt, int) {
 			used++
 		}
 		unquoted := strings.Trim(o.value, string(q))
-		p.errorf(o.valueOffset, "option values are written without quotes, which would become part of the value; write "+
-			o.name+"="+strings.Join(strings.Fields(unquoted), ""))
+		msg := "option values are written without quotes, which would become part of the value; write " + o.name + "=" + unquoted
+		if strings.ContainsAny(unquoted, " \t") {
+			msg = "option values are written without quotes, and cannot contain spaces; write " + o.name + "=<value without spaces>"
+		}
+		p.errorf(o.valueOffset, msg)
 		o.diagnosed = true
 	}
 	return o, used

@@ -62,7 +62,7 @@ func (a *analysis) unsupported(t types.Type) string {
 		elem = u.Elem()
 	}
 	if b, ok := types.Unalias(elem).(*types.Basic); ok && b.Kind() == types.Byte {
-		return "lockgen does not lock one key per byte: convert the bytes to a string (a string parameter, or a named type with a String or MarshalText method)"
+		return "byte slices and arrays are not rendered (each byte would lock a key of its own); convert the bytes to a string: a string parameter, or a named type with a String or MarshalText method"
 	}
 	tp, ok := types.Unalias(t).(*types.TypeParam)
 	if elem != nil {
