@@ -14,7 +14,7 @@ type S struct {
 // lock:mutex key=a:<id>
 func (s *S) Spaced(ctx context.Context, id string) error { return nil }
 
-//Lock:mutex key=a:<id>
+// Lock:mutex key=a:<id>
 func (s *S) Upper(ctx context.Context, id string) error { return nil }
 
 /* lock:mutex key=a:<id> */
@@ -32,7 +32,7 @@ func (s *S) Named(ctx context.Context, id string) error { return nil }
 // @lock mutex key=a:<id>
 func (s *S) At(ctx context.Context, id string) error { return nil }
 
-//LOCK: MUTEX key = a:<id>
+// LOCK: MUTEX key = a:<id>
 func (s *S) Shout(ctx context.Context, id string) error { return nil }
 
 //lock:mutex key=detached

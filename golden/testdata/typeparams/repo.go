@@ -39,4 +39,6 @@ type Counters[I Signed, U Unsigned, B ~bool, T encoding.TextMarshaler, N interfa
 }] struct{}
 
 //lock:write key=c:<i>:<u>:<b>:<t>:<n>:<p>
-func (c *Counters[I, U, B, T, N]) Add(ctx context.Context, i I, u U, b B, t T, n N, p *I) error { return nil }
+func (c *Counters[I, U, B, T, N]) Add(ctx context.Context, i I, u U, b B, t T, n N, p *I) error {
+	return nil
+}
