@@ -80,6 +80,15 @@ func TestParseErrors(t *testing.T) {
 		{"//lock:mutex key=a stray", "stray", `expected option=value, got "stray"`},
 		{"//lock:", "//lock:", "missing lock kind"},
 		{"//lock: mutex key=a", "//lock:", "missing lock kind"},
+		{"//lock:mutex key = a:<id>", "key", "no spaces around '=' in an option; write key=a:<id>"},
+		{"//lock:mutex key= a:<id>", "key", "write key=a:<id>"},
+		{"//lock:mutex key=a wait =1s", "wait", "write wait=1s"},
+		{"//lock:mutex key:a:<id>", "key:", `got "key:a:<id>"; write key=a:<id>`},
+		{`//lock:mutex key="a:<id>"`, `"a`, "written without quotes, which would become part of the value; write key=a:<id>"},
+		{"//lock:mutex key='a'", "'a'", "write key=a"},
+		{`//lock:mutex key="a b"`, `"a b"`, "cannot contain spaces"},
+		{`//lock:mutex key=order:"<id>"`, `"<id>"`, `'"' is not allowed in a key template`},
+		{`//lock:mutex key=a lease="1s"`, `"1s"`, "write lease=1s"},
 	}
 	for _, tt := range tests {
 		_, errs := Parse(tt.text)
@@ -103,5 +112,39 @@ func TestParseReportsEveryProblem(t *testing.T) {
 	_, errs := Parse("//lock:mutex key=a:<x><y> lease=soon wait=forever bogus=1")
 	if len(errs) != 4 {
 		t.Fatalf("got %d errors, want 4: %v", len(errs), errs)
+	}
+}
+
+// Each mistake read as meant gets one message, and the option still counts
+// (no "missing key" after a spaced or quoted key).
+func TestParseOneMessagePerMistake(t *testing.T) {
+	for _, text := range []string{
+		"//lock:mutex key = a:<id>",
+		"//lock:mutex key =a:<id>",
+		"//lock:mutex key= a:<id>",
+		"//lock:mutex key:a:<id>",
+		`//lock:mutex key="a:<id>"`,
+		`//lock:mutex key="a b c"`,
+		`//lock:mutex key=order:"<id>"`,
+		`//lock:semaphore key=a permits="2"`,
+	} {
+		if _, errs := Parse(text); len(errs) != 1 {
+			t.Errorf("%s: %d errors, want 1: %v", text, len(errs), errs)
+		}
+	}
+	a, _ := Parse("//lock:mutex key = a:<id> wait= 1s")
+	if len(a.Keys) != 1 || a.Keys[0].Source != "a:<id>" || !a.HasWait || a.Wait != time.Second {
+		t.Errorf("spaced options not read as meant: %+v", a)
+	}
+}
+
+func TestParseNiladicWithoutParens(t *testing.T) {
+	a, errs := Parse("//lock:mutex key=<req.Shard>:<req.Tenant().ID>")
+	if len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	sels := a.Keys[0].Parts[0].Placeholder.Selectors
+	if len(sels) != 1 || sels[0].Name != "Shard" || sels[0].Call {
+		t.Errorf("selectors = %+v (Call is only set when () is written; go/types decides)", sels)
 	}
 }
