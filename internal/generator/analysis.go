@@ -24,6 +24,7 @@ type analysis struct {
 	foreign      map[*types.Func]*annotatedMethod // other packages' (nil entry: none), read on demand
 	foreignFiles map[string]*ast.File
 	keys         []keyUse // every key template, for checkKeyFamilies
+	keyAt        map[token.Pos]bool
 }
 
 func newAnalysis(p *packages.Package, outputName string) *analysis {

@@ -23,7 +23,9 @@ func writeBenchPackage(b *testing.B, n int) (pattern, dir string) {
 	kinds := []string{"mutex", "fair", "read", "write", "semaphore permits=4"}
 	for i := range n {
 		k := kinds[i%len(kinds)]
-		src.WriteString("\n//lock:" + k + " key=t:<r.Tenant>:o:<r.ID> lease=10s\nfunc (s *Svc) M" + strconv.Itoa(i) + "(ctx context.Context, r *Req) (int, error) { return 0, nil }\n")
+		// A key of its own per method: kinds in rotation on one key would
+		// be refused (each kind keeps its own Redis keys).
+		src.WriteString("\n//lock:" + k + " key=m" + strconv.Itoa(i) + ":t:<r.Tenant>:o:<r.ID> lease=10s\nfunc (s *Svc) M" + strconv.Itoa(i) + "(ctx context.Context, r *Req) (int, error) { return 0, nil }\n")
 	}
 	if err := os.WriteFile(filepath.Join(dir, "svc.go"), []byte(src.String()), 0o644); err != nil {
 		b.Fatal(err)

@@ -47,12 +47,13 @@ func family(k annotation.Kind) string {
 // recordKey remembers a template for checkKeyFamilies. A promoted method's
 // annotation is seen once per wrapper; it is recorded once.
 func (a *analysis) recordKey(u keyUse) {
-	for _, v := range a.keys {
-		if v.pos == u.pos {
-			return
-		}
+	if a.keyAt == nil {
+		a.keyAt = make(map[token.Pos]bool)
 	}
-	a.keys = append(a.keys, u)
+	if !a.keyAt[u.pos] {
+		a.keyAt[u.pos] = true
+		a.keys = append(a.keys, u)
+	}
 }
 
 // checkKeyFamilies reports, once per template, the first earlier template
@@ -62,29 +63,31 @@ func (a *analysis) checkKeyFamilies() {
 	sort.SliceStable(uses, func(i, j int) bool { return a.before(uses[i].pos, uses[j].pos) })
 	for i, u := range uses {
 		for _, v := range uses[:i] {
-			if msg := a.conflict(u, v); msg != "" && overlap(u.template, v.template) {
-				a.errorf(u.pos, msg)
+			if conflicting(u, v) && overlap(u.template, v.template) {
+				a.errorf(u.pos, a.conflict(u, v))
 				break
 			}
 		}
 	}
 }
 
-// conflict says why u and v may not lock the same key, or "" when they may.
+// conflicting reports whether u and v may not lock the same key.
+func conflicting(u, v keyUse) bool {
+	return family(u.kind) != family(v.kind) || u.kind == annotation.Semaphore && u.permits != v.permits
+}
+
+// conflict says why u and v may not lock the same key.
 func (a *analysis) conflict(u, v keyUse) string {
 	this := "//lock:" + string(u.kind) + " key=" + u.template.Source + " on " + u.method
 	that := "//lock:" + string(v.kind) + " key=" + v.template.Source + " on " + v.method + " (" + a.shortPosition(v.pos) + ")"
 	if v.template.Source != u.template.Source {
 		that += ", which can render the same keys"
 	}
-	switch {
-	case family(u.kind) != family(v.kind):
+	if family(u.kind) != family(v.kind) {
 		return this + " does not exclude " + that + ": each kind keeps its own Redis keys, so both methods could run at once; lock a key with one kind (only read and write share a key)"
-	case u.kind == annotation.Semaphore && u.permits != v.permits:
-		return this + " has permits=" + strconv.Itoa(u.permits) + ", but " + that + " has permits=" + strconv.Itoa(v.permits) +
-			": each caller would enforce its own limit; use one permits value per key"
 	}
-	return ""
+	return this + " has permits=" + strconv.Itoa(u.permits) + ", but " + that + " has permits=" + strconv.Itoa(v.permits) +
+		": each caller would enforce its own limit; use one permits value per key"
 }
 
 // shortPosition is file:line:col with the file's base name: key uses are
