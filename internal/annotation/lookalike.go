@@ -59,31 +59,9 @@ func FindLookalikes(text string) []Lookalike {
 // lookalikeLine examines text[start:], one line without its newline.
 func lookalikeLine(text string, start int, block bool) (Lookalike, bool) {
 	line := text[start:]
-	var why []string
-	if block {
-		why = append(why, "a /* */ comment")
-	}
-	i := skipBlanks(line, 0)
-	if block && i < len(line) && line[i] == '*' {
-		i = skipBlanks(line, i+1)
-	}
-	if i > 0 && !block {
-		why = append(why, "a space after //")
-	}
-	if i < len(line) && (line[i] == '@' || line[i] == '+') {
-		why = append(why, "a "+string(line[i])+" before lock")
-		i++
-	}
-	if !hasPrefixFold(line[i:], "lock") {
+	j, why, ok := lockWord(line, block)
+	if !ok {
 		return Lookalike{}, false
-	}
-	j := i + len("lock")
-	if hasPrefixFold(line[j:], "gen") {
-		why = append(why, "lockgen instead of lock")
-		j += len("gen")
-	}
-	if strings.ToLower(line[i:j]) != line[i:j] {
-		why = append(why, "upper case")
 	}
 	c := skipBlanks(line, j)
 	colon := c < len(line) && line[c] == ':'
@@ -129,6 +107,39 @@ func lookalikeLine(text string, start int, block bool) (Lookalike, bool) {
 		Why:    strings.Join(why, ", "),
 		Want:   Prefix + string(kind) + tidyOptions(rest),
 	}, true
+}
+
+// lockWord finds "lock" or "lockgen" at the start of a comment line (after
+// blanks, a block comment's '*', an '@' or '+') and returns the offset just
+// after it, with what already differs from an annotation.
+func lockWord(line string, block bool) (int, []string, bool) {
+	var why []string
+	if block {
+		why = append(why, "a /* */ comment")
+	}
+	i := skipBlanks(line, 0)
+	if block && i < len(line) && line[i] == '*' {
+		i = skipBlanks(line, i+1)
+	}
+	if i > 0 && !block {
+		why = append(why, "a space after //")
+	}
+	if i < len(line) && (line[i] == '@' || line[i] == '+') {
+		why = append(why, "a "+string(line[i])+" before lock")
+		i++
+	}
+	if !hasPrefixFold(line[i:], "lock") {
+		return 0, nil, false
+	}
+	j := i + len("lock")
+	if hasPrefixFold(line[j:], "gen") {
+		why = append(why, "lockgen instead of lock")
+		j += len("gen")
+	}
+	if strings.ToLower(line[i:j]) != line[i:j] {
+		why = append(why, "upper case")
+	}
+	return j, why, true
 }
 
 // tidyOptions writes the options part of a suggested annotation: single

@@ -63,7 +63,7 @@ func (a *analysis) run() *templates.File {
 	}
 	f := &templates.File{PkgPath: a.pkg.PkgPath, PkgName: a.pkg.Name, Imports: imports}
 	for _, tn := range types {
-		if w, ok := a.wrapper(tn, byType[tn], reserved); ok {
+		if w, ok := a.wrapper(tn, reserved); ok {
 			f.Wrappers = append(f.Wrappers, w)
 		}
 	}

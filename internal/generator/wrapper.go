@@ -8,7 +8,7 @@ import (
 )
 
 // wrapper builds the model of TLocked for the named type tn.
-func (a *analysis) wrapper(tn *types.TypeName, annotated []annotatedMethod, reserved []string) (templates.Wrapper, bool) {
+func (a *analysis) wrapper(tn *types.TypeName, reserved []string) (templates.Wrapper, bool) {
 	named, ok := tn.Type().(*types.Named)
 	if !ok {
 		a.errorf(tn.Pos(), "type "+tn.Name()+" is an alias; annotate the methods of the type it stands for")
