@@ -56,8 +56,16 @@ func (p *parser) option(toks []field) (opt, int) {
 		o = opt{name: n, value: v, offset: f.offset, valueOffset: f.offset + len(n) + 1}
 	}
 	if !validOption(o.name) {
-		p.errorf(o.offset, "unknown option "+strconv.Quote(o.name)+"; want one of "+strings.Join(optionNames, ", "))
-		return opt{}, used
+		msg := "unknown option " + strconv.Quote(o.name) + "; want one of " + strings.Join(optionNames, ", ")
+		near, ok := closest(o.name, optionNames)
+		if !ok {
+			p.errorf(o.offset, msg)
+			return opt{}, used
+		}
+		// A typo of a real option: count that option as given, so that a
+		// misspelled key= or permits= is one message, not two.
+		p.errorf(o.offset, "unknown option "+strconv.Quote(o.name)+"; did you mean "+near+"=? (want one of "+strings.Join(optionNames, ", ")+")")
+		return opt{name: near, offset: o.offset, diagnosed: true}, used
 	}
 	if q := quoteOf(o.value); q != 0 {
 		// Take every token up to the closing quote, so that a quoted value
@@ -96,6 +104,12 @@ func closedBy(value string, q byte) bool {
 // apply checks one option's value and records it in a.
 func (p *parser) apply(a *Annotation, o *options, op opt) {
 	name, value, valueOffset := op.name, op.value, op.valueOffset
+	if op.diagnosed {
+		// Already reported (a typo of the name, a quoted value): the
+		// option counts as given, and nothing more is said about it.
+		o.seen[name] = true
+		return
+	}
 	if name != "key" && o.seen[name] {
 		p.errorf(op.offset, "duplicate option "+name)
 		return
@@ -103,9 +117,6 @@ func (p *parser) apply(a *Annotation, o *options, op opt) {
 	o.seen[name] = true
 	if name == "permits" {
 		o.permitsOffset = op.offset
-	}
-	if op.diagnosed {
-		return
 	}
 	if value == "" {
 		p.errorf(op.offset, "empty value for option "+name)

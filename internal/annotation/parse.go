@@ -70,7 +70,11 @@ func (p *parser) parse() *Annotation {
 	kindTok := toks[0]
 	a.KindOffset = kindTok.offset
 	if !validKind(Kind(kindTok.text)) {
-		p.errorf(kindTok.offset, "unknown kind "+strconv.Quote(kindTok.text)+"; want one of "+kindList())
+		msg := "unknown kind " + strconv.Quote(kindTok.text) + "; want one of " + kindList()
+		if near, ok := closest(kindTok.text, kindNames()); ok {
+			msg = "unknown kind " + strconv.Quote(kindTok.text) + "; did you mean " + near + "? (want one of " + kindList() + ")"
+		}
+		p.errorf(kindTok.offset, msg)
 	} else {
 		a.Kind = Kind(kindTok.text)
 	}
@@ -91,7 +95,7 @@ func (p *parser) parse() *Annotation {
 	switch {
 	case a.Kind == Semaphore && !seen["permits"]:
 		p.errorf(kindTok.offset, "semaphore needs permits=<n> (n ≥ 1)")
-	case a.Kind != Semaphore && a.Kind != "" && seen["permits"]:
+	case a.Kind != Semaphore && a.Kind != "" && permitsOffset >= 0:
 		p.errorf(permitsOffset, "permits is only valid on semaphore, not on "+string(a.Kind))
 	}
 	return a
@@ -115,12 +119,14 @@ func validKind(k Kind) bool {
 	return false
 }
 
-func kindList() string {
+func kindList() string { return strings.Join(kindNames(), ", ") }
+
+func kindNames() []string {
 	names := make([]string, len(Kinds))
 	for i, k := range Kinds {
 		names[i] = string(k)
 	}
-	return strings.Join(names, ", ")
+	return names
 }
 
 func validOption(name string) bool {

@@ -55,6 +55,8 @@ func TestParseErrors(t *testing.T) {
 		msg  string // substring of the message
 	}{
 		{"//lock:spin key=a", "spin", `unknown kind "spin"; want one of mutex, fair, read, write, semaphore`},
+		{"//lock:mutx key=a", "mutx", `unknown kind "mutx"; did you mean mutex? (want one of mutex, fair, read, write, semaphore)`},
+		{"//lock:mutex keys=a", "keys", `unknown option "keys"; did you mean key=? (want one of key, lease, renew, wait, permits, onbusy)`},
 		{"//lock:mutex key=a color=red", "color=red", `unknown option "color"; want one of key, lease, renew, wait, permits, onbusy`},
 		{"//lock:mutex key=a lease=10", "10", `bad lease duration "10"`},
 		{"//lock:mutex key=a lease=0s", "0s", "lease must be at least 1ms"},
@@ -127,6 +129,10 @@ func TestParseOneMessagePerMistake(t *testing.T) {
 		`//lock:mutex key="a b c"`,
 		`//lock:mutex key=order:"<id>"`,
 		`//lock:semaphore key=a permits="2"`,
+		"//lock:semaphore key=a permit=2",
+		"//lock:mutex keys=a:<id>",
+		"//lock:mutex key=a lease=1s leas=2s",
+		"//lock:semaphor key=a permits=2",
 	} {
 		if _, errs := Parse(text); len(errs) != 1 {
 			t.Errorf("%s: %d errors, want 1: %v", text, len(errs), errs)

@@ -20,3 +20,9 @@ func (S) Bytes(ctx context.Context, b []byte) error { return nil }
 
 //lock:mutex key=u:<u>
 func (S) Array(ctx context.Context, u [16]byte) error { return nil }
+
+//lock:semaphore key=s permit=2
+func (S) Permit(ctx context.Context) error { return nil }
+
+//lock:mutx keys=k
+func (S) Typos(ctx context.Context) error { return nil }
