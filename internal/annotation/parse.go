@@ -7,7 +7,7 @@ import (
 )
 
 // Option names, in the order diagnostics list them.
-var optionNames = []string{"key", "lease", "renew", "wait", "permits", "onbusy"}
+var optionNames = []string{"key", "lease", "renew", "wait", "permits", "onbusy", "order"}
 
 // Parse parses one annotation comment (the full text, starting with Prefix).
 // It returns every problem found; when the slice is non-empty the Annotation
@@ -149,6 +149,14 @@ func (p *parser) parse() *Annotation {
 				a.OnBusy = OnBusy(value)
 			default:
 				p.errorf(valueOffset, "bad onbusy value "+strconv.Quote(value)+"; want error or skip")
+			}
+		case "order":
+			switch value {
+			case "check":
+			case "ignore":
+				a.OrderIgnore = true
+			default:
+				p.errorf(valueOffset, "bad order value "+strconv.Quote(value)+"; want check or ignore")
 			}
 		}
 	}

@@ -55,7 +55,7 @@ func TestParseErrors(t *testing.T) {
 		msg  string // substring of the message
 	}{
 		{"//lock:spin key=a", "spin", `unknown kind "spin"; want one of mutex, fair, read, write, semaphore`},
-		{"//lock:mutex key=a color=red", "color=red", `unknown option "color"; want one of key, lease, renew, wait, permits, onbusy`},
+		{"//lock:mutex key=a color=red", "color=red", `unknown option "color"; want one of key, lease, renew, wait, permits, onbusy, order`},
 		{"//lock:mutex key=a lease=10", "10", `bad lease duration "10"`},
 		{"//lock:mutex key=a lease=0s", "0s", "lease must be at least 1ms"},
 		{"//lock:mutex key=a wait=-1s", "-1s", "wait must not be negative"},
@@ -66,6 +66,8 @@ func TestParseErrors(t *testing.T) {
 		{"//lock:mutex key=a lease=1s lease=2s", "lease=2s", "duplicate option lease"},
 		{"//lock:mutex key=a renew=yes", "yes", `bad renew value "yes"`},
 		{"//lock:mutex key=a onbusy=wait", "wait", `bad onbusy value "wait"; want error or skip`},
+		{"//lock:mutex key=a order=off", "off", `bad order value "off"; want check or ignore`},
+		{"//lock:mutex key=a order=ignore order=check", "order=check", "duplicate option order"},
 		{"//lock:mutex key=a:<id", "<id", "unclosed '<'"},
 		{"//lock:mutex key=a:id>", ">", "unmatched '>'"},
 		{"//lock:mutex key=a{<id>}", "{", "'{' is not allowed"},
@@ -103,5 +105,22 @@ func TestParseReportsEveryProblem(t *testing.T) {
 	_, errs := Parse("//lock:mutex key=a:<x><y> lease=soon wait=forever bogus=1")
 	if len(errs) != 4 {
 		t.Fatalf("got %d errors, want 4: %v", len(errs), errs)
+	}
+}
+
+func TestParseOrderOption(t *testing.T) {
+	for text, ignore := range map[string]bool{
+		"//lock:mutex key=a":              false,
+		"//lock:mutex key=a order=check":  false,
+		"//lock:mutex key=a order=ignore": true,
+	} {
+		a, errs := Parse(text)
+		if len(errs) != 0 {
+			t.Errorf("%s: %v", text, errs)
+			continue
+		}
+		if a.OrderIgnore != ignore {
+			t.Errorf("%s: OrderIgnore = %v, want %v", text, a.OrderIgnore, ignore)
+		}
 	}
 }
