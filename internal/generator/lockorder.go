@@ -56,6 +56,7 @@ func refersToGeneratedNames(pkgs []*packages.Package) bool {
 
 // lockSite is one key= of an annotated method.
 type lockSite struct {
+	id       int // index into orderCheck.collide
 	method   *lockedMethod
 	template string
 	pattern  keyPattern
@@ -73,13 +74,14 @@ type lockedMethod struct {
 
 // orderCheck holds everything the check knows about the loaded packages.
 type orderCheck struct {
-	methods  map[string]*lockedMethod // annotated methods by funcKey
-	wrappers map[string]string        // "path.TLocked" -> "path.T"
-	bodies   map[string]*funcBody     // functions with a body, by funcKey
-	order    []string                 // keys of bodies, sorted: deterministic iteration
-	acq      map[string][]acquisition // locks each body may take, first witness each
+	methods  map[string]*lockedMethod  // annotated methods by funcKey
+	wrappers map[string]string         // "path.TLocked" -> "path.T"
+	bodies   map[string]*funcBody      // functions with a body, by funcKey
+	order    []string                  // keys of bodies, sorted: deterministic iteration
+	acq      map[string][]*acquisition // locks each body may take, first witness each
 	acqSeen  map[string]map[*lockSite]bool
-	collide  map[[2]*lockSite]bool // memo of mayCollide
+	sites    int    // lock sites numbered so far
+	collide  []int8 // memo of mayCollide by site ids: 0 unknown, 1 no, 2 yes
 }
 
 func newOrderCheck(pkgs []*packages.Package, output string) *orderCheck {
@@ -87,9 +89,8 @@ func newOrderCheck(pkgs []*packages.Package, output string) *orderCheck {
 		methods:  make(map[string]*lockedMethod),
 		wrappers: make(map[string]string),
 		bodies:   make(map[string]*funcBody),
-		acq:      make(map[string][]acquisition),
+		acq:      make(map[string][]*acquisition),
 		acqSeen:  make(map[string]map[*lockSite]bool),
-		collide:  make(map[[2]*lockSite]bool),
 	}
 	for _, p := range pkgs {
 		if p.TypesInfo == nil {
@@ -106,6 +107,7 @@ func newOrderCheck(pkgs []*packages.Package, output string) *orderCheck {
 	for k := range o.bodies {
 		o.order = append(o.order, k)
 	}
+	o.collide = make([]int8, o.sites*o.sites)
 	sort.Strings(o.order)
 	return o
 }
@@ -131,7 +133,8 @@ func (o *orderCheck) addAnnotated(p *packages.Package) {
 					continue
 				}
 				for _, t := range ann.Keys {
-					m.locks = append(m.locks, &lockSite{method: m, template: t.Source, pattern: newKeyPattern(ann.Kind, t), ignore: ann.OrderIgnore})
+					m.locks = append(m.locks, &lockSite{id: o.sites, method: m, template: t.Source, pattern: newKeyPattern(ann.Kind, t), ignore: ann.OrderIgnore})
+					o.sites++
 				}
 			}
 			o.methods[m.key] = m
@@ -155,11 +158,12 @@ func funcKey(fn *types.Func) string {
 
 // mayCollide memoises mayCollide for lock sites.
 func (o *orderCheck) mayCollide(a, b *lockSite) bool {
-	k := [2]*lockSite{a, b}
-	v, ok := o.collide[k]
-	if !ok {
-		v = mayCollide(a.pattern, b.pattern)
-		o.collide[k] = v
+	k := a.id*o.sites + b.id
+	if o.collide[k] == 0 {
+		o.collide[k] = 1
+		if mayCollide(a.pattern, b.pattern) {
+			o.collide[k] = 2
+		}
 	}
-	return v
+	return o.collide[k] == 2
 }

@@ -31,10 +31,22 @@ type hop struct {
 	calleePos token.Position
 }
 
-// acquisition is a lock a body may take, with one call path that takes it.
+// acquisition is a lock a body may take, with one call path that takes it:
+// the call via, then (when rest is set) the path of the callee's own
+// acquisition. Sharing the callee's path keeps each acquisition O(1).
 type acquisition struct {
 	site *lockSite
-	path []hop
+	via  hop
+	rest *acquisition
+}
+
+// path lists the calls from the body to the lock.
+func (a *acquisition) path() []hop {
+	var out []hop
+	for ; a != nil; a = a.rest {
+		out = append(out, a.via)
+	}
+	return out
 }
 
 // addBodies records the bodies of p's functions and methods, skipping the
@@ -102,13 +114,15 @@ func (o *orderCheck) calls(p *packages.Package, body *ast.BlockStmt) []callSite 
 // computeAcquisitions finds, for every body, the locks its calls may take:
 // the locks of a method called through its wrapper or annotated interface,
 // plus whatever the called body takes in turn. A method called directly
-// (s.Pay on the receiver) takes no lock, but its body is followed. It
-// iterates to a fixed point, so recursion and call cycles terminate; the
-// first path found for a lock is kept as its witness.
+// (s.Pay on the receiver) takes no lock, but its body is followed. Bodies
+// are visited callees first, so a call graph without recursion settles in
+// one pass; passes repeat until nothing changes, so recursion terminates
+// too. The first path found for a lock is kept as its witness.
 func (o *orderCheck) computeAcquisitions() {
+	order := o.calleesFirst()
 	for changed := true; changed; {
 		changed = false
-		for _, k := range o.order {
+		for _, k := range order {
 			for _, c := range o.bodies[k].calls {
 				if o.followCall(k, c) {
 					changed = true
@@ -116,6 +130,29 @@ func (o *orderCheck) computeAcquisitions() {
 			}
 		}
 	}
+}
+
+// calleesFirst orders the bodies by a depth-first post-order of the call
+// graph, starting from each body in key order.
+func (o *orderCheck) calleesFirst() []string {
+	out := make([]string, 0, len(o.bodies))
+	visited := make(map[string]bool, len(o.bodies))
+	var visit func(k string)
+	visit = func(k string) {
+		b := o.bodies[k]
+		if b == nil || visited[k] {
+			return
+		}
+		visited[k] = true
+		for _, c := range b.calls {
+			visit(c.callee)
+		}
+		out = append(out, k)
+	}
+	for _, k := range o.order {
+		visit(k)
+	}
+	return out
 }
 
 // followCall adds to the body k what call c may take; it reports whether
@@ -126,14 +163,11 @@ func (o *orderCheck) followCall(k string, c callSite) bool {
 		m := o.methods[c.callee]
 		h := hop{callPos: c.pos, callee: m.name, calleePos: m.pos}
 		for _, s := range m.locks {
-			if !s.ignore && o.addAcquisition(k, s, []hop{h}) {
+			if !s.ignore && o.addAcquisition(k, &acquisition{site: s, via: h}) {
 				added = true
 			}
 		}
-		if o.addThrough(k, c.callee, h) {
-			added = true
-		}
-		return added
+		return o.addThrough(k, c.callee, h) || added
 	}
 	if b := o.bodies[c.callee]; b != nil {
 		return o.addThrough(k, c.callee, hop{callPos: c.pos, callee: b.name, calleePos: b.pos})
@@ -145,24 +179,26 @@ func (o *orderCheck) followCall(k string, c callSite) bool {
 func (o *orderCheck) addThrough(k, callee string, h hop) bool {
 	added := false
 	for _, a := range o.acq[callee] {
-		path := append([]hop{h}, a.path...)
-		if o.addAcquisition(k, a.site, path) {
+		if o.acqSeen[k][a.site] {
+			continue
+		}
+		if o.addAcquisition(k, &acquisition{site: a.site, via: h, rest: a}) {
 			added = true
 		}
 	}
 	return added
 }
 
-func (o *orderCheck) addAcquisition(k string, s *lockSite, path []hop) bool {
+func (o *orderCheck) addAcquisition(k string, a *acquisition) bool {
 	seen := o.acqSeen[k]
 	if seen == nil {
 		seen = make(map[*lockSite]bool)
 		o.acqSeen[k] = seen
 	}
-	if seen[s] {
+	if seen[a.site] {
 		return false
 	}
-	seen[s] = true
-	o.acq[k] = append(o.acq[k], acquisition{site: s, path: path})
+	seen[a.site] = true
+	o.acq[k] = append(o.acq[k], a)
 	return true
 }

@@ -7,20 +7,48 @@ import (
 	"strings"
 )
 
-// orderEdge says: a caller holding held may take want, along path (the
-// first hop is the call in the holder's body).
+// orderEdge says: a caller holding held may take want, along the path of
+// its acquisition (the first hop is the call in the holder's body).
 type orderEdge struct {
 	held, want *lockSite
-	path       []hop
+	via        *acquisition
 }
 
-// edges lists, for every annotated method with a body, each lock it holds
-// against each lock its body may take. A pair that may be the same lock is
-// left out: nesting inside one key template is either re-entry (same key,
-// same call chain) or two keys of one template, which the check cannot
-// order (see docs/generator.md).
-func (o *orderCheck) edges() []orderEdge {
-	var out []orderEdge
+// orderGraph is the lock-order graph in a form whose size stays linear in
+// the edges: every lock site s has a node "held(s)" and a node "wanted(s)".
+// An edge (held h, wanted w) is an arc held(h) -> wanted(w); an arc
+// wanted(w) -> held(s) joins every s that may be the same lock as w. A
+// cycle alternates the two arcs, and is a set of call paths that, run at
+// the same time, can each wait for a lock the next one holds.
+type orderGraph struct {
+	sites []*lockSite
+	index map[*lockSite]int
+	next  [][]int               // node -> successors; node 2i is held(sites[i]), 2i+1 wanted(sites[i])
+	edge  map[[2]int]*orderEdge // (held node, wanted node) -> the first edge found
+}
+
+func heldNode(i int) int   { return 2 * i }
+func wantedNode(i int) int { return 2*i + 1 }
+
+// graph builds the order graph: for every annotated method with a body,
+// each lock it holds against each lock its body may take. A pair that may
+// be the same lock is left out: nesting inside one key template is either
+// re-entry (same key, same call chain) or two keys of one template, which
+// the check cannot order (see docs/generator.md).
+func (o *orderCheck) graph() *orderGraph {
+	g := &orderGraph{index: make(map[*lockSite]int), edge: make(map[[2]int]*orderEdge)}
+	site := func(s *lockSite) int {
+		i, ok := g.index[s]
+		if !ok {
+			i = len(g.sites)
+			g.index[s] = i
+			g.sites = append(g.sites, s)
+			g.next = append(g.next, nil, nil)
+		}
+		return i
+	}
+	var heldSites, wantedSites []int
+	isWanted := make(map[int]bool)
 	for _, k := range o.order {
 		m := o.methods[k]
 		if m == nil {
@@ -31,38 +59,43 @@ func (o *orderCheck) edges() []orderEdge {
 				if h.ignore || o.mayCollide(h, a.site) {
 					continue
 				}
-				out = append(out, orderEdge{held: h, want: a.site, path: a.path})
+				hi, wi := site(h), site(a.site)
+				arc := [2]int{heldNode(hi), wantedNode(wi)}
+				if g.edge[arc] != nil {
+					continue
+				}
+				g.edge[arc] = &orderEdge{held: h, want: a.site, via: a}
+				if len(g.next[arc[0]]) == 0 {
+					heldSites = append(heldSites, hi)
+				}
+				if !isWanted[wi] {
+					isWanted[wi] = true
+					wantedSites = append(wantedSites, wi)
+				}
+				g.next[arc[0]] = append(g.next[arc[0]], arc[1])
 			}
 		}
 	}
-	return out
+	for _, wi := range wantedSites {
+		for _, hi := range heldSites {
+			if o.mayCollide(g.sites[wi], g.sites[hi]) {
+				g.next[wantedNode(wi)] = append(g.next[wantedNode(wi)], heldNode(hi))
+			}
+		}
+	}
+	return g
 }
 
 // cycleDiagnostics reports one cycle per strongly connected component of
-// the graph whose nodes are edges, with an arc e -> f when e's wanted lock
-// may be f's held one: such a cycle is a set of call paths that, run at the
-// same time, can each wait for a lock the next one holds.
+// the order graph.
 func (o *orderCheck) cycleDiagnostics() []Diagnostic {
-	edges := o.edges()
-	next := make([][]int, len(edges))
-	for i := range edges {
-		for j := range edges {
-			if i != j && o.mayCollide(edges[i].want, edges[j].held) {
-				next[i] = append(next[i], j)
-			}
-		}
-	}
+	g := o.graph()
 	var diags []Diagnostic
-	for _, comp := range stronglyConnected(next) {
+	for _, comp := range stronglyConnected(g.next) {
 		if len(comp) < 2 {
 			continue
 		}
-		cycle := shortestCycle(next, comp, edges)
-		ordered := make([]orderEdge, len(cycle))
-		for i, e := range cycle {
-			ordered[i] = edges[e]
-		}
-		diags = append(diags, cycleDiagnostic(ordered))
+		diags = append(diags, cycleDiagnostic(g.shortestCycle(comp)))
 	}
 	return diags
 }
@@ -116,37 +149,51 @@ func stronglyConnected(next [][]int) [][]int {
 	return comps
 }
 
-// shortestCycle finds a shortest cycle inside comp through its first edge
-// in source order (breadth-first), so the report is stable and short.
-func shortestCycle(next [][]int, comp []int, edges []orderEdge) []int {
+// shortestCycle returns a shortest cycle of the component through its edge
+// whose call comes first in the source (breadth-first from that edge's
+// wanted node back to its held node), as edges in order.
+func (g *orderGraph) shortestCycle(comp []int) []orderEdge {
 	in := make(map[int]bool, len(comp))
-	start := comp[0]
 	for _, v := range comp {
 		in[v] = true
-		if positionBefore(edges[v].path[0].callPos, edges[start].path[0].callPos) {
-			start = v
+	}
+	var first [2]int
+	var firstEdge *orderEdge
+	for _, v := range comp {
+		if v%2 != 0 {
+			continue
+		}
+		for _, w := range g.next[v] {
+			e := g.edge[[2]int{v, w}]
+			if in[w] && (firstEdge == nil || positionBefore(e.via.via.callPos, firstEdge.via.via.callPos)) {
+				first, firstEdge = [2]int{v, w}, e
+			}
 		}
 	}
-	parent := map[int]int{start: -1}
-	queue := []int{start}
+	parent := map[int]int{first[1]: -1}
+	queue := []int{first[1]}
 	for len(queue) > 0 {
+		if _, found := parent[first[0]]; found {
+			break
+		}
 		v := queue[0]
 		queue = queue[1:]
-		for _, w := range next[v] {
-			if w == start {
-				cycle := []int{}
-				for u := v; u != -1; u = parent[u] {
-					cycle = append([]int{u}, cycle...)
-				}
-				return cycle
-			}
+		for _, w := range g.next[v] {
 			if _, seen := parent[w]; !seen && in[w] {
 				parent[w] = v
 				queue = append(queue, w)
 			}
 		}
 	}
-	return []int{start} // unreachable: start lies on a cycle of its component
+	var nodes []int // held, wanted, held, wanted, ... back from first[0]
+	for u := first[0]; u != -1; u = parent[u] {
+		nodes = append([]int{u}, nodes...)
+	}
+	cycle := []orderEdge{*firstEdge}
+	for i := 1; i+1 < len(nodes); i += 2 {
+		cycle = append(cycle, *g.edge[[2]int{nodes[i], nodes[i+1]}])
+	}
+	return cycle
 }
 
 // cycleDiagnostic words a cycle, at the call of its first path:
@@ -154,16 +201,16 @@ func shortestCycle(next [][]int, comp []int, edges []orderEdge) []int {
 //	lock order cycle: A.Refund takes payment:<id> then calls A.Pay (a.go:12), which
 //	takes order:<id>; A.Ship takes order:<id> then, at a.go:60:2, calls ...
 func cycleDiagnostic(cycle []orderEdge) Diagnostic {
-	at := cycle[0].path[0].callPos
+	at := cycle[0].via.via.callPos
 	dir := filepath.Dir(at.Filename)
 	parts := make([]string, len(cycle))
 	for i, e := range cycle {
 		var b strings.Builder
 		b.WriteString(e.held.method.name + " takes " + e.held.template + " then")
 		if i > 0 {
-			b.WriteString(", at " + shortPosition(dir, e.path[0].callPos, true) + ",")
+			b.WriteString(", at " + shortPosition(dir, e.via.via.callPos, true) + ",")
 		}
-		for j, h := range e.path {
+		for j, h := range e.via.path() {
 			if j > 0 {
 				b.WriteString(", which")
 			}
@@ -178,10 +225,11 @@ func cycleDiagnostic(cycle []orderEdge) Diagnostic {
 }
 
 // shortPosition is file:line (with :col when withColumn), the file relative
-// to dir when it lies there or below, else as it is.
+// to dir, the directory of the diagnostic's own file: a bare name for the
+// same package, ../other/x.go for another.
 func shortPosition(dir string, p token.Position, withColumn bool) string {
 	name := p.Filename
-	if rel, err := filepath.Rel(dir, name); err == nil && !strings.HasPrefix(rel, "..") {
+	if rel, err := filepath.Rel(dir, name); err == nil {
 		name = rel
 	}
 	s := name + ":" + strconv.Itoa(p.Line)
