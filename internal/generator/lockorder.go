@@ -75,6 +75,7 @@ type lockedMethod struct {
 // orderCheck holds everything the check knows about the loaded packages.
 type orderCheck struct {
 	methods  map[string]*lockedMethod  // annotated methods by funcKey
+	mOrder   []string                  // keys of methods, sorted
 	wrappers map[string]string         // "path.TLocked" -> "path.T"
 	bodies   map[string]*funcBody      // functions with a body, by funcKey
 	order    []string                  // keys of bodies, sorted: deterministic iteration
@@ -107,6 +108,10 @@ func newOrderCheck(pkgs []*packages.Package, output string) *orderCheck {
 	for k := range o.bodies {
 		o.order = append(o.order, k)
 	}
+	for k := range o.methods {
+		o.mOrder = append(o.mOrder, k)
+	}
+	sort.Strings(o.mOrder)
 	o.collide = make([]int8, o.sites*o.sites)
 	sort.Strings(o.order)
 	return o

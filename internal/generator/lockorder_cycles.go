@@ -8,10 +8,20 @@ import (
 )
 
 // orderEdge says: a caller holding held may take want, along the path of
-// its acquisition (the first hop is the call in the holder's body).
+// its acquisition (the first hop is the call in the holder's body), or, when
+// via is nil, in the same Acquire call, which takes its keys in sorted order
+// and holds the first while it waits for the next.
 type orderEdge struct {
 	held, want *lockSite
 	via        *acquisition
+}
+
+// pos is where the edge starts: the call, or the method taking both locks.
+func (e *orderEdge) pos() token.Position {
+	if e.via == nil {
+		return e.held.method.pos
+	}
+	return e.via.via.callPos
 }
 
 // orderGraph is the lock-order graph in a form whose size stays linear in
@@ -31,10 +41,12 @@ func heldNode(i int) int   { return 2 * i }
 func wantedNode(i int) int { return 2*i + 1 }
 
 // graph builds the order graph: for every annotated method with a body,
-// each lock it holds against each lock its body may take. A pair that may
-// be the same lock is left out: nesting inside one key template is either
-// re-entry (same key, same call chain) or two keys of one template, which
-// the check cannot order (see docs/generator.md).
+// each lock it holds against each lock its body may take; for every method
+// with several keys, each key against those its Acquire takes after it,
+// when the templates fix that order. A pair that may be the same lock is
+// left out: nesting inside one key template is either re-entry (same key,
+// same call chain) or two keys of one template, which the check cannot
+// order (see docs/generator.md).
 func (o *orderCheck) graph() *orderGraph {
 	g := &orderGraph{index: make(map[*lockSite]int), edge: make(map[[2]int]*orderEdge)}
 	site := func(s *lockSite) int {
@@ -49,30 +61,37 @@ func (o *orderCheck) graph() *orderGraph {
 	}
 	var heldSites, wantedSites []int
 	isWanted := make(map[int]bool)
-	for _, k := range o.order {
-		m := o.methods[k]
-		if m == nil {
-			continue
+	add := func(h, w *lockSite, via *acquisition) {
+		if h.ignore || w.ignore || o.mayCollide(h, w) {
+			return
 		}
+		hi, wi := site(h), site(w)
+		arc := [2]int{heldNode(hi), wantedNode(wi)}
+		if g.edge[arc] != nil {
+			return
+		}
+		g.edge[arc] = &orderEdge{held: h, want: w, via: via}
+		if len(g.next[arc[0]]) == 0 {
+			heldSites = append(heldSites, hi)
+		}
+		if !isWanted[wi] {
+			isWanted[wi] = true
+			wantedSites = append(wantedSites, wi)
+		}
+		g.next[arc[0]] = append(g.next[arc[0]], arc[1])
+	}
+	for _, k := range o.mOrder {
+		m := o.methods[k]
 		for _, a := range o.acq[k] {
 			for _, h := range m.locks {
-				if h.ignore || o.mayCollide(h, a.site) {
-					continue
+				add(h, a.site, a)
+			}
+		}
+		for _, h := range m.locks {
+			for _, w := range m.locks {
+				if before, known := takenBefore(h.pattern, w.pattern); h != w && known && before {
+					add(h, w, nil)
 				}
-				hi, wi := site(h), site(a.site)
-				arc := [2]int{heldNode(hi), wantedNode(wi)}
-				if g.edge[arc] != nil {
-					continue
-				}
-				g.edge[arc] = &orderEdge{held: h, want: a.site, via: a}
-				if len(g.next[arc[0]]) == 0 {
-					heldSites = append(heldSites, hi)
-				}
-				if !isWanted[wi] {
-					isWanted[wi] = true
-					wantedSites = append(wantedSites, wi)
-				}
-				g.next[arc[0]] = append(g.next[arc[0]], arc[1])
 			}
 		}
 	}
@@ -165,7 +184,7 @@ func (g *orderGraph) shortestCycle(comp []int) []orderEdge {
 		}
 		for _, w := range g.next[v] {
 			e := g.edge[[2]int{v, w}]
-			if in[w] && (firstEdge == nil || positionBefore(e.via.via.callPos, firstEdge.via.via.callPos)) {
+			if in[w] && (firstEdge == nil || positionBefore(e.pos(), firstEdge.pos())) {
 				first, firstEdge = [2]int{v, w}, e
 			}
 		}
@@ -196,32 +215,46 @@ func (g *orderGraph) shortestCycle(comp []int) []orderEdge {
 	return cycle
 }
 
-// cycleDiagnostic words a cycle, at the call of its first path:
+// cycleDiagnostic words a cycle, at the start of its first edge:
 //
-//	lock order cycle: A.Refund takes payment:<id> then calls A.Pay (a.go:12), which
-//	takes order:<id>; A.Ship takes order:<id> then, at a.go:60:2, calls ...
+//	lock order cycle: A.Refund takes payment:<id> then calls A.Pay (a.go:12),
+//	which takes order:<id>; A.Ship takes order:<id> then, at a.go:60:2, ...
 func cycleDiagnostic(cycle []orderEdge) Diagnostic {
-	at := cycle[0].via.via.callPos
+	at := cycle[0].pos()
 	dir := filepath.Dir(at.Filename)
 	parts := make([]string, len(cycle))
-	for i, e := range cycle {
-		var b strings.Builder
-		b.WriteString(e.held.method.name + " takes " + e.held.template + " then")
-		if i > 0 {
-			b.WriteString(", at " + shortPosition(dir, e.via.via.callPos, true) + ",")
-		}
-		for j, h := range e.via.path() {
-			if j > 0 {
-				b.WriteString(", which")
-			}
-			b.WriteString(" calls " + h.callee + " (" + shortPosition(dir, h.calleePos, false) + ")")
-		}
-		b.WriteString(", which takes " + e.want.template)
-		parts[i] = b.String()
+	for i := range cycle {
+		parts[i] = edgePhrase(&cycle[i], dir, i == 0)
 	}
 	msg := "lock order cycle: " + strings.Join(parts, "; ") +
 		"; run at the same time, these calls can deadlock (take the locks in one order, or add order=ignore to one of these //lock: lines if the calls never overlap)"
 	return Diagnostic{Pos: at, Msg: msg}
+}
+
+// edgePhrase words one edge; the first one starts where the diagnostic
+// points, so its start needs no position.
+func edgePhrase(e *orderEdge, dir string, first bool) string {
+	var b strings.Builder
+	if e.via == nil {
+		b.WriteString(e.held.method.name)
+		if !first {
+			b.WriteString(" (" + shortPosition(dir, e.pos(), false) + ")")
+		}
+		b.WriteString(" takes " + e.held.template + " then " + e.want.template + " in one call (a call takes its keys in sorted order)")
+		return b.String()
+	}
+	b.WriteString(e.held.method.name + " takes " + e.held.template + " then")
+	if !first {
+		b.WriteString(", at " + shortPosition(dir, e.pos(), true) + ",")
+	}
+	for j, h := range e.via.path() {
+		if j > 0 {
+			b.WriteString(", which")
+		}
+		b.WriteString(" calls " + h.callee + " (" + shortPosition(dir, h.calleePos, false) + ")")
+	}
+	b.WriteString(", which takes " + e.want.template)
+	return b.String()
 }
 
 // shortPosition is file:line (with :col when withColumn), the file relative

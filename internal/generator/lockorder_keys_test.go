@@ -45,3 +45,25 @@ func TestMayCollide(t *testing.T) {
 		}
 	}
 }
+
+func TestTakenBefore(t *testing.T) {
+	tests := []struct {
+		a, b          string
+		before, known bool
+	}{
+		{"//lock:mutex key=bin:<id>", "//lock:mutex key=crate:<id>", true, true},
+		{"//lock:mutex key=crate:<id>", "//lock:mutex key=bin:<id>", false, true},
+		{"//lock:fair key=z", "//lock:mutex key=a", true, true},                // "fair:{" < "mutex:{"
+		{"//lock:write key=a", "//lock:semaphore key=a permits=1", true, true}, // "rw:{" < "sem:{"
+		{"//lock:mutex key=ab", "//lock:mutex key=a", true, true},              // "ab}" < "a}"
+		{"//lock:mutex key=a:<x>", "//lock:mutex key=a:b", false, false},       // the value decides
+		{"//lock:mutex key=<x>:a", "//lock:mutex key=<y>:b", false, false},
+		{"//lock:mutex key=a", "//lock:mutex key=a", false, false},
+	}
+	for _, tt := range tests {
+		before, known := takenBefore(mustPattern(t, tt.a), mustPattern(t, tt.b))
+		if before != tt.before || known != tt.known {
+			t.Errorf("takenBefore(%s, %s) = %v, %v; want %v, %v", tt.a, tt.b, before, known, tt.before, tt.known)
+		}
+	}
+}

@@ -107,3 +107,30 @@ func Nightly(ctx context.Context, svc *ServiceLocked) error {
 func (s *Service) Cancel(ctx context.Context, id string) error {
 	return s.self.Pay(ctx, id)
 }
+
+type Warehouse struct {
+	self *WarehouseLocked
+}
+
+// Move takes bin:<from> and crate:<to> in one call, bin first (sorted).
+//
+//lock:mutex key=crate:<to> key=bin:<from>
+func (w *Warehouse) Move(ctx context.Context, from, to string) error { return nil }
+
+// Wrap holds the bin, then seals a crate: bin, then crate, as Move does.
+//
+//lock:mutex key=bin:<id>
+func (w *Warehouse) Wrap(ctx context.Context, id string) error {
+	return w.self.Seal(ctx, id)
+}
+
+// Seal takes the crate lock.
+//
+//lock:mutex key=crate:<id>
+func (w *Warehouse) Seal(ctx context.Context, id string) error { return nil }
+
+// Split takes two keys whose order depends on the values (<a>:x and
+// <b>:y may sort either way); the check does not guess.
+//
+//lock:mutex key=<a>:x key=<b>:y
+func (w *Warehouse) Split(ctx context.Context, a, b string) error { return nil }

@@ -234,3 +234,112 @@ func (w *ServiceLocked) Ship(ctx context.Context, id string) (err error) {
 	defer held.ReleaseInto(&err)
 	return w.inner.Ship(held.Context(), id)
 }
+
+// WarehouseLocked wraps *Warehouse: annotated methods run under their locks,
+// the others delegate without one. The wrapped methods get the lock holder's
+// context, which is cancelled if a lock is lost.
+//
+// Locks by method:
+//   - Move: mutex crate:<to>, mutex bin:<from>
+//   - Seal: mutex crate:<id>
+//   - Split: mutex <a>:x, mutex <b>:y
+//   - Wrap: mutex bin:<id>
+type WarehouseLocked struct {
+	inner  *Warehouse
+	locker *runtime.Locker
+}
+
+// NewWarehouseLocked wraps inner; its annotated methods take their locks with
+// l.
+func NewWarehouseLocked(inner *Warehouse, l *runtime.Locker) *WarehouseLocked {
+	return &WarehouseLocked{
+		inner:  inner,
+		locker: l,
+	}
+}
+
+// Move takes these locks, all or nothing, then calls [Warehouse.Move]:
+//   - mutex crate:<to> (default lease, renewed, waits until ctx is done)
+//   - mutex bin:<from> (default lease, renewed, waits until ctx is done)
+//
+// If it does not get every lock, Move returns the error without calling it; a
+// busy lock gives an error wrapping [runtime.ErrNotAcquired].
+func (w *WarehouseLocked) Move(ctx context.Context, from string, to string) (err error) {
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "crate:" + runtime.EscapeKeyPart(to),
+		Method:   "Warehouse.Move",
+		Template: "crate:<to>",
+	}, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "bin:" + runtime.EscapeKeyPart(from),
+		Method:   "Warehouse.Move",
+		Template: "bin:<from>",
+	})
+	if err != nil {
+		return err
+	}
+	defer held.ReleaseInto(&err)
+	return w.inner.Move(held.Context(), from, to)
+}
+
+// Seal takes the mutex crate:<id> (default lease, renewed, waits until ctx is
+// done), then calls [Warehouse.Seal]. If it does not get the lock, Seal
+// returns the error without calling it; a busy lock gives an error wrapping
+// [runtime.ErrNotAcquired].
+func (w *WarehouseLocked) Seal(ctx context.Context, id string) (err error) {
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "crate:" + runtime.EscapeKeyPart(id),
+		Method:   "Warehouse.Seal",
+		Template: "crate:<id>",
+	})
+	if err != nil {
+		return err
+	}
+	defer held.ReleaseInto(&err)
+	return w.inner.Seal(held.Context(), id)
+}
+
+// Split takes these locks, all or nothing, then calls [Warehouse.Split]:
+//   - mutex <a>:x (default lease, renewed, waits until ctx is done)
+//   - mutex <b>:y (default lease, renewed, waits until ctx is done)
+//
+// If it does not get every lock, Split returns the error without calling it; a
+// busy lock gives an error wrapping [runtime.ErrNotAcquired].
+func (w *WarehouseLocked) Split(ctx context.Context, a string, b string) (err error) {
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      runtime.EscapeKeyPart(a) + ":x",
+		Method:   "Warehouse.Split",
+		Template: "<a>:x",
+	}, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      runtime.EscapeKeyPart(b) + ":y",
+		Method:   "Warehouse.Split",
+		Template: "<b>:y",
+	})
+	if err != nil {
+		return err
+	}
+	defer held.ReleaseInto(&err)
+	return w.inner.Split(held.Context(), a, b)
+}
+
+// Wrap takes the mutex bin:<id> (default lease, renewed, waits until ctx is
+// done), then calls [Warehouse.Wrap]. If it does not get the lock, Wrap
+// returns the error without calling it; a busy lock gives an error wrapping
+// [runtime.ErrNotAcquired].
+func (w *WarehouseLocked) Wrap(ctx context.Context, id string) (err error) {
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "bin:" + runtime.EscapeKeyPart(id),
+		Method:   "Warehouse.Wrap",
+		Template: "bin:<id>",
+	})
+	if err != nil {
+		return err
+	}
+	defer held.ReleaseInto(&err)
+	return w.inner.Wrap(held.Context(), id)
+}

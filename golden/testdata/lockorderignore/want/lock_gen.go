@@ -200,6 +200,89 @@ func (w *StockLocked) Restock(ctx context.Context, sku string, account string) (
 	return w.inner.Restock(held.Context(), sku, account)
 }
 
+// WarehouseLocked wraps *Warehouse: annotated methods run under their locks,
+// the others delegate without one. The wrapped methods get the lock holder's
+// context, which is cancelled if a lock is lost.
+//
+// Locks by method:
+//   - Fill: mutex bin:<id>
+//   - Move: mutex crate:<to>, mutex bin:<from>
+//   - Pack: mutex crate:<id>
+type WarehouseLocked struct {
+	inner  *Warehouse
+	locker *runtime.Locker
+}
+
+// NewWarehouseLocked wraps inner; its annotated methods take their locks with
+// l.
+func NewWarehouseLocked(inner *Warehouse, l *runtime.Locker) *WarehouseLocked {
+	return &WarehouseLocked{
+		inner:  inner,
+		locker: l,
+	}
+}
+
+// Fill takes the mutex bin:<id> (default lease, renewed, waits until ctx is
+// done), then calls [Warehouse.Fill]. If it does not get the lock, Fill
+// returns the error without calling it; a busy lock gives an error wrapping
+// [runtime.ErrNotAcquired].
+func (w *WarehouseLocked) Fill(ctx context.Context, id string) (err error) {
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "bin:" + runtime.EscapeKeyPart(id),
+		Method:   "Warehouse.Fill",
+		Template: "bin:<id>",
+	})
+	if err != nil {
+		return err
+	}
+	defer held.ReleaseInto(&err)
+	return w.inner.Fill(held.Context(), id)
+}
+
+// Move takes these locks, all or nothing, then calls [Warehouse.Move]:
+//   - mutex crate:<to> (default lease, renewed, waits until ctx is done)
+//   - mutex bin:<from> (default lease, renewed, waits until ctx is done)
+//
+// If it does not get every lock, Move returns the error without calling it; a
+// busy lock gives an error wrapping [runtime.ErrNotAcquired].
+func (w *WarehouseLocked) Move(ctx context.Context, from string, to string) (err error) {
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "crate:" + runtime.EscapeKeyPart(to),
+		Method:   "Warehouse.Move",
+		Template: "crate:<to>",
+	}, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "bin:" + runtime.EscapeKeyPart(from),
+		Method:   "Warehouse.Move",
+		Template: "bin:<from>",
+	})
+	if err != nil {
+		return err
+	}
+	defer held.ReleaseInto(&err)
+	return w.inner.Move(held.Context(), from, to)
+}
+
+// Pack takes the mutex crate:<id> (default lease, renewed, waits until ctx is
+// done), then calls [Warehouse.Pack]. If it does not get the lock, Pack
+// returns the error without calling it; a busy lock gives an error wrapping
+// [runtime.ErrNotAcquired].
+func (w *WarehouseLocked) Pack(ctx context.Context, id string) (err error) {
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "crate:" + runtime.EscapeKeyPart(id),
+		Method:   "Warehouse.Pack",
+		Template: "crate:<id>",
+	})
+	if err != nil {
+		return err
+	}
+	defer held.ReleaseInto(&err)
+	return w.inner.Pack(held.Context(), id)
+}
+
 // ServiceLocked wraps *Service: annotated methods run under their locks, the
 // others delegate without one. The wrapped methods get the lock holder's
 // context, which is cancelled if a lock is lost.
