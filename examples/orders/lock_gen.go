@@ -5,17 +5,28 @@ package main
 import (
 	"context"
 	"errors"
-	"github.com/lockgen/lockgen/runtime"
 	"time"
+
+	"github.com/lockgen/lockgen/runtime"
 )
 
-// OrderServiceLocked wraps *OrderService: annotated methods run under their locks, the others delegate.
+// OrderServiceLocked wraps *OrderService: annotated methods run under their
+// locks, the others delegate without one. The wrapped methods get the lock
+// holder's context, which is cancelled if a lock is lost.
+//
+// Locks by method:
+//   - Export: semaphore exports:<tenant>
+//   - Lookup: read lock order:<orderID>
+//   - Pay: fair lock payment:<orderID>
+//   - SettleNightly: mutex job:nightly-settlement
+//   - Update: write lock order:<orderID>
 type OrderServiceLocked struct {
 	inner  *OrderService
 	locker *runtime.Locker
 }
 
-// NewOrderServiceLocked wraps inner; its annotated methods take their locks with l.
+// NewOrderServiceLocked wraps inner; its annotated methods take their locks
+// with l.
 func NewOrderServiceLocked(inner *OrderService, l *runtime.Locker) *OrderServiceLocked {
 	return &OrderServiceLocked{
 		inner:  inner,
@@ -23,8 +34,19 @@ func NewOrderServiceLocked(inner *OrderService, l *runtime.Locker) *OrderService
 	}
 }
 
+// Export takes the semaphore exports:<tenant> (2 permits, lease 30s, renewed,
+// waits until ctx is done), then calls [OrderService.Export]. If it does not
+// get the lock, Export returns the error without calling it; a busy lock gives
+// an error wrapping [runtime.ErrNotAcquired].
 func (w *OrderServiceLocked) Export(ctx context.Context, tenant string, who string) (rows int, err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Semaphore, Key: "exports:" + runtime.EscapeKeyPart(tenant), Lease: 30 * time.Second, Permits: 2})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Semaphore,
+		Key:      "exports:" + runtime.EscapeKeyPart(tenant),
+		Lease:    30 * time.Second,
+		Permits:  2,
+		Method:   "OrderService.Export",
+		Template: "exports:<tenant>",
+	})
 	if err != nil {
 		return rows, err
 	}
@@ -32,8 +54,18 @@ func (w *OrderServiceLocked) Export(ctx context.Context, tenant string, who stri
 	return w.inner.Export(held.Context(), tenant, who)
 }
 
+// Lookup takes the read lock order:<orderID> (lease 5s, renewed, waits until
+// ctx is done), then calls [OrderService.Lookup]. If it does not get the lock,
+// Lookup returns the error without calling it; a busy lock gives an error
+// wrapping [runtime.ErrNotAcquired].
 func (w *OrderServiceLocked) Lookup(ctx context.Context, orderID string, who string) (r0 Order, err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Read, Key: "order:" + runtime.EscapeKeyPart(orderID), Lease: 5 * time.Second})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Read,
+		Key:      "order:" + runtime.EscapeKeyPart(orderID),
+		Lease:    5 * time.Second,
+		Method:   "OrderService.Lookup",
+		Template: "order:<orderID>",
+	})
 	if err != nil {
 		return r0, err
 	}
@@ -41,12 +73,23 @@ func (w *OrderServiceLocked) Lookup(ctx context.Context, orderID string, who str
 	return w.inner.Lookup(held.Context(), orderID, who)
 }
 
+// Orders delegates to [OrderService.Orders] without a lock.
 func (w *OrderServiceLocked) Orders() int {
 	return w.inner.Orders()
 }
 
+// Pay takes the fair lock payment:<orderID> (lease 10s, renewed, waits until
+// ctx is done), then calls [OrderService.Pay]. If it does not get the lock,
+// Pay returns the error without calling it; a busy lock gives an error
+// wrapping [runtime.ErrNotAcquired].
 func (w *OrderServiceLocked) Pay(ctx context.Context, orderID string, customer string, cents int64) (err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Fair, Key: "payment:" + runtime.EscapeKeyPart(orderID), Lease: 10 * time.Second})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Fair,
+		Key:      "payment:" + runtime.EscapeKeyPart(orderID),
+		Lease:    10 * time.Second,
+		Method:   "OrderService.Pay",
+		Template: "payment:<orderID>",
+	})
 	if err != nil {
 		return err
 	}
@@ -54,8 +97,18 @@ func (w *OrderServiceLocked) Pay(ctx context.Context, orderID string, customer s
 	return w.inner.Pay(held.Context(), orderID, customer, cents)
 }
 
+// SettleNightly takes the mutex job:nightly-settlement (lease 1m, renewed,
+// tries once), then calls [OrderService.SettleNightly]. If the lock is busy,
+// SettleNightly returns zero values and a nil error without calling it.
 func (w *OrderServiceLocked) SettleNightly(ctx context.Context, instance string) (err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "job:nightly-settlement", Lease: time.Minute, Wait: runtime.NoWait})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "job:nightly-settlement",
+		Lease:    time.Minute,
+		Wait:     runtime.NoWait,
+		Method:   "OrderService.SettleNightly",
+		Template: "job:nightly-settlement",
+	})
 	if err != nil {
 		if errors.Is(err, runtime.ErrNotAcquired) {
 			return nil
@@ -66,8 +119,18 @@ func (w *OrderServiceLocked) SettleNightly(ctx context.Context, instance string)
 	return w.inner.SettleNightly(held.Context(), instance)
 }
 
+// Update takes the write lock order:<orderID> (lease 5s, renewed, waits until
+// ctx is done), then calls [OrderService.Update]. If it does not get the lock,
+// Update returns the error without calling it; a busy lock gives an error
+// wrapping [runtime.ErrNotAcquired].
 func (w *OrderServiceLocked) Update(ctx context.Context, orderID string, who string, status string) (err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Write, Key: "order:" + runtime.EscapeKeyPart(orderID), Lease: 5 * time.Second})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Write,
+		Key:      "order:" + runtime.EscapeKeyPart(orderID),
+		Lease:    5 * time.Second,
+		Method:   "OrderService.Update",
+		Template: "order:<orderID>",
+	})
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,8 @@
 //	wait=<duration>  Go duration ≥ 0; 0 tries once; default: until ctx is done
 //	permits=<n>      semaphore only, required there, ≥ 1
 //	onbusy=error|skip default error
+//	order=check|ignore default check; ignore leaves this line's locks out of
+//	                 the generator's lock-order check
 //
 // Every option except key may appear once. Values are never quoted: a
 // quoted value is refused (the quotes would become part of the key). Two

@@ -29,6 +29,7 @@ func FuzzParse(f *testing.F) {
 		"//lock:mutex key:a:<id>",
 		"//lock:mutex key=order:\"<id>\"",
 		"//lock:mutex key=\"a b c\" permits=`2`",
+		"//lock:mutex key=a order=ignore ordr=check order=",
 	} {
 		f.Add(seed)
 	}

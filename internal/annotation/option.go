@@ -174,5 +174,13 @@ func (p *parser) apply(a *Annotation, o *options, op opt) {
 		default:
 			p.errorf(valueOffset, "bad onbusy value "+strconv.Quote(value)+"; want error or skip")
 		}
+	case "order":
+		switch value {
+		case "check":
+		case "ignore":
+			a.OrderIgnore = true
+		default:
+			p.errorf(valueOffset, "bad order value "+strconv.Quote(value)+"; want check or ignore")
+		}
 	}
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // Option names, in the order diagnostics list them.
-var optionNames = []string{"key", "lease", "renew", "wait", "permits", "onbusy"}
+var optionNames = []string{"key", "lease", "renew", "wait", "permits", "onbusy", "order"}
 
 // Parse parses one annotation comment (the full text, starting with Prefix).
 // It returns every problem found; when the slice is non-empty the Annotation

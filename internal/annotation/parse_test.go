@@ -56,8 +56,9 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"//lock:spin key=a", "spin", `unknown kind "spin"; want one of mutex, fair, read, write, semaphore`},
 		{"//lock:mutx key=a", "mutx", `unknown kind "mutx"; did you mean mutex? (want one of mutex, fair, read, write, semaphore)`},
-		{"//lock:mutex keys=a", "keys", `unknown option "keys"; did you mean key=? (want one of key, lease, renew, wait, permits, onbusy)`},
-		{"//lock:mutex key=a color=red", "color=red", `unknown option "color"; want one of key, lease, renew, wait, permits, onbusy`},
+		{"//lock:mutex keys=a", "keys", `unknown option "keys"; did you mean key=? (want one of key, lease, renew, wait, permits, onbusy, order)`},
+		{"//lock:mutex key=a ordr=ignore", "ordr=ignore", `unknown option "ordr"; did you mean order=? (want one of key, lease, renew, wait, permits, onbusy, order)`},
+		{"//lock:mutex key=a color=red", "color=red", `unknown option "color"; want one of key, lease, renew, wait, permits, onbusy, order`},
 		{"//lock:mutex key=a lease=10", "10", `bad lease duration "10"`},
 		{"//lock:mutex key=a lease=0s", "0s", "lease must be at least 1ms"},
 		{"//lock:mutex key=a wait=-1s", "-1s", "wait must not be negative"},
@@ -68,6 +69,8 @@ func TestParseErrors(t *testing.T) {
 		{"//lock:mutex key=a lease=1s lease=2s", "lease=2s", "duplicate option lease"},
 		{"//lock:mutex key=a renew=yes", "yes", `bad renew value "yes"`},
 		{"//lock:mutex key=a onbusy=wait", "wait", `bad onbusy value "wait"; want error or skip`},
+		{"//lock:mutex key=a order=off", "off", `bad order value "off"; want check or ignore`},
+		{"//lock:mutex key=a order=ignore order=check", "order=check", "duplicate option order"},
 		{"//lock:mutex key=a:<id", "<id", "unclosed '<'"},
 		{"//lock:mutex key=a:id>", ">", "unmatched '>'"},
 		{"//lock:mutex key=a{<id>}", "{", "'{' is not allowed"},
@@ -133,6 +136,8 @@ func TestParseOneMessagePerMistake(t *testing.T) {
 		"//lock:mutex keys=a:<id>",
 		"//lock:mutex key=a lease=1s leas=2s",
 		"//lock:semaphor key=a permits=2",
+		"//lock:mutex key=a ordr=ignore",
+		`//lock:mutex key=a order="ignore"`,
 	} {
 		if _, errs := Parse(text); len(errs) != 1 {
 			t.Errorf("%s: %d errors, want 1: %v", text, len(errs), errs)
@@ -152,5 +157,22 @@ func TestParseNiladicWithoutParens(t *testing.T) {
 	sels := a.Keys[0].Parts[0].Placeholder.Selectors
 	if len(sels) != 1 || sels[0].Name != "Shard" || sels[0].Call {
 		t.Errorf("selectors = %+v (Call is only set when () is written; go/types decides)", sels)
+	}
+}
+
+func TestParseOrderOption(t *testing.T) {
+	for text, ignore := range map[string]bool{
+		"//lock:mutex key=a":              false,
+		"//lock:mutex key=a order=check":  false,
+		"//lock:mutex key=a order=ignore": true,
+	} {
+		a, errs := Parse(text)
+		if len(errs) != 0 {
+			t.Errorf("%s: %v", text, errs)
+			continue
+		}
+		if a.OrderIgnore != ignore {
+			t.Errorf("%s: OrderIgnore = %v, want %v", text, a.OrderIgnore, ignore)
+		}
 	}
 }

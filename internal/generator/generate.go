@@ -72,6 +72,9 @@ func Generate(cfg Config) ([]File, []Diagnostic, error) {
 		}
 		files = append(files, File{Path: out, Content: src})
 	}
+	if len(diags) == 0 {
+		diags = checkLockOrder(cfg, pkgs, files)
+	}
 	return files, sortDiagnostics(diags), nil
 }
 

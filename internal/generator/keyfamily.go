@@ -19,11 +19,9 @@ import (
 // mutex's holder do not see each other either), and two semaphores with
 // different permits (each caller would enforce its own limit).
 //
-// Two templates can render the same key when some string matches both,
-// every placeholder standing for any escaped value: a possibly empty run of
-// A-Z a-z 0-9 - _ . ~ %. Because values never contain other bytes,
-// order:<id> and order:<tenant>:<id> cannot collide, while order:<id> and
-// order:<n> (or order:42) can.
+// Whether two templates can render the same key is decided on their key
+// patterns (keypattern.go): order:<id> and order:<tenant>:<id> cannot
+// collide, while order:<id> and order:<n> (or order:42) can.
 
 // keyUse is one key template of one annotation.
 type keyUse struct {
@@ -32,16 +30,6 @@ type keyUse struct {
 	template annotation.Template
 	pos      token.Pos // of the template
 	method   string
-}
-
-func family(k annotation.Kind) string {
-	switch k {
-	case annotation.Read, annotation.Write:
-		return "rw"
-	case annotation.Semaphore:
-		return "sem"
-	}
-	return string(k)
 }
 
 // recordKey remembers a template for checkKeyFamilies. A promoted method's
@@ -73,7 +61,7 @@ func (a *analysis) checkKeyFamilies() {
 
 // conflicting reports whether u and v may not lock the same key.
 func conflicting(u, v keyUse) bool {
-	return family(u.kind) != family(v.kind) || u.kind == annotation.Semaphore && u.permits != v.permits
+	return lockFamily(u.kind) != lockFamily(v.kind) || u.kind == annotation.Semaphore && u.permits != v.permits
 }
 
 // conflict says why u and v may not lock the same key.
@@ -83,7 +71,7 @@ func (a *analysis) conflict(u, v keyUse) string {
 	if v.template.Source != u.template.Source {
 		that += ", which can render the same keys"
 	}
-	if family(u.kind) != family(v.kind) {
+	if lockFamily(u.kind) != lockFamily(v.kind) {
 		return this + " does not exclude " + that + ": each kind keeps its own Redis keys, so both methods could run at once; lock a key with one kind (only read and write share a key)"
 	}
 	return this + " has permits=" + strconv.Itoa(u.permits) + ", but " + that + " has permits=" + strconv.Itoa(v.permits) +
@@ -97,81 +85,7 @@ func (a *analysis) shortPosition(pos token.Pos) string {
 	return filepath.Base(p.Filename) + ":" + strconv.Itoa(p.Line) + ":" + strconv.Itoa(p.Column)
 }
 
-// keySymbol is one byte of a template's literal text, or a placeholder.
-type keySymbol struct {
-	b    byte
-	wild bool
-}
-
-func symbols(t annotation.Template) []keySymbol {
-	var out []keySymbol
-	for _, p := range t.Parts {
-		if p.Placeholder != nil {
-			out = append(out, keySymbol{wild: true})
-			continue
-		}
-		for i := 0; i < len(p.Literal); i++ {
-			out = append(out, keySymbol{b: p.Literal[i]})
-		}
-	}
-	return out
-}
-
-func valueByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		c == '-' || c == '_' || c == '.' || c == '~' || c == '%'
-}
-
-// overlap reports whether some key matches both templates: a search over
-// pairs of positions, where a placeholder may end (move on) or consume a
-// value byte that the other side matches.
+// overlap reports whether some key matches both templates.
 func overlap(x, y annotation.Template) bool {
-	a, b := symbols(x), symbols(y)
-	type state struct{ i, j int }
-	seen := make(map[state]bool)
-	stack := []state{{0, 0}}
-	push := func(i, j int) {
-		if s := (state{i, j}); !seen[s] {
-			seen[s] = true
-			stack = append(stack, s)
-		}
-	}
-	for len(stack) > 0 {
-		s := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if s.i == len(a) && s.j == len(b) {
-			return true
-		}
-		var sa, sb *keySymbol
-		if s.i < len(a) {
-			sa = &a[s.i]
-		}
-		if s.j < len(b) {
-			sb = &b[s.j]
-		}
-		if sa != nil && sa.wild {
-			push(s.i+1, s.j) // the value ends here
-		}
-		if sb != nil && sb.wild {
-			push(s.i, s.j+1)
-		}
-		switch {
-		case sa == nil || sb == nil:
-		case !sa.wild && !sb.wild:
-			if sa.b == sb.b {
-				push(s.i+1, s.j+1)
-			}
-		case sa.wild && !sb.wild:
-			if valueByte(sb.b) {
-				push(s.i, s.j+1) // the value goes on with sb's byte
-			}
-		case !sa.wild && sb.wild:
-			if valueByte(sa.b) {
-				push(s.i+1, s.j)
-			}
-		}
-		// Two placeholders side by side consume the same bytes: covered by
-		// letting either end first.
-	}
-	return false
+	return patternsIntersect(templateTokens(x), templateTokens(y))
 }

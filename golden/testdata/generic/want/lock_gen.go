@@ -4,12 +4,18 @@ package generic
 
 import (
 	"context"
-	"github.com/lockgen/lockgen/runtime"
 	"strconv"
 	"time"
+
+	"github.com/lockgen/lockgen/runtime"
 )
 
-// CacheLocked wraps *Cache: annotated methods run under their locks, the others delegate.
+// CacheLocked wraps *Cache: annotated methods run under their locks, the
+// others delegate without one. The wrapped methods get the lock holder's
+// context, which is cancelled if a lock is lost.
+//
+// Locks by method:
+//   - Put: write lock cache:<key>
 type CacheLocked[K comparable, V any, N Number] struct {
 	inner  *Cache[K, V, N]
 	locker *runtime.Locker
@@ -23,12 +29,22 @@ func NewCacheLocked[K comparable, V any, N Number](inner *Cache[K, V, N], l *run
 	}
 }
 
+// Len delegates to [Cache.Len] without a lock.
 func (w *CacheLocked[K, V, N]) Len() int {
 	return w.inner.Len()
 }
 
+// Put takes the write lock cache:<key> (default lease, renewed, waits until
+// ctx is done), then calls [Cache.Put]. If it does not get the lock, Put
+// returns the error without calling it; a busy lock gives an error wrapping
+// [runtime.ErrNotAcquired].
 func (w *CacheLocked[A, B, C]) Put(ctx context.Context, key string, v B, n C) (err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Write, Key: "cache:" + runtime.EscapeKeyPart(key)})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Write,
+		Key:      "cache:" + runtime.EscapeKeyPart(key),
+		Method:   "Cache.Put",
+		Template: "cache:<key>",
+	})
 	if err != nil {
 		return err
 	}
@@ -36,13 +52,19 @@ func (w *CacheLocked[A, B, C]) Put(ctx context.Context, key string, v B, n C) (e
 	return w.inner.Put(held.Context(), key, v, n)
 }
 
-// StoreLocked wraps an Store: annotated methods run under their locks, the others delegate.
+// StoreLocked wraps a Store: annotated methods run under their locks, the
+// others delegate without one. The wrapped methods get the lock holder's
+// context, which is cancelled if a lock is lost.
+//
+// Locks by method:
+//   - Save: mutex store:<id>
 type StoreLocked[T any] struct {
 	inner  Store[T]
 	locker *runtime.Locker
 }
 
-// NewStoreLocked returns inner decorated with the locks of its annotated methods, taken with l.
+// NewStoreLocked returns inner decorated with the locks of its annotated
+// methods, taken with l.
 func NewStoreLocked[T any](inner Store[T], l *runtime.Locker) Store[T] {
 	return &StoreLocked[T]{
 		inner:  inner,
@@ -50,12 +72,23 @@ func NewStoreLocked[T any](inner Store[T], l *runtime.Locker) Store[T] {
 	}
 }
 
+// Load delegates to [Store.Load] without a lock.
 func (w *StoreLocked[T]) Load(id uint32) (T, bool) {
 	return w.inner.Load(id)
 }
 
+// Save takes the mutex store:<id> (lease 5s, renewed, waits until ctx is
+// done), then calls [Store.Save]. If it does not get the lock, Save returns
+// the error without calling it; a busy lock gives an error wrapping
+// [runtime.ErrNotAcquired].
 func (w *StoreLocked[T]) Save(ctx context.Context, id uint32, item T) (r0 T, err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "store:" + strconv.FormatUint(uint64(id), 10), Lease: 5 * time.Second})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "store:" + strconv.FormatUint(uint64(id), 10),
+		Lease:    5 * time.Second,
+		Method:   "Store.Save",
+		Template: "store:<id>",
+	})
 	if err != nil {
 		return r0, err
 	}

@@ -5,18 +5,26 @@ package iface
 import (
 	"context"
 	"errors"
-	"github.com/lockgen/lockgen/runtime"
 	"io"
 	"strconv"
+
+	"github.com/lockgen/lockgen/runtime"
 )
 
-// RepositoryLocked wraps an Repository: annotated methods run under their locks, the others delegate.
+// RepositoryLocked wraps a Repository: annotated methods run under their
+// locks, the others delegate without one. The wrapped methods get the lock
+// holder's context, which is cancelled if a lock is lost.
+//
+// Locks by method:
+//   - Flush: mutex flush
+//   - Update: write lock row:<table>:<id>, read lock schema:<table>
 type RepositoryLocked struct {
 	inner  Repository
 	locker *runtime.Locker
 }
 
-// NewRepositoryLocked returns inner decorated with the locks of its annotated methods, taken with l.
+// NewRepositoryLocked returns inner decorated with the locks of its annotated
+// methods, taken with l.
 func NewRepositoryLocked(inner Repository, l *runtime.Locker) Repository {
 	return &RepositoryLocked{
 		inner:  inner,
@@ -24,10 +32,21 @@ func NewRepositoryLocked(inner Repository, l *runtime.Locker) Repository {
 	}
 }
 
+// RepositoryLocked must have every method of Repository: this fails the build
+// if Repository gains one after generation.
 var _ Repository = (*RepositoryLocked)(nil)
 
+// Flush takes the mutex flush (default lease, renewed, tries once), then calls
+// [Repository.Flush]. If the lock is busy, Flush returns zero values and a nil
+// error without calling it.
 func (w *RepositoryLocked) Flush(ctx context.Context) (r0 int, r1 io.Reader, err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "flush", Wait: runtime.NoWait})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "flush",
+		Wait:     runtime.NoWait,
+		Method:   "Repository.Flush",
+		Template: "flush",
+	})
 	if err != nil {
 		if errors.Is(err, runtime.ErrNotAcquired) {
 			return r0, r1, nil
@@ -38,12 +57,29 @@ func (w *RepositoryLocked) Flush(ctx context.Context) (r0 int, r1 io.Reader, err
 	return w.inner.Flush(held.Context())
 }
 
+// Name delegates to [Repository.Name] without a lock.
 func (w *RepositoryLocked) Name() string {
 	return w.inner.Name()
 }
 
+// Update takes these locks, all or nothing, then calls [Repository.Update]:
+//   - write lock row:<table>:<id> (default lease, renewed, waits until ctx is done)
+//   - read lock schema:<table> (default lease, renewed, waits until ctx is done)
+//
+// If it does not get every lock, Update returns the error without calling it;
+// a busy lock gives an error wrapping [runtime.ErrNotAcquired].
 func (w *RepositoryLocked) Update(ctx context.Context, table string, id int, cols ...string) (err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Write, Key: "row:" + runtime.EscapeKeyPart(table) + ":" + strconv.FormatInt(int64(id), 10)}, runtime.Lock{Kind: runtime.Read, Key: "schema:" + runtime.EscapeKeyPart(table)})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Write,
+		Key:      "row:" + runtime.EscapeKeyPart(table) + ":" + strconv.FormatInt(int64(id), 10),
+		Method:   "Repository.Update",
+		Template: "row:<table>:<id>",
+	}, runtime.Lock{
+		Kind:     runtime.Read,
+		Key:      "schema:" + runtime.EscapeKeyPart(table),
+		Method:   "Repository.Update",
+		Template: "schema:<table>",
+	})
 	if err != nil {
 		return err
 	}

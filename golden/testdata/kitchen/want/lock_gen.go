@@ -5,12 +5,21 @@ package kitchen
 import (
 	"context"
 	"errors"
-	"github.com/lockgen/lockgen/runtime"
 	"strconv"
 	"time"
+
+	"github.com/lockgen/lockgen/runtime"
 )
 
-// OrdersLocked wraps *Orders: annotated methods run under their locks, the others delegate.
+// OrdersLocked wraps *Orders: annotated methods run under their locks, the
+// others delegate without one. The wrapped methods get the lock holder's
+// context, which is cancelled if a lock is lost.
+//
+// Locks by method:
+//   - Batch: semaphore batch:<ids>
+//   - Pay: fair lock order:<id>
+//   - Peek: read lock t:<at>:<color>
+//   - Ship: mutex tenant:<req.Tenant().ID>:order:<req.OrderID>, mutex region:<req.Meta.Region>
 type OrdersLocked struct {
 	inner  *Orders
 	locker *runtime.Locker
@@ -24,13 +33,25 @@ func NewOrdersLocked(inner *Orders, l *runtime.Locker) *OrdersLocked {
 	}
 }
 
+// Batch takes the semaphore batch:<ids> (one key per element of ids, all or
+// nothing, 3 permits, default lease, renewed, waits at most 250ms), then calls
+// [Orders.Batch]. If it does not get every lock, Batch returns the error
+// without calling it; a busy lock gives an error wrapping
+// [runtime.ErrNotAcquired].
 func (w *OrdersLocked) Batch(ctx context.Context, ids []string, at time.Time, color Color) (err error) {
 	var locks []runtime.Lock
 	if len(ids) == 0 {
 		return runtime.InvalidKeyError("key \"batch:<ids>\": ids is empty")
 	}
 	for _, e := range ids {
-		locks = append(locks, runtime.Lock{Kind: runtime.Semaphore, Key: "batch:" + runtime.EscapeKeyPart(e), Wait: 250 * time.Millisecond, Permits: 3})
+		locks = append(locks, runtime.Lock{
+			Kind:     runtime.Semaphore,
+			Key:      "batch:" + runtime.EscapeKeyPart(e),
+			Wait:     250 * time.Millisecond,
+			Permits:  3,
+			Method:   "Orders.Batch",
+			Template: "batch:<ids>",
+		})
 	}
 	held, err := w.locker.Acquire(ctx, locks...)
 	if err != nil {
@@ -40,8 +61,18 @@ func (w *OrdersLocked) Batch(ctx context.Context, ids []string, at time.Time, co
 	return w.inner.Batch(held.Context(), ids, at, color)
 }
 
+// Pay takes the fair lock order:<id> (lease 10s, renewed, waits until ctx is
+// done), then calls [Orders.Pay]. If it does not get the lock, Pay returns the
+// error without calling it; a busy lock gives an error wrapping
+// [runtime.ErrNotAcquired].
 func (w *OrdersLocked) Pay(ctx context.Context, id string, cents int64) (err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Fair, Key: "order:" + runtime.EscapeKeyPart(id), Lease: 10 * time.Second})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Fair,
+		Key:      "order:" + runtime.EscapeKeyPart(id),
+		Lease:    10 * time.Second,
+		Method:   "Orders.Pay",
+		Template: "order:<id>",
+	})
 	if err != nil {
 		return err
 	}
@@ -49,12 +80,21 @@ func (w *OrdersLocked) Pay(ctx context.Context, id string, cents int64) (err err
 	return w.inner.Pay(held.Context(), id, cents)
 }
 
+// Peek takes the read lock t:<at>:<color> (default lease, renewed, waits until
+// ctx is done), then calls [Orders.Peek]. If it does not get the lock, Peek
+// returns the error without calling it; a busy lock gives an error wrapping
+// [runtime.ErrNotAcquired].
 func (w *OrdersLocked) Peek(runtime1 context.Context, at time.Time, color Color, err1 string, held1 int, w1 int, locks1 ...string) (r0 string, err error) {
 	k, err := runtime.EscapeText(at)
 	if err != nil {
 		return r0, err
 	}
-	held, err := w.locker.Acquire(runtime1, runtime.Lock{Kind: runtime.Read, Key: "t:" + k + ":" + strconv.FormatInt(int64(color), 10)})
+	held, err := w.locker.Acquire(runtime1, runtime.Lock{
+		Kind:     runtime.Read,
+		Key:      "t:" + k + ":" + strconv.FormatInt(int64(color), 10),
+		Method:   "Orders.Peek",
+		Template: "t:<at>:<color>",
+	})
 	if err != nil {
 		return r0, err
 	}
@@ -62,10 +102,18 @@ func (w *OrdersLocked) Peek(runtime1 context.Context, at time.Time, color Color,
 	return w.inner.Peek(held.Context(), at, color, err1, held1, w1, locks1...)
 }
 
+// Plain delegates to [Orders.Plain] without a lock.
 func (w *OrdersLocked) Plain(a int, b int) int {
 	return w.inner.Plain(a, b)
 }
 
+// Ship takes these locks, all or nothing, then calls [Orders.Ship]:
+//   - mutex tenant:<req.Tenant().ID>:order:<req.OrderID> (lease 1m30s, not renewed, tries once)
+//   - mutex region:<req.Meta.Region> (lease 1m30s, not renewed, tries once)
+//
+// Without renewal, the context [Orders.Ship] gets ends before the lease does.
+// If a lock is busy, Ship returns zero values and a nil error without calling
+// it.
 func (w *OrdersLocked) Ship(ctx context.Context, req *Request) (n int, s []string, err error) {
 	if req == nil {
 		return n, s, runtime.InvalidKeyError("key \"tenant:<req.Tenant().ID>:order:<req.OrderID>\": req is nil")
@@ -78,7 +126,23 @@ func (w *OrdersLocked) Ship(ctx context.Context, req *Request) (n int, s []strin
 	if v1 == nil {
 		return n, s, runtime.InvalidKeyError("key \"region:<req.Meta.Region>\": req.Meta is nil")
 	}
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "tenant:" + runtime.EscapeKeyPart(v.ID) + ":order:" + strconv.FormatInt(req.OrderID, 10), Lease: 90 * time.Second, NoRenew: true, Wait: runtime.NoWait}, runtime.Lock{Kind: runtime.Mutex, Key: "region:" + runtime.EscapeKeyPart(v1.Region), Lease: 90 * time.Second, NoRenew: true, Wait: runtime.NoWait})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "tenant:" + runtime.EscapeKeyPart(v.ID) + ":order:" + strconv.FormatInt(req.OrderID, 10),
+		Lease:    90 * time.Second,
+		NoRenew:  true,
+		Wait:     runtime.NoWait,
+		Method:   "Orders.Ship",
+		Template: "tenant:<req.Tenant().ID>:order:<req.OrderID>",
+	}, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "region:" + runtime.EscapeKeyPart(v1.Region),
+		Lease:    90 * time.Second,
+		NoRenew:  true,
+		Wait:     runtime.NoWait,
+		Method:   "Orders.Ship",
+		Template: "region:<req.Meta.Region>",
+	})
 	if err != nil {
 		if errors.Is(err, runtime.ErrNotAcquired) {
 			return n, s, nil

@@ -4,11 +4,17 @@ package niladic
 
 import (
 	"context"
-	"github.com/lockgen/lockgen/runtime"
 	"strconv"
+
+	"github.com/lockgen/lockgen/runtime"
 )
 
-// SLocked wraps *S: annotated methods run under their locks, the others delegate.
+// SLocked wraps *S: annotated methods run under their locks, the others
+// delegate without one. The wrapped methods get the lock holder's context,
+// which is cancelled if a lock is lost.
+//
+// Locks by method:
+//   - Do: mutex s:<req.Shard>, mutex t:<req.Tenant.ID>:<req.Region()>
 type SLocked struct {
 	inner  *S
 	locker *runtime.Locker
@@ -22,6 +28,12 @@ func NewSLocked(inner *S, l *runtime.Locker) *SLocked {
 	}
 }
 
+// Do takes these locks, all or nothing, then calls [S.Do]:
+//   - mutex s:<req.Shard> (default lease, renewed, waits until ctx is done)
+//   - mutex t:<req.Tenant.ID>:<req.Region()> (default lease, renewed, waits until ctx is done)
+//
+// If it does not get every lock, Do returns the error without calling it; a
+// busy lock gives an error wrapping [runtime.ErrNotAcquired].
 func (w *SLocked) Do(ctx context.Context, req *Req) (err error) {
 	if req == nil {
 		return runtime.InvalidKeyError("key \"s:<req.Shard>\": req is nil")
@@ -30,7 +42,17 @@ func (w *SLocked) Do(ctx context.Context, req *Req) (err error) {
 	if v == nil {
 		return runtime.InvalidKeyError("key \"t:<req.Tenant.ID>:<req.Region()>\": req.Tenant() is nil")
 	}
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "s:" + strconv.FormatInt(int64(req.Shard()), 10)}, runtime.Lock{Kind: runtime.Mutex, Key: "t:" + runtime.EscapeKeyPart(v.ID) + ":" + runtime.EscapeKeyPart(req.Region())})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "s:" + strconv.FormatInt(int64(req.Shard()), 10),
+		Method:   "S.Do",
+		Template: "s:<req.Shard>",
+	}, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "t:" + runtime.EscapeKeyPart(v.ID) + ":" + runtime.EscapeKeyPart(req.Region()),
+		Method:   "S.Do",
+		Template: "t:<req.Tenant.ID>:<req.Region()>",
+	})
 	if err != nil {
 		return err
 	}

@@ -5,11 +5,19 @@ package onbusyskip
 import (
 	"context"
 	"errors"
-	"github.com/lockgen/lockgen/runtime"
 	"time"
+
+	"github.com/lockgen/lockgen/runtime"
 )
 
-// JobsLocked wraps *Jobs: annotated methods run under their locks, the others delegate.
+// JobsLocked wraps *Jobs: annotated methods run under their locks, the others
+// delegate without one. The wrapped methods get the lock holder's context,
+// which is cancelled if a lock is lost.
+//
+// Locks by method:
+//   - Export: semaphore job:export, read lock job:config
+//   - Hourly: mutex job:hourly
+//   - Nightly: mutex job:nightly
 type JobsLocked struct {
 	inner  *Jobs
 	locker *runtime.Locker
@@ -23,8 +31,27 @@ func NewJobsLocked(inner *Jobs, l *runtime.Locker) *JobsLocked {
 	}
 }
 
+// Export takes these locks, all or nothing, then calls [Jobs.Export]:
+//   - semaphore job:export (2 permits, default lease, renewed, tries once)
+//   - read lock job:config (default lease, renewed, tries once)
+//
+// If a lock is busy, Export returns zero values and a nil error without
+// calling it.
 func (w *JobsLocked) Export(ctx context.Context) (r0 int, err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Semaphore, Key: "job:export", Wait: runtime.NoWait, Permits: 2}, runtime.Lock{Kind: runtime.Read, Key: "job:config", Wait: runtime.NoWait})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Semaphore,
+		Key:      "job:export",
+		Wait:     runtime.NoWait,
+		Permits:  2,
+		Method:   "Jobs.Export",
+		Template: "job:export",
+	}, runtime.Lock{
+		Kind:     runtime.Read,
+		Key:      "job:config",
+		Wait:     runtime.NoWait,
+		Method:   "Jobs.Export",
+		Template: "job:config",
+	})
 	if err != nil {
 		if errors.Is(err, runtime.ErrNotAcquired) {
 			return r0, nil
@@ -35,8 +62,17 @@ func (w *JobsLocked) Export(ctx context.Context) (r0 int, err error) {
 	return w.inner.Export(held.Context())
 }
 
+// Hourly takes the mutex job:hourly (default lease, renewed, waits at most
+// 2s), then calls [Jobs.Hourly]. If the lock is busy, Hourly returns zero
+// values and a nil error without calling it.
 func (w *JobsLocked) Hourly(ctx context.Context) (err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "job:hourly", Wait: 2 * time.Second})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "job:hourly",
+		Wait:     2 * time.Second,
+		Method:   "Jobs.Hourly",
+		Template: "job:hourly",
+	})
 	if err != nil {
 		if errors.Is(err, runtime.ErrNotAcquired) {
 			return nil
@@ -47,8 +83,17 @@ func (w *JobsLocked) Hourly(ctx context.Context) (err error) {
 	return w.inner.Hourly(held.Context())
 }
 
+// Nightly takes the mutex job:nightly (default lease, renewed, tries once),
+// then calls [Jobs.Nightly]. If the lock is busy, Nightly returns zero values
+// and a nil error without calling it.
 func (w *JobsLocked) Nightly(ctx context.Context) (err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "job:nightly", Wait: runtime.NoWait})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "job:nightly",
+		Wait:     runtime.NoWait,
+		Method:   "Jobs.Nightly",
+		Template: "job:nightly",
+	})
 	if err != nil {
 		if errors.Is(err, runtime.ErrNotAcquired) {
 			return nil

@@ -4,12 +4,18 @@ package placeholders
 
 import (
 	"context"
-	"github.com/lockgen/lockgen/runtime"
 	"net/netip"
 	"strconv"
+
+	"github.com/lockgen/lockgen/runtime"
 )
 
-// RunnerLocked wraps *Runner: annotated methods run under their locks, the others delegate.
+// RunnerLocked wraps *Runner: annotated methods run under their locks, the
+// others delegate without one. The wrapped methods get the lock holder's
+// context, which is cancelled if a lock is lost.
+//
+// Locks by method:
+//   - Run: mutex a:<s>:<lv>:<f>:<job.Count>, mutex b:<job.Region>:<job.Owner()>:<job.inner>:<addr>, mutex c:<job.Shard>, mutex d:<job.Regions>, mutex e:<job.Tags>:x
 type RunnerLocked struct {
 	inner  *Runner
 	locker *runtime.Locker
@@ -23,6 +29,15 @@ func NewRunnerLocked(inner *Runner, l *runtime.Locker) *RunnerLocked {
 	}
 }
 
+// Run takes these locks, all or nothing, then calls [Runner.Run]:
+//   - mutex a:<s>:<lv>:<f>:<job.Count> (default lease, renewed, waits until ctx is done)
+//   - mutex b:<job.Region>:<job.Owner()>:<job.inner>:<addr> (default lease, renewed, waits until ctx is done)
+//   - mutex c:<job.Shard> (default lease, renewed, waits until ctx is done)
+//   - mutex d:<job.Regions> (one key per element of job.Regions, all or nothing, default lease, renewed, waits until ctx is done)
+//   - mutex e:<job.Tags>:x (one key per element of job.Tags, all or nothing, default lease, renewed, waits until ctx is done)
+//
+// If it does not get every lock, Run returns the error without calling it; a
+// busy lock gives an error wrapping [runtime.ErrNotAcquired].
 func (w *RunnerLocked) Run(ctx context.Context, s Status, lv Level, f Flag, job *Job, addr netip.Addr) (err error) {
 	var locks []runtime.Lock
 	if job == nil {
@@ -32,7 +47,12 @@ func (w *RunnerLocked) Run(ctx context.Context, s Status, lv Level, f Flag, job 
 	if v == nil {
 		return runtime.InvalidKeyError("key \"a:<s>:<lv>:<f>:<job.Count>\": job.Count is nil")
 	}
-	locks = append(locks, runtime.Lock{Kind: runtime.Mutex, Key: "a:" + runtime.EscapeKeyPart(string(s)) + ":" + strconv.FormatUint(uint64(lv), 10) + ":" + strconv.FormatBool(bool(f)) + ":" + strconv.FormatInt(int64(*v), 10)})
+	locks = append(locks, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "a:" + runtime.EscapeKeyPart(string(s)) + ":" + strconv.FormatUint(uint64(lv), 10) + ":" + strconv.FormatBool(bool(f)) + ":" + strconv.FormatInt(int64(*v), 10),
+		Method:   "Runner.Run",
+		Template: "a:<s>:<lv>:<f>:<job.Count>",
+	})
 	v1 := job.Owner()
 	if v1 == nil {
 		return runtime.InvalidKeyError("key \"b:<job.Region>:<job.Owner()>:<job.inner>:<addr>\": job.Owner() is nil")
@@ -41,12 +61,22 @@ func (w *RunnerLocked) Run(ctx context.Context, s Status, lv Level, f Flag, job 
 	if err != nil {
 		return err
 	}
-	locks = append(locks, runtime.Lock{Kind: runtime.Mutex, Key: "b:" + runtime.EscapeKeyPart(job.Region.String()) + ":" + runtime.EscapeKeyPart(v1.String()) + ":" + runtime.EscapeKeyPart(job.inner.String()) + ":" + k})
+	locks = append(locks, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "b:" + runtime.EscapeKeyPart(job.Region.String()) + ":" + runtime.EscapeKeyPart(v1.String()) + ":" + runtime.EscapeKeyPart(job.inner.String()) + ":" + k,
+		Method:   "Runner.Run",
+		Template: "b:<job.Region>:<job.Owner()>:<job.inner>:<addr>",
+	})
 	v2 := job.Base
 	if v2 == nil {
 		return runtime.InvalidKeyError("key \"c:<job.Shard>\": job.Base is nil")
 	}
-	locks = append(locks, runtime.Lock{Kind: runtime.Mutex, Key: "c:" + strconv.FormatInt(int64(v2.Shard), 10)})
+	locks = append(locks, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "c:" + strconv.FormatInt(int64(v2.Shard), 10),
+		Method:   "Runner.Run",
+		Template: "c:<job.Shard>",
+	})
 	v3 := job.Regions
 	if len(v3) == 0 {
 		return runtime.InvalidKeyError("key \"d:<job.Regions>\": job.Regions is empty")
@@ -55,14 +85,24 @@ func (w *RunnerLocked) Run(ctx context.Context, s Status, lv Level, f Flag, job 
 		if e == nil {
 			return runtime.InvalidKeyError("key \"d:<job.Regions>\": an element of job.Regions is nil")
 		}
-		locks = append(locks, runtime.Lock{Kind: runtime.Mutex, Key: "d:" + runtime.EscapeKeyPart(e.String())})
+		locks = append(locks, runtime.Lock{
+			Kind:     runtime.Mutex,
+			Key:      "d:" + runtime.EscapeKeyPart(e.String()),
+			Method:   "Runner.Run",
+			Template: "d:<job.Regions>",
+		})
 	}
 	v4 := job.Tags
 	if len(v4) == 0 {
 		return runtime.InvalidKeyError("key \"e:<job.Tags>:x\": job.Tags is empty")
 	}
 	for _, e1 := range v4 {
-		locks = append(locks, runtime.Lock{Kind: runtime.Mutex, Key: "e:" + runtime.EscapeKeyPart(string(e1)) + ":x"})
+		locks = append(locks, runtime.Lock{
+			Kind:     runtime.Mutex,
+			Key:      "e:" + runtime.EscapeKeyPart(string(e1)) + ":x",
+			Method:   "Runner.Run",
+			Template: "e:<job.Tags>:x",
+		})
 	}
 	held, err := w.locker.Acquire(ctx, locks...)
 	if err != nil {

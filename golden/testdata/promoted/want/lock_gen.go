@@ -4,11 +4,17 @@ package promoted
 
 import (
 	"context"
-	"github.com/lockgen/lockgen/runtime"
 	"strconv"
+
+	"github.com/lockgen/lockgen/runtime"
 )
 
-// BaseLocked wraps *Base: annotated methods run under their locks, the others delegate.
+// BaseLocked wraps *Base: annotated methods run under their locks, the others
+// delegate without one. The wrapped methods get the lock holder's context,
+// which is cancelled if a lock is lost.
+//
+// Locks by method:
+//   - Do: mutex base:<id>
 type BaseLocked struct {
 	inner  *Base
 	locker *runtime.Locker
@@ -22,8 +28,17 @@ func NewBaseLocked(inner *Base, l *runtime.Locker) *BaseLocked {
 	}
 }
 
+// Do takes the mutex base:<id> (default lease, renewed, waits until ctx is
+// done), then calls [Base.Do]. If it does not get the lock, Do returns the
+// error without calling it; a busy lock gives an error wrapping
+// [runtime.ErrNotAcquired].
 func (w *BaseLocked) Do(ctx context.Context, id string) (err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "base:" + runtime.EscapeKeyPart(id)})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "base:" + runtime.EscapeKeyPart(id),
+		Method:   "Base.Do",
+		Template: "base:<id>",
+	})
 	if err != nil {
 		return err
 	}
@@ -31,7 +46,12 @@ func (w *BaseLocked) Do(ctx context.Context, id string) (err error) {
 	return w.inner.Do(held.Context(), id)
 }
 
-// StoreLocked wraps *Store: annotated methods run under their locks, the others delegate.
+// StoreLocked wraps *Store: annotated methods run under their locks, the
+// others delegate without one. The wrapped methods get the lock holder's
+// context, which is cancelled if a lock is lost.
+//
+// Locks by method:
+//   - Put: write lock store:<k>
 type StoreLocked[K ~int64] struct {
 	inner  *Store[K]
 	locker *runtime.Locker
@@ -45,8 +65,17 @@ func NewStoreLocked[K ~int64](inner *Store[K], l *runtime.Locker) *StoreLocked[K
 	}
 }
 
+// Put takes the write lock store:<k> (default lease, renewed, waits until ctx
+// is done), then calls [Store.Put]. If it does not get the lock, Put returns
+// the error without calling it; a busy lock gives an error wrapping
+// [runtime.ErrNotAcquired].
 func (w *StoreLocked[X]) Put(ctx context.Context, k X) (err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Write, Key: "store:" + strconv.FormatInt(int64(k), 10)})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Write,
+		Key:      "store:" + strconv.FormatInt(int64(k), 10),
+		Method:   "Store.Put",
+		Template: "store:<k>",
+	})
 	if err != nil {
 		return err
 	}
@@ -54,13 +83,19 @@ func (w *StoreLocked[X]) Put(ctx context.Context, k X) (err error) {
 	return w.inner.Put(held.Context(), k)
 }
 
-// PayerLocked wraps an Payer: annotated methods run under their locks, the others delegate.
+// PayerLocked wraps a Payer: annotated methods run under their locks, the
+// others delegate without one. The wrapped methods get the lock holder's
+// context, which is cancelled if a lock is lost.
+//
+// Locks by method:
+//   - Pay: fair lock pay:<order>
 type PayerLocked struct {
 	inner  Payer
 	locker *runtime.Locker
 }
 
-// NewPayerLocked returns inner decorated with the locks of its annotated methods, taken with l.
+// NewPayerLocked returns inner decorated with the locks of its annotated
+// methods, taken with l.
 func NewPayerLocked(inner Payer, l *runtime.Locker) Payer {
 	return &PayerLocked{
 		inner:  inner,
@@ -68,10 +103,21 @@ func NewPayerLocked(inner Payer, l *runtime.Locker) Payer {
 	}
 }
 
+// PayerLocked must have every method of Payer: this fails the build if Payer
+// gains one after generation.
 var _ Payer = (*PayerLocked)(nil)
 
+// Pay takes the fair lock pay:<order> (default lease, renewed, waits until ctx
+// is done), then calls [Payer.Pay]. If it does not get the lock, Pay returns
+// the error without calling it; a busy lock gives an error wrapping
+// [runtime.ErrNotAcquired].
 func (w *PayerLocked) Pay(ctx context.Context, order string) (err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Fair, Key: "pay:" + runtime.EscapeKeyPart(order)})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Fair,
+		Key:      "pay:" + runtime.EscapeKeyPart(order),
+		Method:   "Payer.Pay",
+		Template: "pay:<order>",
+	})
 	if err != nil {
 		return err
 	}
@@ -79,7 +125,17 @@ func (w *PayerLocked) Pay(ctx context.Context, order string) (err error) {
 	return w.inner.Pay(held.Context(), order)
 }
 
-// ServiceLocked wraps *Service: annotated methods run under their locks, the others delegate.
+// ServiceLocked wraps *Service: annotated methods run under their locks, the
+// others delegate without one. The wrapped methods get the lock holder's
+// context, which is cancelled if a lock is lost.
+//
+// Locks by method:
+//   - Audit: read lock audit:<id>
+//   - Do: mutex base:<id>
+//   - Own: mutex service:own
+//   - Pay: fair lock pay:<order>
+//   - Post: mutex ledger:<account>
+//   - Put: write lock store:<k>
 type ServiceLocked struct {
 	inner  *Service
 	locker *runtime.Locker
@@ -93,8 +149,17 @@ func NewServiceLocked(inner *Service, l *runtime.Locker) *ServiceLocked {
 	}
 }
 
+// Audit takes the read lock audit:<id> (default lease, renewed, waits until
+// ctx is done), then calls [Service.Audit]. If it does not get the lock, Audit
+// returns the error without calling it; a busy lock gives an error wrapping
+// [runtime.ErrNotAcquired].
 func (w *ServiceLocked) Audit(ctx context.Context, id int) (err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Read, Key: "audit:" + strconv.FormatInt(int64(id), 10)})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Read,
+		Key:      "audit:" + strconv.FormatInt(int64(id), 10),
+		Method:   "Service.Audit",
+		Template: "audit:<id>",
+	})
 	if err != nil {
 		return err
 	}
@@ -102,12 +167,22 @@ func (w *ServiceLocked) Audit(ctx context.Context, id int) (err error) {
 	return w.inner.Audit(held.Context(), id)
 }
 
+// Balance delegates to [Service.Balance] without a lock.
 func (w *ServiceLocked) Balance(account string) int64 {
 	return w.inner.Balance(account)
 }
 
+// Do takes the mutex base:<id> (default lease, renewed, waits until ctx is
+// done), then calls [Service.Do]. If it does not get the lock, Do returns the
+// error without calling it; a busy lock gives an error wrapping
+// [runtime.ErrNotAcquired].
 func (w *ServiceLocked) Do(ctx context.Context, id string) (err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "base:" + runtime.EscapeKeyPart(id)})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "base:" + runtime.EscapeKeyPart(id),
+		Method:   "Service.Do",
+		Template: "base:<id>",
+	})
 	if err != nil {
 		return err
 	}
@@ -115,8 +190,17 @@ func (w *ServiceLocked) Do(ctx context.Context, id string) (err error) {
 	return w.inner.Do(held.Context(), id)
 }
 
+// Own takes the mutex service:own (default lease, renewed, waits until ctx is
+// done), then calls [Service.Own]. If it does not get the lock, Own returns
+// the error without calling it; a busy lock gives an error wrapping
+// [runtime.ErrNotAcquired].
 func (w *ServiceLocked) Own(ctx context.Context) (err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "service:own"})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "service:own",
+		Method:   "Service.Own",
+		Template: "service:own",
+	})
 	if err != nil {
 		return err
 	}
@@ -124,8 +208,17 @@ func (w *ServiceLocked) Own(ctx context.Context) (err error) {
 	return w.inner.Own(held.Context())
 }
 
+// Pay takes the fair lock pay:<order> (default lease, renewed, waits until ctx
+// is done), then calls [Service.Pay]. If it does not get the lock, Pay returns
+// the error without calling it; a busy lock gives an error wrapping
+// [runtime.ErrNotAcquired].
 func (w *ServiceLocked) Pay(ctx context.Context, order string) (err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Fair, Key: "pay:" + runtime.EscapeKeyPart(order)})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Fair,
+		Key:      "pay:" + runtime.EscapeKeyPart(order),
+		Method:   "Service.Pay",
+		Template: "pay:<order>",
+	})
 	if err != nil {
 		return err
 	}
@@ -133,8 +226,17 @@ func (w *ServiceLocked) Pay(ctx context.Context, order string) (err error) {
 	return w.inner.Pay(held.Context(), order)
 }
 
+// Post takes the mutex ledger:<account> (default lease, renewed, waits until
+// ctx is done), then calls [Service.Post]. If it does not get the lock, Post
+// returns the error without calling it; a busy lock gives an error wrapping
+// [runtime.ErrNotAcquired].
 func (w *ServiceLocked) Post(ctx context.Context, account string, cents int64) (err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "ledger:" + runtime.EscapeKeyPart(account)})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "ledger:" + runtime.EscapeKeyPart(account),
+		Method:   "Service.Post",
+		Template: "ledger:<account>",
+	})
 	if err != nil {
 		return err
 	}
@@ -142,8 +244,17 @@ func (w *ServiceLocked) Post(ctx context.Context, account string, cents int64) (
 	return w.inner.Post(held.Context(), account, cents)
 }
 
+// Put takes the write lock store:<k> (default lease, renewed, waits until ctx
+// is done), then calls [Service.Put]. If it does not get the lock, Put returns
+// the error without calling it; a busy lock gives an error wrapping
+// [runtime.ErrNotAcquired].
 func (w *ServiceLocked) Put(ctx context.Context, k int64) (err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Write, Key: "store:" + strconv.FormatInt(k, 10)})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Write,
+		Key:      "store:" + strconv.FormatInt(k, 10),
+		Method:   "Service.Put",
+		Template: "store:<k>",
+	})
 	if err != nil {
 		return err
 	}
@@ -151,7 +262,13 @@ func (w *ServiceLocked) Put(ctx context.Context, k int64) (err error) {
 	return w.inner.Put(held.Context(), k)
 }
 
-// GenericLocked wraps *Generic: annotated methods run under their locks, the others delegate.
+// GenericLocked wraps *Generic: annotated methods run under their locks, the
+// others delegate without one. The wrapped methods get the lock holder's
+// context, which is cancelled if a lock is lost.
+//
+// Locks by method:
+//   - Get: mutex generic:<k>
+//   - Put: write lock store:<k>
 type GenericLocked[K ~int64] struct {
 	inner  *Generic[K]
 	locker *runtime.Locker
@@ -165,8 +282,17 @@ func NewGenericLocked[K ~int64](inner *Generic[K], l *runtime.Locker) *GenericLo
 	}
 }
 
+// Get takes the mutex generic:<k> (default lease, renewed, waits until ctx is
+// done), then calls [Generic.Get]. If it does not get the lock, Get returns
+// the error without calling it; a busy lock gives an error wrapping
+// [runtime.ErrNotAcquired].
 func (w *GenericLocked[K]) Get(ctx context.Context, k K) (err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "generic:" + strconv.FormatInt(int64(k), 10)})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "generic:" + strconv.FormatInt(int64(k), 10),
+		Method:   "Generic.Get",
+		Template: "generic:<k>",
+	})
 	if err != nil {
 		return err
 	}
@@ -174,8 +300,17 @@ func (w *GenericLocked[K]) Get(ctx context.Context, k K) (err error) {
 	return w.inner.Get(held.Context(), k)
 }
 
+// Put takes the write lock store:<k> (default lease, renewed, waits until ctx
+// is done), then calls [Generic.Put]. If it does not get the lock, Put returns
+// the error without calling it; a busy lock gives an error wrapping
+// [runtime.ErrNotAcquired].
 func (w *GenericLocked[K]) Put(ctx context.Context, k K) (err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Write, Key: "store:" + strconv.FormatInt(int64(k), 10)})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Write,
+		Key:      "store:" + strconv.FormatInt(int64(k), 10),
+		Method:   "Generic.Put",
+		Template: "store:<k>",
+	})
 	if err != nil {
 		return err
 	}
@@ -183,13 +318,20 @@ func (w *GenericLocked[K]) Put(ctx context.Context, k K) (err error) {
 	return w.inner.Put(held.Context(), k)
 }
 
-// CheckoutLocked wraps an Checkout: annotated methods run under their locks, the others delegate.
+// CheckoutLocked wraps a Checkout: annotated methods run under their locks,
+// the others delegate without one. The wrapped methods get the lock holder's
+// context, which is cancelled if a lock is lost.
+//
+// Locks by method:
+//   - Close: mutex checkout:<cart>
+//   - Pay: fair lock pay:<order>
 type CheckoutLocked struct {
 	inner  Checkout
 	locker *runtime.Locker
 }
 
-// NewCheckoutLocked returns inner decorated with the locks of its annotated methods, taken with l.
+// NewCheckoutLocked returns inner decorated with the locks of its annotated
+// methods, taken with l.
 func NewCheckoutLocked(inner Checkout, l *runtime.Locker) Checkout {
 	return &CheckoutLocked{
 		inner:  inner,
@@ -197,10 +339,21 @@ func NewCheckoutLocked(inner Checkout, l *runtime.Locker) Checkout {
 	}
 }
 
+// CheckoutLocked must have every method of Checkout: this fails the build if
+// Checkout gains one after generation.
 var _ Checkout = (*CheckoutLocked)(nil)
 
+// Close takes the mutex checkout:<cart> (default lease, renewed, waits until
+// ctx is done), then calls [Checkout.Close]. If it does not get the lock,
+// Close returns the error without calling it; a busy lock gives an error
+// wrapping [runtime.ErrNotAcquired].
 func (w *CheckoutLocked) Close(ctx context.Context, cart string) (err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "checkout:" + runtime.EscapeKeyPart(cart)})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "checkout:" + runtime.EscapeKeyPart(cart),
+		Method:   "Checkout.Close",
+		Template: "checkout:<cart>",
+	})
 	if err != nil {
 		return err
 	}
@@ -208,8 +361,17 @@ func (w *CheckoutLocked) Close(ctx context.Context, cart string) (err error) {
 	return w.inner.Close(held.Context(), cart)
 }
 
+// Pay takes the fair lock pay:<order> (default lease, renewed, waits until ctx
+// is done), then calls [Checkout.Pay]. If it does not get the lock, Pay
+// returns the error without calling it; a busy lock gives an error wrapping
+// [runtime.ErrNotAcquired].
 func (w *CheckoutLocked) Pay(ctx context.Context, order string) (err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Fair, Key: "pay:" + runtime.EscapeKeyPart(order)})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Fair,
+		Key:      "pay:" + runtime.EscapeKeyPart(order),
+		Method:   "Checkout.Pay",
+		Template: "pay:<order>",
+	})
 	if err != nil {
 		return err
 	}

@@ -5,10 +5,16 @@ package selfuse
 import (
 	"context"
 	"errors"
+
 	"github.com/lockgen/lockgen/runtime"
 )
 
-// JobsLocked wraps *Jobs: annotated methods run under their locks, the others delegate.
+// JobsLocked wraps *Jobs: annotated methods run under their locks, the others
+// delegate without one. The wrapped methods get the lock holder's context,
+// which is cancelled if a lock is lost.
+//
+// Locks by method:
+//   - Run: mutex job:nightly
 type JobsLocked struct {
 	inner  *Jobs
 	locker *runtime.Locker
@@ -22,8 +28,17 @@ func NewJobsLocked(inner *Jobs, l *runtime.Locker) *JobsLocked {
 	}
 }
 
+// Run takes the mutex job:nightly (default lease, renewed, tries once), then
+// calls [Jobs.Run]. If the lock is busy, Run returns zero values and a nil
+// error without calling it.
 func (w *JobsLocked) Run(ctx context.Context) (err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "job:nightly", Wait: runtime.NoWait})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "job:nightly",
+		Wait:     runtime.NoWait,
+		Method:   "Jobs.Run",
+		Template: "job:nightly",
+	})
 	if err != nil {
 		if errors.Is(err, runtime.ErrNotAcquired) {
 			return nil

@@ -5,11 +5,17 @@ package typeparams
 import (
 	"context"
 	"encoding"
-	"github.com/lockgen/lockgen/runtime"
 	"strconv"
+
+	"github.com/lockgen/lockgen/runtime"
 )
 
-// RepoLocked wraps *Repo: annotated methods run under their locks, the others delegate.
+// RepoLocked wraps *Repo: annotated methods run under their locks, the others
+// delegate without one. The wrapped methods get the lock holder's context,
+// which is cancelled if a lock is lost.
+//
+// Locks by method:
+//   - Get: mutex repo:<id>
 type RepoLocked[K ID, V any] struct {
 	inner  *Repo[K, V]
 	locker *runtime.Locker
@@ -23,8 +29,17 @@ func NewRepoLocked[K ID, V any](inner *Repo[K, V], l *runtime.Locker) *RepoLocke
 	}
 }
 
+// Get takes the mutex repo:<id> (default lease, renewed, waits until ctx is
+// done), then calls [Repo.Get]. If it does not get the lock, Get returns the
+// error without calling it; a busy lock gives an error wrapping
+// [runtime.ErrNotAcquired].
 func (w *RepoLocked[K, V]) Get(ctx context.Context, id K) (r0 V, err error) {
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "repo:" + runtime.EscapeKeyPart(id.String())})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "repo:" + runtime.EscapeKeyPart(id.String()),
+		Method:   "Repo.Get",
+		Template: "repo:<id>",
+	})
 	if err != nil {
 		return r0, err
 	}
@@ -32,7 +47,12 @@ func (w *RepoLocked[K, V]) Get(ctx context.Context, id K) (r0 V, err error) {
 	return w.inner.Get(held.Context(), id)
 }
 
-// NamesLocked wraps *Names: annotated methods run under their locks, the others delegate.
+// NamesLocked wraps *Names: annotated methods run under their locks, the
+// others delegate without one. The wrapped methods get the lock holder's
+// context, which is cancelled if a lock is lost.
+//
+// Locks by method:
+//   - Put: mutex name:<s>, mutex names:<all>
 type NamesLocked[S ~string] struct {
 	inner  *Names[S]
 	locker *runtime.Locker
@@ -46,14 +66,30 @@ func NewNamesLocked[S ~string](inner *Names[S], l *runtime.Locker) *NamesLocked[
 	}
 }
 
+// Put takes these locks, all or nothing, then calls [Names.Put]:
+//   - mutex name:<s> (default lease, renewed, waits until ctx is done)
+//   - mutex names:<all> (one key per element of all, all or nothing, default lease, renewed, waits until ctx is done)
+//
+// If it does not get every lock, Put returns the error without calling it; a
+// busy lock gives an error wrapping [runtime.ErrNotAcquired].
 func (w *NamesLocked[S]) Put(ctx context.Context, s S, all []S) (err error) {
 	var locks []runtime.Lock
-	locks = append(locks, runtime.Lock{Kind: runtime.Mutex, Key: "name:" + runtime.EscapeKeyPart(string(s))})
+	locks = append(locks, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "name:" + runtime.EscapeKeyPart(string(s)),
+		Method:   "Names.Put",
+		Template: "name:<s>",
+	})
 	if len(all) == 0 {
 		return runtime.InvalidKeyError("key \"names:<all>\": all is empty")
 	}
 	for _, e := range all {
-		locks = append(locks, runtime.Lock{Kind: runtime.Mutex, Key: "names:" + runtime.EscapeKeyPart(string(e))})
+		locks = append(locks, runtime.Lock{
+			Kind:     runtime.Mutex,
+			Key:      "names:" + runtime.EscapeKeyPart(string(e)),
+			Method:   "Names.Put",
+			Template: "names:<all>",
+		})
 	}
 	held, err := w.locker.Acquire(ctx, locks...)
 	if err != nil {
@@ -63,7 +99,12 @@ func (w *NamesLocked[S]) Put(ctx context.Context, s S, all []S) (err error) {
 	return w.inner.Put(held.Context(), s, all)
 }
 
-// CountersLocked wraps *Counters: annotated methods run under their locks, the others delegate.
+// CountersLocked wraps *Counters: annotated methods run under their locks, the
+// others delegate without one. The wrapped methods get the lock holder's
+// context, which is cancelled if a lock is lost.
+//
+// Locks by method:
+//   - Add: write lock c:<i>:<u>:<b>:<t>:<n>:<p>
 type CountersLocked[I Signed, U Unsigned, B ~bool, T encoding.TextMarshaler, N interface {
 	Signed
 	comparable
@@ -72,7 +113,8 @@ type CountersLocked[I Signed, U Unsigned, B ~bool, T encoding.TextMarshaler, N i
 	locker *runtime.Locker
 }
 
-// NewCountersLocked wraps inner; its annotated methods take their locks with l.
+// NewCountersLocked wraps inner; its annotated methods take their locks with
+// l.
 func NewCountersLocked[I Signed, U Unsigned, B ~bool, T encoding.TextMarshaler, N interface {
 	Signed
 	comparable
@@ -83,6 +125,10 @@ func NewCountersLocked[I Signed, U Unsigned, B ~bool, T encoding.TextMarshaler, 
 	}
 }
 
+// Add takes the write lock c:<i>:<u>:<b>:<t>:<n>:<p> (default lease, renewed,
+// waits until ctx is done), then calls [Counters.Add]. If it does not get the
+// lock, Add returns the error without calling it; a busy lock gives an error
+// wrapping [runtime.ErrNotAcquired].
 func (w *CountersLocked[I, U, B, T, N]) Add(ctx context.Context, i I, u U, b B, t T, n N, p *I) (err error) {
 	k, err := runtime.EscapeText(t)
 	if err != nil {
@@ -91,7 +137,12 @@ func (w *CountersLocked[I, U, B, T, N]) Add(ctx context.Context, i I, u U, b B, 
 	if p == nil {
 		return runtime.InvalidKeyError("key \"c:<i>:<u>:<b>:<t>:<n>:<p>\": p is nil")
 	}
-	held, err := w.locker.Acquire(ctx, runtime.Lock{Kind: runtime.Write, Key: "c:" + strconv.FormatInt(int64(i), 10) + ":" + strconv.FormatUint(uint64(u), 10) + ":" + strconv.FormatBool(bool(b)) + ":" + k + ":" + strconv.FormatInt(int64(n), 10) + ":" + strconv.FormatInt(int64(*p), 10)})
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Write,
+		Key:      "c:" + strconv.FormatInt(int64(i), 10) + ":" + strconv.FormatUint(uint64(u), 10) + ":" + strconv.FormatBool(bool(b)) + ":" + k + ":" + strconv.FormatInt(int64(n), 10) + ":" + strconv.FormatInt(int64(*p), 10),
+		Method:   "Counters.Add",
+		Template: "c:<i>:<u>:<b>:<t>:<n>:<p>",
+	})
 	if err != nil {
 		return err
 	}
