@@ -83,8 +83,16 @@ func (a *analysis) before(x, y token.Pos) bool {
 
 // collect finds every annotation of the package: those on methods are
 // grouped by the method's named type; misplaced and misspelled ones are
-// diagnosed (annotation.Scan reads every comment of every file).
+// diagnosed (annotation.Scan reads every comment of every file, loaded or
+// not).
 func (a *analysis) collect() map[*types.TypeName][]annotatedMethod {
+	byType, all := a.collectLoaded()
+	a.scanOtherFiles(all, map[string]bool{a.outputPath: true})
+	return byType
+}
+
+// collectLoaded is collect for the files of the load only.
+func (a *analysis) collectLoaded() (map[*types.TypeName][]annotatedMethod, []annotation.Method) {
 	byType := make(map[*types.TypeName][]annotatedMethod)
 	info := a.pkg.TypesInfo
 	var all []annotation.Method
@@ -113,8 +121,7 @@ func (a *analysis) collect() map[*types.TypeName][]annotatedMethod {
 			byType[tn] = append(byType[tn], annotatedMethod{fn: fn, name: m.Name, comments: m.Comments})
 		}
 	}
-	a.scanOtherFiles(all, map[string]bool{a.outputPath: true})
-	return byType
+	return byType, all
 }
 
 // receiverTypeName is the named type a method is declared on (for interface

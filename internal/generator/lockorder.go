@@ -78,6 +78,7 @@ type orderCheck struct {
 	methods  map[string]*lockedMethod  // annotated methods by funcKey
 	mOrder   []string                  // keys of methods, sorted
 	wrappers map[string]string         // "path.TLocked" -> "path.T"
+	promoted map[string]string         // "path.T.Method" of a wrapper method T does not declare -> funcKey of the method it runs
 	bodies   map[string]*funcBody      // functions with a body, by funcKey
 	order    []string                  // keys of bodies, sorted: deterministic iteration
 	acq      map[string][]*acquisition // locks each body may take, first witness each
@@ -90,6 +91,7 @@ func newOrderCheck(pkgs []*packages.Package, output string) *orderCheck {
 	o := &orderCheck{
 		methods:  make(map[string]*lockedMethod),
 		wrappers: make(map[string]string),
+		promoted: make(map[string]string),
 		bodies:   make(map[string]*funcBody),
 		acq:      make(map[string][]*acquisition),
 		acqSeen:  make(map[string]map[*lockSite]bool),
@@ -119,33 +121,71 @@ func newOrderCheck(pkgs []*packages.Package, output string) *orderCheck {
 }
 
 // addAnnotated records every annotated method of p with its lock sites, and
-// the wrapper type lockgen generates for each of their types. Generation
-// succeeded before the check runs, so every annotation parses.
+// the wrapper type lockgen generates for each of their types with the
+// methods that wrapper has. Generation succeeded before the check runs, so
+// every annotation parses.
 func (o *orderCheck) addAnnotated(p *packages.Package, output string) {
 	a := newAnalysis(p, output)
-	for tn, ams := range a.collect() {
-		o.wrappers[p.PkgPath+"."+tn.Name()+"Locked"] = p.PkgPath + "." + tn.Name()
-		_, iface := tn.Type().Underlying().(*types.Interface)
-		for _, am := range ams {
-			m := &lockedMethod{
-				key:   funcKey(am.fn),
-				name:  tn.Name() + "." + am.fn.Name(),
-				pos:   p.Fset.Position(am.name.Pos()),
-				iface: iface,
-			}
-			for _, c := range am.comments {
-				ann, errs := annotation.Parse(c.Text)
-				if len(errs) > 0 {
-					continue
-				}
-				for _, t := range ann.Keys {
-					m.locks = append(m.locks, &lockSite{id: o.sites, method: m, template: t.Source, pattern: newKeyPattern(ann.Kind, t), ignore: ann.OrderIgnore})
-					o.sites++
-				}
-			}
-			o.methods[m.key] = m
+	byType, _ := a.collectLoaded()
+	a.index(byType)
+	for tn, ams := range byType {
+		for i := range ams {
+			o.addMethod(p, &ams[i])
+		}
+		named, ok := tn.Type().(*types.Named)
+		if !ok {
+			continue // an alias: refused by generation, no wrapper
+		}
+		wrapped := p.PkgPath + "." + tn.Name()
+		o.wrappers[wrapped+"Locked"] = wrapped
+		o.addPromoted(a, tn, named, wrapped)
+	}
+}
+
+// addPromoted records the methods of tn's wrapper that tn does not declare:
+// those promoted from embedded fields or embedded interfaces. The wrapper
+// method takes the locks of the method it is promoted from (whose
+// annotations may be in another package, read from source as generation
+// does) and then runs that method's body.
+func (o *orderCheck) addPromoted(a *analysis, tn *types.TypeName, named *types.Named, wrapped string) {
+	methods, _ := a.wrapperMethods(tn, named, types.IsInterface(named))
+	for _, wm := range methods {
+		if declaredOn(wm.fn, tn) {
+			continue
+		}
+		o.promoted[wrapped+"."+wm.fn.Name()] = funcKey(wm.fn)
+		if wm.am != nil {
+			o.addMethod(a.pkg, wm.am)
 		}
 	}
+}
+
+// addMethod records one annotated method and its lock sites, once: a
+// method promoted into several wrappers, or also loaded itself, is one
+// method with one set of locks.
+func (o *orderCheck) addMethod(p *packages.Package, am *annotatedMethod) {
+	key := funcKey(am.fn)
+	if o.methods[key] != nil {
+		return
+	}
+	recv := receiverTypeName(am.fn.Origin())
+	m := &lockedMethod{
+		key:   key,
+		name:  recv.Name() + "." + am.fn.Name(),
+		pos:   p.Fset.Position(am.name.Pos()),
+		iface: types.IsInterface(recv.Type()),
+	}
+	for _, c := range am.comments {
+		ann, errs := annotation.Parse(c.Text)
+		if len(errs) > 0 {
+			continue
+		}
+		for _, t := range ann.Keys {
+			m.locks = append(m.locks, &lockSite{id: o.sites, method: m, template: t.Source, pattern: newKeyPattern(ann.Kind, t), ignore: ann.OrderIgnore})
+			o.sites++
+		}
+	}
+	o.methods[key] = m
 }
 
 // funcKey names a function or method across loads and packages: the same

@@ -95,7 +95,13 @@ func (o *orderCheck) calls(p *packages.Package, body *ast.BlockStmt) []callSite 
 				if wrapped, ok := o.wrappers[fn.Pkg().Path()+"."+tn.Name()]; ok {
 					// A method of a generated wrapper: an annotated one
 					// locks, the others delegate to the wrapped method.
+					// One promoted from an embedded field or interface
+					// runs (and, when annotated, takes the locks of)
+					// the method it is promoted from.
 					c.callee = wrapped + "." + fn.Name()
+					if declarer, ok := o.promoted[c.callee]; ok {
+						c.callee = declarer
+					}
 					c.locks = o.methods[c.callee] != nil
 				}
 			}

@@ -171,6 +171,45 @@ func (s *S) B(ctx context.Context, id string) error { return s.self.A(ctx, id) }
 			want: "S.A takes a:<id> then calls S.Plain (p.go:10), which calls S.B (p.go:13), which takes b:<id>",
 		},
 		{
+			name: "a promoted annotated method locks in the embedding type's wrapper",
+			src: `type Base struct{}
+
+//lock:mutex key=b:<id>
+func (Base) Do(ctx context.Context, id string) error { return nil }
+
+type S struct {
+	Base
+	self *SLocked
+}
+
+//lock:mutex key=a:<id>
+func (s *S) A(ctx context.Context, id string) error { return s.self.Do(ctx, id) }
+
+//lock:mutex key=b:<id>
+func (s *S) B(ctx context.Context, id string) error { return s.self.A(ctx, id) }
+`,
+			want: "S.A takes a:<id> then calls Base.Do (p.go:8), which takes b:<id>",
+		},
+		{
+			name: "a promoted delegating method runs the embedded body",
+			src: `type Base struct{ s *SLocked }
+
+func (b *Base) Plain(ctx context.Context, id string) error { return b.s.B(ctx, id) }
+
+type S struct {
+	*Base
+	self *SLocked
+}
+
+//lock:mutex key=a:<id>
+func (s *S) A(ctx context.Context, id string) error { return s.self.Plain(ctx, id) }
+
+//lock:mutex key=b:<id>
+func (s *S) B(ctx context.Context, id string) error { return s.self.A(ctx, id) }
+`,
+			want: "S.A takes a:<id> then calls Base.Plain (p.go:7), which calls S.B (p.go:18), which takes b:<id>",
+		},
+		{
 			name: "closures and goroutines are not followed",
 			src: `type S struct{ self *SLocked }
 
@@ -203,6 +242,52 @@ func (s *S) B(ctx context.Context, id string) error { return s.self.A(ctx, id) }
 				t.Errorf("want one cycle with %q, got %v", tt.want, diags)
 			}
 		})
+	}
+}
+
+// A method promoted from a package outside the run still locks in the
+// embedding type's wrapper; its annotation is read from source, as
+// generation reads it.
+func TestLockOrderPromotedFromUnloadedPackage(t *testing.T) {
+	dir := writeModuleFiles(t, func(prefix string) map[string]string {
+		return map[string]string{
+			"a/a.go": `package a
+
+import "context"
+
+type Base struct{}
+
+//lock:mutex key=b:<id>
+func (Base) Do(ctx context.Context, id string) error { return nil }
+`,
+			"b/b.go": `package b
+
+import (
+	"context"
+
+	"` + prefix + `/a"
+)
+
+type S struct {
+	a.Base
+	self *SLocked
+}
+
+//lock:mutex key=a:<id>
+func (s *S) A(ctx context.Context, id string) error { return s.self.Do(ctx, id) }
+
+//lock:mutex key=b:<id>
+func (s *S) B(ctx context.Context, id string) error { return s.self.A(ctx, id) }
+`,
+		}
+	})
+	_, diags, err := Generate(Config{Dir: dir, Patterns: []string{"./b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "S.A takes a:<id> then calls Base.Do (../a/a.go:8), which takes b:<id>"
+	if len(diags) != 1 || !strings.Contains(diags[0].Msg, want) {
+		t.Errorf("want one cycle with %q, got %v", want, diags)
 	}
 }
 
