@@ -16,11 +16,14 @@
 //	names.go           the identifier allocator that keeps parameters and
 //	                   locals from colliding
 //	duration.go        time.Duration constants as readable Go expressions
+//	comments.go        doc comments that spell out each method's //lock: line
+//	imports.go         the import block grouped as gofmt users expect
 //
 // Adding a lock kind means adding a kind_<name>.go file that registers how its
 // runtime.Lock literal is filled in (plus the kind in package annotation).
 //
 // Output is deterministic: wrappers and methods come in the order of the
-// model, imports are named explicitly with ImportName/ImportAlias, and the
-// source is formatted by jennifer through go/format.
+// model, imports are named explicitly with ImportName/ImportAlias, the
+// source is formatted by jennifer through go/format, and the import block is
+// then split into standard library and other packages.
 package templates

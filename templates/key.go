@@ -94,8 +94,11 @@ func sliceValue(l *Lock) *Value {
 	return nil
 }
 
-// lockLiteral is the runtime.Lock composite literal for l with the given key.
-func lockLiteral(l *Lock, key jen.Code) jen.Code {
+// lockLiteral is the runtime.Lock composite literal for l with the given
+// key, one field per line. method ("Type.Method") and l.Template name the
+// lock for observers: both are constant per call site, so metrics can use
+// them as labels where the rendered key would have unbounded cardinality.
+func lockLiteral(l *Lock, method string, key jen.Code) jen.Code {
 	k := kinds[l.Kind]
 	fields := []jen.Code{
 		jen.Id("Kind").Op(":").Qual(runtimePath, k.runtimeConst),
@@ -117,5 +120,9 @@ func lockLiteral(l *Lock, key jen.Code) jen.Code {
 	if k.extraFields != nil {
 		fields = append(fields, k.extraFields(l)...)
 	}
-	return jen.Qual(runtimePath, "Lock").Values(fields...)
+	fields = append(fields,
+		jen.Id("Method").Op(":").Lit(method),
+		jen.Id("Template").Op(":").Lit(l.Template),
+	)
+	return jen.Qual(runtimePath, "Lock").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, fields...)
 }

@@ -20,6 +20,7 @@ func lockedMethod(wr *Wrapper, m *Method) jen.Code {
 	errName := m.Results[len(m.Results)-1].Name
 	ctx := m.Params[0].Name
 	held := "held"
+	method := wr.TypeName + "." + m.Name
 
 	hasSlice := false
 	for i := range m.Locked.Locks {
@@ -33,7 +34,7 @@ func lockedMethod(wr *Wrapper, m *Method) jen.Code {
 		acquireArgs = append(acquireArgs, jen.Id(ctx))
 		for i := range m.Locked.Locks {
 			l := &m.Locked.Locks[i]
-			acquireArgs = append(acquireArgs, lockLiteral(l, c.keyExpr(l, c.scalarParts(l, false), nil)))
+			acquireArgs = append(acquireArgs, lockLiteral(l, method, c.keyExpr(l, c.scalarParts(l, false), nil)))
 		}
 	} else {
 		locks := "locks"
@@ -42,7 +43,7 @@ func lockedMethod(wr *Wrapper, m *Method) jen.Code {
 			l := &m.Locked.Locks[i]
 			sv := sliceValue(l)
 			if sv == nil {
-				lit := lockLiteral(l, c.keyExpr(l, c.scalarParts(l, false), nil))
+				lit := lockLiteral(l, method, c.keyExpr(l, c.scalarParts(l, false), nil))
 				c.stmts = append(c.stmts, jen.Id(locks).Op("=").Append(jen.Id(locks), lit))
 				continue
 			}
@@ -60,7 +61,7 @@ func lockedMethod(wr *Wrapper, m *Method) jen.Code {
 				eo = c.nilCheck(eo, l.Template, "an element of "+sv.Source)
 			}
 			text := c.formatted(sv, eo, l.Template)
-			c.stmts = append(c.stmts, jen.Id(locks).Op("=").Append(jen.Id(locks), lockLiteral(l, c.keyExpr(l, scalars, text))))
+			c.stmts = append(c.stmts, jen.Id(locks).Op("=").Append(jen.Id(locks), lockLiteral(l, method, c.keyExpr(l, scalars, text))))
 			loop := jen.For(jen.List(jen.Id("_"), jen.Id(elem)).Op(":=").Range().Add(slice.code())).Block(c.stmts...)
 			c.stmts = append(outer, loop)
 		}

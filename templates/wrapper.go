@@ -32,12 +32,8 @@ func wrapperDecls(wr *Wrapper) []jen.Code {
 	self := generic(jen.Id(wr.Name()), tparamUse)
 
 	var out []jen.Code
-	what := "*" + wr.TypeName
-	if wr.Interface {
-		what = "an " + wr.TypeName
-	}
 	out = append(out,
-		jen.Comment(wr.Name()+" wraps "+what+": annotated methods run under their locks, the others delegate."),
+		wrapperDoc(wr),
 		generic(jen.Type().Id(wr.Name()), tparamDecl).Struct(
 			jen.Id("inner").Add(inner),
 			jen.Id("locker").Op("*").Qual(runtimePath, "Locker"),
@@ -52,7 +48,7 @@ func wrapperDecls(wr *Wrapper) []jen.Code {
 		doc = wr.ConstructorName() + " returns inner decorated with the locks of its annotated methods, taken with l."
 	}
 	out = append(out,
-		jen.Comment(doc),
+		docComment(doc),
 		generic(jen.Func().Id(wr.ConstructorName()), tparamDecl).
 			Params(jen.Id("inner").Add(inner.Clone()), jen.Id("l").Op("*").Qual(runtimePath, "Locker")).
 			Add(ret).
@@ -64,14 +60,14 @@ func wrapperDecls(wr *Wrapper) []jen.Code {
 	)
 	if wr.Interface && len(wr.TypeParams) == 0 {
 		// Fails the build if the interface gains a method after generation.
-		out = append(out, jen.Var().Id("_").Id(wr.TypeName).Op("=").Parens(jen.Op("*").Id(wr.Name())).Parens(jen.Nil()), jen.Line())
+		out = append(out, docComment(wr.Name()+" must have every method of "+wr.TypeName+": this fails the build if "+wr.TypeName+" gains one after generation."), jen.Var().Id("_").Id(wr.TypeName).Op("=").Parens(jen.Op("*").Id(wr.Name())).Parens(jen.Nil()), jen.Line())
 	}
 	for i := range wr.Methods {
 		m := &wr.Methods[i]
 		if m.Locked != nil {
-			out = append(out, lockedMethod(wr, m), jen.Line())
+			out = append(out, lockedMethodDoc(wr, m), lockedMethod(wr, m), jen.Line())
 		} else {
-			out = append(out, delegateMethod(wr, m), jen.Line())
+			out = append(out, delegateMethodDoc(wr, m), delegateMethod(wr, m), jen.Line())
 		}
 	}
 	return out

@@ -62,13 +62,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *check {
 		code := exitOK
 		for _, f := range files {
-			stale, err := generator.Stale(f)
+			problem, err := generator.Stale(f)
 			if err != nil {
 				io.WriteString(stderr, "lockgen: "+err.Error()+"\n")
 				return exitProblems
 			}
-			if stale {
-				io.WriteString(stderr, relative(cwd, f.Path)+": out of date; run lockgen\n")
+			if problem != "" {
+				io.WriteString(stderr, relative(cwd, f.Path)+": "+problem+"; run lockgen\n")
 				code = exitProblems
 			}
 		}
@@ -83,8 +83,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// relative shortens a path for printing as the go command does (go vet,
+// go build): relative to the current directory when that is shorter than
+// the absolute path ("svc.go", "internal/svc/svc.go", "../svc/svc.go"),
+// else absolute. Every printed position can then be opened from where
+// lockgen ran.
 func relative(cwd, path string) string {
-	if rel, err := filepath.Rel(cwd, path); err == nil && !filepath.IsAbs(rel) && len(rel) > 0 && rel[0] != '.' {
+	if !filepath.IsAbs(path) {
+		return path
+	}
+	if rel, err := filepath.Rel(cwd, path); err == nil && len(rel) < len(path) {
 		return rel
 	}
 	return path

@@ -61,6 +61,11 @@ type Annotation struct {
 
 	OnBusy       OnBusy
 	OnBusyOffset int // offset of the onbusy option, -1 when defaulted
+
+	// OrderIgnore (order=ignore) leaves this line's locks out of the
+	// generator's lock-order check: the escape hatch for a reported cycle
+	// whose two paths never run at once.
+	OrderIgnore bool
 }
 
 // Template is a parsed key template.

@@ -27,8 +27,14 @@
 //	wait=<duration>  Go duration ≥ 0; 0 tries once; default: until ctx is done
 //	permits=<n>      semaphore only, required there, ≥ 1
 //	onbusy=error|skip default error
+//	order=check|ignore default check; ignore leaves this line's locks out of
+//	                 the generator's lock-order check
 //
-// Every option except key may appear once.
+// Every option except key may appear once. Values are never quoted: a
+// quoted value is refused (the quotes would become part of the key). Two
+// slips are read as meant, with one diagnostic asking for the right
+// spelling: spaces around '=' ("key = a:<id>") and a colon for '='
+// ("key:a:<id>").
 //
 // # Key templates
 //
@@ -38,11 +44,21 @@
 //	tenant:<req.Tenant().ID>:order:<req.OrderID>
 //
 // A placeholder is a parameter name followed by any number of selectors, each
-// a field name or a method name with "()" (a method without arguments).
-// Literal text may not contain whitespace, control bytes, '{' or '}' (braces
+// a field name or a method name, with or without "()" (a method without
+// arguments; go/types tells a method from a field).
+// Literal text may not contain whitespace, control bytes, quotes, '{' or '}' (braces
 // are the Redis Cluster hash tag around the whole key) or an unmatched '<' or
 // '>'. Two placeholders must be separated by literal text holding at least one
 // byte outside A-Z a-z 0-9 - _ . ~: values are escaped to exactly those bytes
 // (plus %XX), so such a separator is what makes two different argument tuples
 // render different keys.
+//
+// # Comments that are not annotations
+//
+// Scan reads every comment of a file: it returns the annotations in the doc
+// comments of methods, and a Problem for every other annotation and for
+// every line that only looks like one (FindLookalikes: "// lock:mutex",
+// "//Lock:mutex", "/* lock:mutex */", "//lockgen:mutex"), saying how to
+// write it. A method is never left unlocked because of how its annotation
+// was spelled or where it was put.
 package annotation

@@ -7,7 +7,7 @@ import (
 )
 
 // Option names, in the order diagnostics list them.
-var optionNames = []string{"key", "lease", "renew", "wait", "permits", "onbusy"}
+var optionNames = []string{"key", "lease", "renew", "wait", "permits", "onbusy", "order"}
 
 // Parse parses one annotation comment (the full text, starting with Prefix).
 // It returns every problem found; when the slice is non-empty the Annotation
@@ -70,88 +70,24 @@ func (p *parser) parse() *Annotation {
 	kindTok := toks[0]
 	a.KindOffset = kindTok.offset
 	if !validKind(Kind(kindTok.text)) {
-		p.errorf(kindTok.offset, "unknown kind "+strconv.Quote(kindTok.text)+"; want one of "+kindList())
+		msg := "unknown kind " + strconv.Quote(kindTok.text) + "; want one of " + kindList()
+		if near, ok := closest(kindTok.text, kindNames()); ok {
+			msg = "unknown kind " + strconv.Quote(kindTok.text) + "; did you mean " + near + "? (want one of " + kindList() + ")"
+		}
+		p.errorf(kindTok.offset, msg)
 	} else {
 		a.Kind = Kind(kindTok.text)
 	}
 
-	seen := make(map[string]bool)
-	permitsOffset := -1
-	for _, f := range toks[1:] {
-		name, value, ok := strings.Cut(f.text, "=")
-		if !ok {
-			p.errorf(f.offset, "expected option=value, got "+strconv.Quote(f.text))
-			continue
-		}
-		if !validOption(name) {
-			p.errorf(f.offset, "unknown option "+strconv.Quote(name)+"; want one of "+strings.Join(optionNames, ", "))
-			continue
-		}
-		if name != "key" && seen[name] {
-			p.errorf(f.offset, "duplicate option "+name)
-			continue
-		}
-		seen[name] = true
-		valueOffset := f.offset + len(name) + 1
-		if value == "" {
-			p.errorf(f.offset, "empty value for option "+name)
-			continue
-		}
-		switch name {
-		case "key":
-			if t, ok := p.parseTemplate(value, valueOffset); ok {
-				a.Keys = append(a.Keys, t)
-			}
-		case "lease":
-			d, ok := p.parseDuration(name, value, valueOffset)
-			switch {
-			case !ok:
-			case d < MinLease:
-				p.errorf(valueOffset, "lease must be at least "+MinLease.String()+", got "+value)
-			case d > MaxLease:
-				p.errorf(valueOffset, "lease must be at most "+MaxLease.String()+", got "+value)
-			default:
-				a.Lease = d
-			}
-		case "wait":
-			d, ok := p.parseDuration(name, value, valueOffset)
-			switch {
-			case !ok:
-			case d < 0:
-				p.errorf(valueOffset, "wait must not be negative, got "+value+" (wait=0 tries once)")
-			default:
-				a.Wait, a.HasWait = d, true
-			}
-		case "renew":
-			switch value {
-			case "true":
-				a.Renew = true
-			case "false":
-				a.Renew = false
-			default:
-				p.errorf(valueOffset, "bad renew value "+strconv.Quote(value)+"; want true or false")
-			}
-		case "permits":
-			permitsOffset = f.offset
-			n, err := strconv.ParseInt(value, 10, 32)
-			switch {
-			case err != nil:
-				p.errorf(valueOffset, "bad permits value "+strconv.Quote(value)+"; want an integer from 1 to 2147483647")
-			case n < 1:
-				p.errorf(valueOffset, "permits must be at least 1, got "+value)
-			default:
-				a.Permits = int(n)
-			}
-		case "onbusy":
-			a.OnBusyOffset = f.offset
-			switch OnBusy(value) {
-			case OnBusyError, OnBusySkip:
-				a.OnBusy = OnBusy(value)
-			default:
-				p.errorf(valueOffset, "bad onbusy value "+strconv.Quote(value)+"; want error or skip")
-			}
+	o := &options{seen: make(map[string]bool), permitsOffset: -1}
+	for i := 1; i < len(toks); {
+		opt, used := p.option(toks[i:])
+		i += used
+		if opt.name != "" {
+			p.apply(a, o, opt)
 		}
 	}
+	seen, permitsOffset := o.seen, o.permitsOffset
 
 	if !seen["key"] {
 		p.errorf(kindTok.offset, "missing key=<template>")
@@ -159,7 +95,7 @@ func (p *parser) parse() *Annotation {
 	switch {
 	case a.Kind == Semaphore && !seen["permits"]:
 		p.errorf(kindTok.offset, "semaphore needs permits=<n> (n ≥ 1)")
-	case a.Kind != Semaphore && a.Kind != "" && seen["permits"]:
+	case a.Kind != Semaphore && a.Kind != "" && permitsOffset >= 0:
 		p.errorf(permitsOffset, "permits is only valid on semaphore, not on "+string(a.Kind))
 	}
 	return a
@@ -183,12 +119,14 @@ func validKind(k Kind) bool {
 	return false
 }
 
-func kindList() string {
+func kindList() string { return strings.Join(kindNames(), ", ") }
+
+func kindNames() []string {
 	names := make([]string, len(Kinds))
 	for i, k := range Kinds {
 		names[i] = string(k)
 	}
-	return strings.Join(names, ", ")
+	return names
 }
 
 func validOption(name string) bool {

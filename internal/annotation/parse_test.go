@@ -55,7 +55,10 @@ func TestParseErrors(t *testing.T) {
 		msg  string // substring of the message
 	}{
 		{"//lock:spin key=a", "spin", `unknown kind "spin"; want one of mutex, fair, read, write, semaphore`},
-		{"//lock:mutex key=a color=red", "color=red", `unknown option "color"; want one of key, lease, renew, wait, permits, onbusy`},
+		{"//lock:mutx key=a", "mutx", `unknown kind "mutx"; did you mean mutex? (want one of mutex, fair, read, write, semaphore)`},
+		{"//lock:mutex keys=a", "keys", `unknown option "keys"; did you mean key=? (want one of key, lease, renew, wait, permits, onbusy, order)`},
+		{"//lock:mutex key=a ordr=ignore", "ordr=ignore", `unknown option "ordr"; did you mean order=? (want one of key, lease, renew, wait, permits, onbusy, order)`},
+		{"//lock:mutex key=a color=red", "color=red", `unknown option "color"; want one of key, lease, renew, wait, permits, onbusy, order`},
 		{"//lock:mutex key=a lease=10", "10", `bad lease duration "10"`},
 		{"//lock:mutex key=a lease=0s", "0s", "lease must be at least 1ms"},
 		{"//lock:mutex key=a wait=-1s", "-1s", "wait must not be negative"},
@@ -66,6 +69,8 @@ func TestParseErrors(t *testing.T) {
 		{"//lock:mutex key=a lease=1s lease=2s", "lease=2s", "duplicate option lease"},
 		{"//lock:mutex key=a renew=yes", "yes", `bad renew value "yes"`},
 		{"//lock:mutex key=a onbusy=wait", "wait", `bad onbusy value "wait"; want error or skip`},
+		{"//lock:mutex key=a order=off", "off", `bad order value "off"; want check or ignore`},
+		{"//lock:mutex key=a order=ignore order=check", "order=check", "duplicate option order"},
 		{"//lock:mutex key=a:<id", "<id", "unclosed '<'"},
 		{"//lock:mutex key=a:id>", ">", "unmatched '>'"},
 		{"//lock:mutex key=a{<id>}", "{", "'{' is not allowed"},
@@ -80,6 +85,15 @@ func TestParseErrors(t *testing.T) {
 		{"//lock:mutex key=a stray", "stray", `expected option=value, got "stray"`},
 		{"//lock:", "//lock:", "missing lock kind"},
 		{"//lock: mutex key=a", "//lock:", "missing lock kind"},
+		{"//lock:mutex key = a:<id>", "key", "no spaces around '=' in an option; write key=a:<id>"},
+		{"//lock:mutex key= a:<id>", "key", "write key=a:<id>"},
+		{"//lock:mutex key=a wait =1s", "wait", "write wait=1s"},
+		{"//lock:mutex key:a:<id>", "key:", `got "key:a:<id>"; write key=a:<id>`},
+		{`//lock:mutex key="a:<id>"`, `"a`, "written without quotes, which would become part of the value; write key=a:<id>"},
+		{"//lock:mutex key='a'", "'a'", "write key=a"},
+		{`//lock:mutex key="a b"`, `"a b"`, "cannot contain spaces"},
+		{`//lock:mutex key=order:"<id>"`, `"<id>"`, `'"' is not allowed in a key template`},
+		{`//lock:mutex key=a lease="1s"`, `"1s"`, "write lease=1s"},
 	}
 	for _, tt := range tests {
 		_, errs := Parse(tt.text)
@@ -103,5 +117,62 @@ func TestParseReportsEveryProblem(t *testing.T) {
 	_, errs := Parse("//lock:mutex key=a:<x><y> lease=soon wait=forever bogus=1")
 	if len(errs) != 4 {
 		t.Fatalf("got %d errors, want 4: %v", len(errs), errs)
+	}
+}
+
+// Each mistake read as meant gets one message, and the option still counts
+// (no "missing key" after a spaced or quoted key).
+func TestParseOneMessagePerMistake(t *testing.T) {
+	for _, text := range []string{
+		"//lock:mutex key = a:<id>",
+		"//lock:mutex key =a:<id>",
+		"//lock:mutex key= a:<id>",
+		"//lock:mutex key:a:<id>",
+		`//lock:mutex key="a:<id>"`,
+		`//lock:mutex key="a b c"`,
+		`//lock:mutex key=order:"<id>"`,
+		`//lock:semaphore key=a permits="2"`,
+		"//lock:semaphore key=a permit=2",
+		"//lock:mutex keys=a:<id>",
+		"//lock:mutex key=a lease=1s leas=2s",
+		"//lock:semaphor key=a permits=2",
+		"//lock:mutex key=a ordr=ignore",
+		`//lock:mutex key=a order="ignore"`,
+	} {
+		if _, errs := Parse(text); len(errs) != 1 {
+			t.Errorf("%s: %d errors, want 1: %v", text, len(errs), errs)
+		}
+	}
+	a, _ := Parse("//lock:mutex key = a:<id> wait= 1s")
+	if len(a.Keys) != 1 || a.Keys[0].Source != "a:<id>" || !a.HasWait || a.Wait != time.Second {
+		t.Errorf("spaced options not read as meant: %+v", a)
+	}
+}
+
+func TestParseNiladicWithoutParens(t *testing.T) {
+	a, errs := Parse("//lock:mutex key=<req.Shard>:<req.Tenant().ID>")
+	if len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	sels := a.Keys[0].Parts[0].Placeholder.Selectors
+	if len(sels) != 1 || sels[0].Name != "Shard" || sels[0].Call {
+		t.Errorf("selectors = %+v (Call is only set when () is written; go/types decides)", sels)
+	}
+}
+
+func TestParseOrderOption(t *testing.T) {
+	for text, ignore := range map[string]bool{
+		"//lock:mutex key=a":              false,
+		"//lock:mutex key=a order=check":  false,
+		"//lock:mutex key=a order=ignore": true,
+	} {
+		a, errs := Parse(text)
+		if len(errs) != 0 {
+			t.Errorf("%s: %v", text, errs)
+			continue
+		}
+		if a.OrderIgnore != ignore {
+			t.Errorf("%s: OrderIgnore = %v, want %v", text, a.OrderIgnore, ignore)
+		}
 	}
 }

@@ -12,6 +12,7 @@ func (p *parser) parseTemplate(src string, offset int) (Template, bool) {
 	before := len(p.errs)
 	t := Template{Source: src, Offset: offset}
 	var lastPlaceholder *Placeholder
+	quoted := false
 	literalStart := 0
 	flushLiteral := func(end int) {
 		if end > literalStart {
@@ -45,6 +46,12 @@ func (p *parser) parseTemplate(src string, offset int) (Template, bool) {
 			i++
 		case c == '{' || c == '}':
 			p.errorf(offset+i, "'"+string(c)+"' is not allowed in a key template: braces mark the Redis Cluster hash tag, which lockgen puts around the whole key")
+			i++
+		case c == '"' || c == '\'' || c == '`':
+			if !quoted { // one message for all the quotes of a template
+				p.errorf(offset+i, strconv.QuoteRune(rune(c))+" is not allowed in a key template: keys are written without quotes, such as key=order:<id>")
+			}
+			quoted = true
 			i++
 		case c < 0x20 || c == 0x7f:
 			p.errorf(offset+i, "control byte "+strconv.QuoteRune(rune(c))+" is not allowed in a key template")

@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"path/filepath"
 	"sort"
 
 	"golang.org/x/tools/go/packages"
@@ -14,11 +15,21 @@ import (
 
 // analysis checks one package and builds its output model.
 type analysis struct {
-	pkg   *packages.Package
-	diags []Diagnostic
+	pkg        *packages.Package
+	outputName string // the output file's base name, for messages
+	outputPath string // never read as the user's code
+	diags      []Diagnostic
+
+	annotated    map[*types.Func]*annotatedMethod // this package's, by method
+	foreign      map[*types.Func]*annotatedMethod // other packages' (nil entry: none), read on demand
+	foreignFiles map[string]*ast.File
+	keys         []keyUse // every key template, for checkKeyFamilies
+	keyAt        map[token.Pos]bool
 }
 
-func newAnalysis(p *packages.Package) *analysis { return &analysis{pkg: p} }
+func newAnalysis(p *packages.Package, outputName string) *analysis {
+	return &analysis{pkg: p, outputName: outputName, outputPath: filepath.Join(packageDir(p), outputName)}
+}
 
 func (a *analysis) errorf(pos token.Pos, msg string) {
 	a.diags = append(a.diags, Diagnostic{Pos: a.pkg.Fset.Position(pos), Msg: msg})
@@ -29,6 +40,7 @@ type annotatedMethod struct {
 	fn       *types.Func
 	name     *ast.Ident
 	comments []*ast.Comment
+	foreign  bool // declared in another package, reached through embedding
 }
 
 // run returns nil when the package has no annotated method.
@@ -37,6 +49,7 @@ func (a *analysis) run() *templates.File {
 	if len(byType) == 0 {
 		return nil
 	}
+	a.index(byType)
 	types := make([]*types.TypeName, 0, len(byType))
 	for tn := range byType {
 		types = append(types, tn)
@@ -50,10 +63,11 @@ func (a *analysis) run() *templates.File {
 	}
 	f := &templates.File{PkgPath: a.pkg.PkgPath, PkgName: a.pkg.Name, Imports: imports}
 	for _, tn := range types {
-		if w, ok := a.wrapper(tn, byType[tn], reserved); ok {
+		if w, ok := a.wrapper(tn, reserved); ok {
 			f.Wrappers = append(f.Wrappers, w)
 		}
 	}
+	a.checkKeyFamilies()
 	return f
 }
 
@@ -67,90 +81,47 @@ func (a *analysis) before(x, y token.Pos) bool {
 	return px.Offset < py.Offset
 }
 
-// collect finds every annotation comment; those on methods are grouped by the
-// method's named type, all others are diagnosed.
+// collect finds every annotation of the package: those on methods are
+// grouped by the method's named type; misplaced and misspelled ones are
+// diagnosed (annotation.Scan reads every comment of every file, loaded or
+// not).
 func (a *analysis) collect() map[*types.TypeName][]annotatedMethod {
-	byType := make(map[*types.TypeName][]annotatedMethod)
-	used := make(map[*ast.Comment]bool)
-	annotations := func(doc *ast.CommentGroup) []*ast.Comment {
-		if doc == nil {
-			return nil
-		}
-		var out []*ast.Comment
-		for _, c := range doc.List {
-			if annotation.Is(c.Text) {
-				out = append(out, c)
-				used[c] = true
-			}
-		}
-		return out
-	}
-	info := a.pkg.TypesInfo
-	for _, file := range a.pkg.Syntax {
-		for _, decl := range file.Decls {
-			switch decl := decl.(type) {
-			case *ast.FuncDecl:
-				cs := annotations(decl.Doc)
-				if len(cs) == 0 {
-					continue
-				}
-				fn, _ := info.Defs[decl.Name].(*types.Func)
-				if decl.Recv == nil || fn == nil {
-					a.errorf(cs[0].Slash, "//lock: annotation on function "+decl.Name.Name+": annotations belong in the doc comment of a method (of a concrete or interface type)")
-					continue
-				}
-				tn := receiverTypeName(fn)
-				if tn == nil {
-					a.errorf(decl.Name.Pos(), "method "+decl.Name.Name+": cannot resolve its receiver type")
-					continue
-				}
-				byType[tn] = append(byType[tn], annotatedMethod{fn: fn, name: decl.Name, comments: cs})
-			case *ast.GenDecl:
-				for _, spec := range decl.Specs {
-					ts, ok := spec.(*ast.TypeSpec)
-					if !ok {
-						continue
-					}
-					if cs := annotations(ts.Doc); len(cs) > 0 {
-						a.errorf(cs[0].Slash, "//lock: annotation on type "+ts.Name.Name+": annotations belong in the doc comment of a method")
-					}
-					if len(decl.Specs) != 1 {
-						// a grouped declaration's doc belongs to no single type
-					} else if cs := annotations(decl.Doc); len(cs) > 0 {
-						a.errorf(cs[0].Slash, "//lock: annotation on type "+ts.Name.Name+": annotations belong in the doc comment of a method")
-					}
-					it, ok := ts.Type.(*ast.InterfaceType)
-					if !ok {
-						continue
-					}
-					tn, _ := info.Defs[ts.Name].(*types.TypeName)
-					for _, field := range it.Methods.List {
-						cs := annotations(field.Doc)
-						if len(cs) == 0 {
-							continue
-						}
-						if len(field.Names) == 0 {
-							a.errorf(cs[0].Slash, "//lock: annotation on an embedded interface: annotate the methods where that interface declares them")
-							continue
-						}
-						fn, _ := info.Defs[field.Names[0]].(*types.Func)
-						if fn == nil || tn == nil {
-							continue
-						}
-						byType[tn] = append(byType[tn], annotatedMethod{fn: fn, name: field.Names[0], comments: cs})
-					}
-				}
-			}
-		}
-		for _, cg := range file.Comments {
-			for _, c := range cg.List {
-				if annotation.Is(c.Text) && !used[c] {
-					a.errorf(c.Slash, "//lock: annotation is not in the doc comment of a method, so it would have no effect")
-				}
-			}
-		}
-	}
+	byType, all := a.collectLoaded()
+	a.scanOtherFiles(all, map[string]bool{a.outputPath: true})
 	return byType
+}
+
+// collectLoaded is collect for the files of the load only.
+func (a *analysis) collectLoaded() (map[*types.TypeName][]annotatedMethod, []annotation.Method) {
+	byType := make(map[*types.TypeName][]annotatedMethod)
+	info := a.pkg.TypesInfo
+	var all []annotation.Method
+	for _, file := range a.pkg.Syntax {
+		methods, problems := annotation.Scan(file)
+		all = append(all, methods...)
+		for _, p := range problems {
+			a.errorf(p.Pos, p.Msg)
+		}
+		for _, m := range methods {
+			fn, _ := info.Defs[m.Name].(*types.Func)
+			if fn == nil {
+				a.errorf(m.Name.Pos(), "method "+m.Name.Name+": cannot resolve it with go/types")
+				continue
+			}
+			var tn *types.TypeName
+			if m.Interface != nil {
+				tn, _ = info.Defs[m.Interface.Name].(*types.TypeName)
+			} else {
+				tn = receiverTypeName(fn)
+			}
+			if tn == nil {
+				a.errorf(m.Name.Pos(), "method "+m.Name.Name+": cannot resolve its receiver type")
+				continue
+			}
+			byType[tn] = append(byType[tn], annotatedMethod{fn: fn, name: m.Name, comments: m.Comments})
+		}
+	}
+	return byType, all
 }
 
 // receiverTypeName is the named type a method is declared on (for interface

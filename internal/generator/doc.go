@@ -30,11 +30,21 @@
 //     then a slice or array of any of those, which expands to one lock per
 //     element (all-or-nothing). An empty slice is an error wrapping
 //     runtime.ErrInvalidKey at run time: locking nothing would run the method
-//     unprotected. []byte is refused (convert it to string).
+//     unprotected. []byte is refused (convert it to string). A type
+//     parameter is rendered by its type set (all strings, all integers of
+//     one signedness, all bools: converted) or by the String/MarshalText
+//     method its constraint requires (typeparam.go).
 //
 // Wrapped types: every named type with at least one annotated method gets a
 // wrapper. For a concrete type the wrapper has every exported method of *T
 // (annotated ones lock, others delegate) plus annotated unexported methods;
-// for an interface, every method of the interface. Annotations anywhere else
-// (plain functions, types, stray comments) are errors.
+// for an interface, every method of the interface. Promoted methods keep
+// their annotations, from this package or read from another package's
+// source (promoted.go). Annotations anywhere else, and lines that only look
+// like annotations, are errors (annotation.Scan), in every Go file of the
+// directory: test files and build-excluded files too (otherfiles.go).
+//
+// Across the package, key templates that can render the same key must use
+// one lock family (keyfamily.go): each family has its own Redis keys, so a
+// mutex and a fair lock on one key would not exclude each other.
 package generator

@@ -38,13 +38,14 @@ func (a *analysis) locks(am *annotatedMethod, sig *types.Signature, params []tem
 			}
 		}
 		for _, tmpl := range ann.Keys {
+			a.recordKey(keyUse{kind: ann.Kind, permits: ann.Permits, template: tmpl, pos: at(tmpl.Offset), method: methodName(am)})
 			l := templates.Lock{
 				Kind:     string(ann.Kind),
 				Template: tmpl.Source,
 				Lease:    ann.Lease,
 				NoRenew:  !ann.Renew,
 				Wait:     ann.Wait,
-				HasWait:  ann.HasWait,
+				HasWait:  ann.HasWait || ann.OnBusy == annotation.OnBusySkip, // skip without wait= tries once
 				Permits:  ann.Permits,
 			}
 			var firstSlice *annotation.Placeholder
@@ -90,4 +91,12 @@ func paramList(params []templates.Var, sig *types.Signature) string {
 		return "it has no named parameters"
 	}
 	return "parameters: " + strings.Join(names, ", ")
+}
+
+// methodName is Type.Method for messages.
+func methodName(am *annotatedMethod) string {
+	if tn := receiverTypeName(am.fn); tn != nil {
+		return tn.Name() + "." + am.name.Name
+	}
+	return am.name.Name
 }

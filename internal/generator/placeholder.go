@@ -53,6 +53,8 @@ func (a *analysis) placeholder(ph *annotation.Placeholder, sig *types.Signature,
 			msg := "placeholder <" + ph.Source + ">: " + display + " (type " + a.typeString(t) + ") has no field or method " + sel.Name
 			if index != nil {
 				msg = "placeholder <" + ph.Source + ">: method " + sel.Name + " has a pointer receiver but " + display + " is not addressable"
+			} else if p := a.otherPackageDeclaring(t, sel.Name); p != nil {
+				msg = "placeholder <" + ph.Source + ">: " + sel.Name + " is unexported in package " + p.Path() + ", so the wrapper in package " + a.pkg.Types.Path() + " cannot read it"
 			}
 			a.errorf(at(sel.Offset), msg)
 			return nil, false
@@ -85,10 +87,8 @@ func (a *analysis) placeholder(ph *annotation.Placeholder, sig *types.Signature,
 			t = obj.Type()
 			display += "." + sel.Name
 		case *types.Func:
-			if !sel.Call {
-				a.errorf(at(sel.Offset), "placeholder <"+ph.Source+">: "+sel.Name+" is a method; write "+sel.Name+"()")
-				return nil, false
-			}
+			// A method may be written without (), as text/template does.
+			step.Call = true
 			msig := obj.Type().(*types.Signature)
 			if msig.Params().Len() != 0 || msig.Results().Len() != 1 {
 				a.errorf(at(sel.Offset), "placeholder <"+ph.Source+">: method "+sel.Name+" must take no arguments and return exactly one value")
@@ -101,7 +101,7 @@ func (a *analysis) placeholder(ph *annotation.Placeholder, sig *types.Signature,
 		v.Steps = append(v.Steps, step)
 	}
 	if !a.format(v, t, addressable) {
-		a.errorf(at(ph.Offset+1), "placeholder <"+ph.Source+"> has type "+a.typeString(t)+"; "+acceptedTypes)
+		a.errorf(at(ph.Offset+1), "placeholder <"+ph.Source+"> has type "+a.typeString(t)+"; "+a.unsupported(t))
 		return nil, false
 	}
 	return v, true
@@ -150,6 +150,10 @@ func (a *analysis) format(v *templates.Value, t types.Type, addressable bool) bo
 // basicFormat: string, integer and bool underlying types; conv says a
 // conversion to the strconv/escape argument type is needed.
 func basicFormat(t types.Type) (templates.Format, bool, bool) {
+	if tp, ok := types.Unalias(t).(*types.TypeParam); ok {
+		f, ok := typeSetFormat(tp.Constraint())
+		return f, true, ok // always converted: string(v), int64(v), ...
+	}
 	b, ok := types.Unalias(t).Underlying().(*types.Basic)
 	if !ok {
 		return 0, false, false
@@ -186,6 +190,9 @@ func methodFormat(t types.Type, addressable bool) (templates.Format, bool) {
 }
 
 func nilable(t types.Type) bool {
+	if _, ok := types.Unalias(t).(*types.TypeParam); ok {
+		return false // a type parameter cannot be compared with nil
+	}
 	switch types.Unalias(t).Underlying().(type) {
 	case *types.Pointer, *types.Interface:
 		return true
@@ -204,4 +211,23 @@ func derefStruct(t types.Type) (*types.Struct, bool) {
 
 func (a *analysis) typeString(t types.Type) string {
 	return types.TypeString(t, types.RelativeTo(a.pkg.Types))
+}
+
+// otherPackageDeclaring returns the package, other than this one, whose
+// unexported field or method name t has; nil when there is none.
+func (a *analysis) otherPackageDeclaring(t types.Type, name string) *types.Package {
+	if token.IsExported(name) {
+		return nil
+	}
+	if p, ok := types.Unalias(t).(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := types.Unalias(t).(*types.Named)
+	if !ok || n.Obj().Pkg() == nil || n.Obj().Pkg() == a.pkg.Types {
+		return nil
+	}
+	if obj, _, _ := types.LookupFieldOrMethod(t, true, n.Obj().Pkg(), name); obj == nil {
+		return nil
+	}
+	return n.Obj().Pkg()
 }

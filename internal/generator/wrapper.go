@@ -8,7 +8,7 @@ import (
 )
 
 // wrapper builds the model of TLocked for the named type tn.
-func (a *analysis) wrapper(tn *types.TypeName, annotated []annotatedMethod, reserved []string) (templates.Wrapper, bool) {
+func (a *analysis) wrapper(tn *types.TypeName, reserved []string) (templates.Wrapper, bool) {
 	named, ok := tn.Type().(*types.Named)
 	if !ok {
 		a.errorf(tn.Pos(), "type "+tn.Name()+" is an alias; annotate the methods of the type it stands for")
@@ -25,15 +25,13 @@ func (a *analysis) wrapper(tn *types.TypeName, annotated []annotatedMethod, rese
 		declTParams = append(declTParams, tp.Obj().Name())
 	}
 
-	locked := make(map[*types.Func]*annotatedMethod)
-	for i := range annotated {
-		locked[annotated[i].fn] = &annotated[i]
-	}
-
-	for _, fn := range wrapperMethods(named, w.Interface, locked) {
+	methods, listOK := a.wrapperMethods(tn, named, w.Interface)
+	ok = ok && listOK
+	for _, wm := range methods {
+		fn, am := wm.fn, wm.am
 		sig := fn.Type().(*types.Signature)
 		recvTParams := declTParams
-		if rtp := sig.RecvTypeParams(); rtp.Len() > 0 && !w.Interface {
+		if rtp := sig.RecvTypeParams(); rtp.Len() > 0 && !w.Interface && declaredOn(fn, tn) {
 			recvTParams = nil
 			for i := range rtp.Len() {
 				recvTParams = append(recvTParams, rtp.At(i).Obj().Name())
@@ -47,7 +45,6 @@ func (a *analysis) wrapper(tn *types.TypeName, annotated []annotatedMethod, rese
 			names.Reserve(n)
 		}
 		m := templates.Method{Name: fn.Name(), Recv: "w", RecvTypeParams: recvTParams, Variadic: sig.Variadic(), Names: names}
-		am := locked[fn]
 		m.Params = a.params(sig, names, am != nil)
 		if am == nil {
 			for i := range sig.Results().Len() {
@@ -56,9 +53,14 @@ func (a *analysis) wrapper(tn *types.TypeName, annotated []annotatedMethod, rese
 			w.Methods = append(w.Methods, m)
 			continue
 		}
-		sigOK := a.checkSignature(am, sig)
-		lk, lockOK := a.locks(am, sig, m.Params)
-		if !sigOK || !lockOK {
+		var lk *templates.Locked
+		check := func() bool {
+			sigOK := a.checkSignature(am, sig)
+			var lockOK bool
+			lk, lockOK = a.locks(am, sig, m.Params)
+			return sigOK && lockOK
+		}
+		if am.foreign && !a.foreignLocks(tn, fn, check) || !am.foreign && !check() {
 			ok = false
 			continue
 		}
@@ -69,29 +71,46 @@ func (a *analysis) wrapper(tn *types.TypeName, annotated []annotatedMethod, rese
 	return w, ok
 }
 
+// wrapperMethod is one method of a wrapper with its annotations (nil: it
+// delegates).
+type wrapperMethod struct {
+	fn *types.Func
+	am *annotatedMethod
+}
+
 // wrapperMethods lists the wrapper's methods in a fixed order (by name, as
 // go/types sorts method sets): for an interface all its methods; for a
-// concrete type every exported method of *T, plus annotated unexported ones.
-func wrapperMethods(named *types.Named, isInterface bool, locked map[*types.Func]*annotatedMethod) []*types.Func {
-	var out []*types.Func
+// concrete type every exported method of *T, plus annotated unexported
+// ones. Promoted methods keep their annotations. ok is false when the
+// annotations of one could not be determined (diagnosed).
+func (a *analysis) wrapperMethods(tn *types.TypeName, named *types.Named, isInterface bool) ([]wrapperMethod, bool) {
+	var fns []*types.Func
 	if isInterface {
 		it := named.Underlying().(*types.Interface)
 		for i := range it.NumMethods() {
-			out = append(out, it.Method(i))
+			fns = append(fns, it.Method(i))
 		}
-		return out
-	}
-	ms := types.NewMethodSet(types.NewPointer(named))
-	for i := range ms.Len() {
-		fn, ok := ms.At(i).Obj().(*types.Func)
-		if !ok {
-			continue
-		}
-		if fn.Exported() || locked[fn] != nil {
-			out = append(out, fn)
+	} else {
+		ms := types.NewMethodSet(types.NewPointer(named))
+		for i := range ms.Len() {
+			if fn, ok := ms.At(i).Obj().(*types.Func); ok {
+				fns = append(fns, fn)
+			}
 		}
 	}
-	return out
+	ok := true
+	var out []wrapperMethod
+	for _, fn := range fns {
+		if !fn.Exported() && fn.Pkg() != a.pkg.Types {
+			continue // not callable from this package
+		}
+		am, known := a.annotationsOf(fn, tn)
+		ok = ok && known
+		if isInterface || fn.Exported() || am != nil {
+			out = append(out, wrapperMethod{fn: fn, am: am})
+		}
+	}
+	return out, ok
 }
 
 // checkGeneratedNames diagnoses user declarations that the generated names
@@ -100,10 +119,15 @@ func (a *analysis) checkGeneratedNames(tn *types.TypeName, w *templates.Wrapper)
 	ok := true
 	scope := a.pkg.Types.Scope()
 	for _, name := range []string{w.Name(), w.ConstructorName()} {
-		if obj := scope.Lookup(name); obj != nil {
-			a.errorf(tn.Pos(), "lockgen would declare "+name+" for "+tn.Name()+", but "+name+" is already declared at "+a.pkg.Fset.Position(obj.Pos()).String())
-			ok = false
+		obj := scope.Lookup(name)
+		if obj == nil {
+			continue
 		}
+		ok = false
+		if a.pkg.Fset.Position(obj.Pos()).Filename == a.outputPath {
+			continue // a file lockgen did not write sits at the output path: reported once, as such
+		}
+		a.errorf(tn.Pos(), "lockgen would declare "+name+" for "+tn.Name()+", but "+name+" is already declared at "+a.shortPosition(obj.Pos()))
 	}
 	return ok
 }
