@@ -3,6 +3,7 @@ package generator
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -42,5 +43,25 @@ func TestBadOutputName(t *testing.T) {
 		if _, _, err := Generate(Config{Output: name}); err == nil {
 			t.Errorf("output %q accepted", name)
 		}
+	}
+}
+
+// lockgen loads with its own build tag; the tags the user builds with
+// (GOFLAGS) still count, so a method behind one is wrapped.
+func TestLoadKeepsUserBuildTags(t *testing.T) {
+	dir, err := os.MkdirTemp(".", "_tags")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a\n\nimport \"context\"\n\ntype T struct{}\n\n//lock:mutex key=a\nfunc (T) A(ctx context.Context) error { return nil }\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "b.go"), []byte("//go:build premium\n\npackage a\n\nimport \"context\"\n\n//lock:mutex key=b\nfunc (T) B(ctx context.Context) error { return nil }\n"), 0o644)
+	env := append(os.Environ(), "GOFLAGS=-p=2 -tags=premium")
+	files, diags, err := Generate(Config{Patterns: []string{"./" + filepath.Base(dir)}, Env: env})
+	if err != nil || len(diags) > 0 || len(files) != 1 {
+		t.Fatalf("files %v, diags %v, err %v", files, diags, err)
+	}
+	if src := string(files[0].Content); !strings.Contains(src, "func (w *TLocked) B(") {
+		t.Errorf("B (behind the premium tag of GOFLAGS) not wrapped:\n%s", src)
 	}
 }

@@ -3,7 +3,9 @@ package generator
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -14,7 +16,8 @@ import (
 	"github.com/lockgen/lockgen/templates"
 )
 
-// excludedOutput replaces lockgen's earlier output during the load: the build
+// excludedOutput replaces, through an overlay, an earlier output written
+// without templates.Constraint (by a lockgen before it had one): the build
 // constraint keeps it out of the package whatever its package clause says.
 var excludedOutput = []byte("//go:build lockgen_previous_output\n\npackage ignored\n")
 
@@ -32,24 +35,33 @@ func isGenerated(content []byte) bool {
 	return false
 }
 
-// load lists the packages, then loads them type-checked with any earlier
-// lockgen output hidden.
-func load(cfg Config) ([]*packages.Package, map[string]bool, error) {
+// load loads the packages type-checked, with lockgen's earlier output left
+// out: the build tag excludes every output that starts with
+// templates.Constraint, so the type-check uses the export data the go
+// command has cached. Output of an earlier lockgen, without that line, is
+// hidden by a second load with an overlay, once: the next run finds the
+// line. previous holds the output paths that hold lockgen output now.
+func load(cfg Config) (pkgs []*packages.Package, previous map[string]bool, err error) {
 	patterns := cfg.Patterns
 	if len(patterns) == 0 {
 		patterns = []string{"."}
 	}
-	listed, err := packages.Load(&packages.Config{
-		Mode: packages.NeedName | packages.NeedFiles,
-		Dir:  cfg.Dir,
-		Env:  cfg.Env,
-	}, patterns...)
+	flags, err := buildFlags(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
+	pc := &packages.Config{
+		Mode:       packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo,
+		Dir:        cfg.Dir,
+		Env:        cfg.Env,
+		BuildFlags: flags,
+	}
+	if pkgs, err = packages.Load(pc, patterns...); err != nil {
+		return nil, nil, err
+	}
+	previous = make(map[string]bool)
 	overlay := make(map[string][]byte)
-	previous := make(map[string]bool) // output paths that hold lockgen output now
-	for _, p := range listed {
+	for _, p := range pkgs {
 		dir := packageDir(p)
 		if dir == "" {
 			continue
@@ -59,19 +71,43 @@ func load(cfg Config) ([]*packages.Package, map[string]bool, error) {
 		if err != nil || !isGenerated(content) {
 			continue
 		}
-		overlay[out] = excludedOutput
 		previous[out] = true
+		if !bytes.HasPrefix(content, []byte(templates.Constraint+"\n")) {
+			overlay[out] = excludedOutput
+		}
 	}
-	pkgs, err := packages.Load(&packages.Config{
-		Mode:    packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo,
-		Dir:     cfg.Dir,
-		Env:     cfg.Env,
-		Overlay: overlay,
-	}, patterns...)
-	if err != nil {
-		return nil, nil, err
+	if len(overlay) > 0 {
+		pc.Overlay = overlay
+		if pkgs, err = packages.Load(pc, patterns...); err != nil {
+			return nil, nil, err
+		}
 	}
 	return pkgs, previous, nil
+}
+
+// buildFlags sets the build tags of the load: templates.BuildTag, plus the
+// tags the user builds with. Those come from GOFLAGS (the environment or
+// go env -w), which a -tags flag of lockgen's would otherwise override.
+func buildFlags(cfg Config) ([]string, error) {
+	cmd := exec.Command("go", "env", "GOFLAGS")
+	cmd.Dir, cmd.Env = cfg.Dir, cfg.Env
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, errors.New("lockgen: go env GOFLAGS: " + err.Error())
+	}
+	var userTags []string
+	for _, f := range strings.Fields(string(out)) {
+		if name, value, ok := strings.Cut(strings.TrimLeft(f, "-"), "="); ok && name == "tags" {
+			userTags = strings.Split(value, ",") // the last -tags wins, as in the go command
+		}
+	}
+	tags := []string{templates.BuildTag}
+	for _, t := range userTags {
+		if t != "" && t != templates.BuildTag {
+			tags = append(tags, t)
+		}
+	}
+	return []string{"-tags=" + strings.Join(tags, ",")}, nil
 }
 
 func packageDir(p *packages.Package) string {
