@@ -37,7 +37,7 @@ func isGenerated(content []byte) bool {
 
 // load loads the packages type-checked, with lockgen's earlier output left
 // out: the build tag excludes every output that starts with
-// templates.Constraint, so the type-check uses the export data the go
+// templates.Prologue (the header, then templates.Constraint), so the type-check uses the export data the go
 // command has cached. Output of an earlier lockgen, without that line, is
 // hidden by a second load with an overlay, once: the next run finds the
 // line. previous holds the output paths that hold lockgen output now.
@@ -72,7 +72,7 @@ func load(cfg Config) (pkgs []*packages.Package, previous map[string]bool, err e
 			continue
 		}
 		previous[out] = true
-		if !bytes.HasPrefix(content, []byte(templates.Constraint+"\n")) {
+		if !bytes.HasPrefix(content, []byte(templates.Prologue)) {
 			overlay[out] = excludedOutput
 		}
 	}
