@@ -5,6 +5,7 @@ import (
 	"flag"
 	"io"
 	"os"
+	"strings"
 	"path/filepath"
 
 	"github.com/lockgen/lockgen/internal/generator"
@@ -83,17 +84,46 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// relative shortens a path for printing as the go command does (go vet,
-// go build): relative to the current directory when that is shorter than
-// the absolute path ("svc.go", "internal/svc/svc.go", "../svc/svc.go"),
-// else absolute. Every printed position can then be opened from where
-// lockgen ran.
+// relative shortens a path for printing: relative to the current directory
+// when the file is under it ("svc.go" from go generate,
+// "internal/svc/svc.go" from the module root), else relative to the root
+// of the module that holds the file, which is where editors and CI logs
+// open paths from; absolute if neither applies.
 func relative(cwd, path string) string {
 	if !filepath.IsAbs(path) {
 		return path
 	}
-	if rel, err := filepath.Rel(cwd, path); err == nil && len(rel) < len(path) {
+	if rel, ok := under(cwd, path); ok {
 		return rel
 	}
+	if root := moduleRoot(filepath.Dir(path)); root != "" {
+		if rel, ok := under(root, path); ok {
+			return rel
+		}
+	}
 	return path
+}
+
+// under returns path relative to dir if path lies below dir.
+func under(dir, path string) (string, bool) {
+	rel, err := filepath.Rel(dir, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return rel, true
+}
+
+// moduleRoot returns the nearest directory at or above dir that holds a
+// go.mod file, or "".
+func moduleRoot(dir string) string {
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
 }
