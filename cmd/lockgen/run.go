@@ -5,8 +5,8 @@ import (
 	"flag"
 	"io"
 	"os"
-	"strings"
 	"path/filepath"
+	"strings"
 
 	"github.com/lockgen/lockgen/internal/generator"
 )
