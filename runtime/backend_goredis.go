@@ -37,6 +37,31 @@ type goRedisBackend struct {
 	closed bool
 }
 
+// callLimit says how long one call can take at most with the client's own
+// timeouts and retries (every try may wait for a pooled connection, dial,
+// write and read; 0 when a timeout is off), and whether the client applies
+// the context's deadline to the connection (ContextTimeoutEnabled).
+func (b *goRedisBackend) callLimit() (time.Duration, bool) {
+	var pool, dial, write, read, backoff time.Duration
+	var retries int
+	var honors bool
+	switch c := b.rdb.(type) {
+	case *redis.Client:
+		o := c.Options()
+		pool, dial, write, read, backoff, retries, honors = o.PoolTimeout, o.DialTimeout, o.WriteTimeout, o.ReadTimeout, o.MaxRetryBackoff, o.MaxRetries, o.ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		o := c.Options()
+		pool, dial, write, read, backoff, retries, honors = o.PoolTimeout, o.DialTimeout, o.WriteTimeout, o.ReadTimeout, o.MaxRetryBackoff, max(o.MaxRetries, o.MaxRedirects), o.ContextTimeoutEnabled
+	default:
+		return 0, false
+	}
+	if pool <= 0 || dial <= 0 || write <= 0 || read <= 0 {
+		return 0, honors
+	}
+	tries := time.Duration(max(retries, 0) + 1)
+	return tries*(pool+dial+write+read) + (tries-1)*max(backoff, 0), honors
+}
+
 func (b *goRedisBackend) PublishCommand() string {
 	if b.cluster != nil {
 		return "SPUBLISH"

@@ -35,10 +35,22 @@ func finished(err error) *pending {
 	return p
 }
 
+// callLimiter is implemented by a backend that knows how long one call can
+// take at most (its client's own timeouts and retries; 0 if it does not),
+// and whether its client stops a call at the context's deadline by itself.
+type callLimiter interface {
+	callLimit() (bound time.Duration, honorsDeadline bool)
+}
+
 // evalBounded runs c, returning early with errNoReply (and the call still
 // running, as p) when ctx is done or deadline passes. orphanBound bounds
-// the call itself once nobody waits for it. With neither a cancellable ctx
-// nor a deadline it runs c directly.
+// the call itself once nobody waits for it.
+//
+// It runs c directly, without a goroutine, when that is bounded as well:
+// no deadline at all (a cancellation is then noticed when the call
+// returns, within the client's own timeouts), or a client that stops at
+// the deadline by itself, or one whose own timeouts end every call before
+// the deadline.
 func (l *Locker) evalBounded(ctx context.Context, deadline time.Time, orphanBound time.Duration, c Call, wait bool) (reply any, acked int, p *pending, err error) {
 	run := func(ctx context.Context) (any, int, error) {
 		if wait {
@@ -47,8 +59,19 @@ func (l *Locker) evalBounded(ctx context.Context, deadline time.Time, orphanBoun
 		v, err := l.backend.Eval(ctx, c)
 		return v, 0, err
 	}
-	if ctx.Done() == nil && deadline.IsZero() {
+	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
+		deadline = d
+	}
+	if l.direct(deadline) {
+		if !deadline.IsZero() && l.honorsDeadline {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, deadline)
+			defer cancel()
+		}
 		reply, acked, err = run(ctx)
+		if err != nil && !deadline.IsZero() && !time.Now().Before(deadline) {
+			err = errors.Join(errNoReply, err)
+		}
 		return reply, acked, finished(err), err
 	}
 	type result struct {
@@ -79,4 +102,16 @@ func (l *Locker) evalBounded(ctx context.Context, deadline time.Time, orphanBoun
 	case <-expire:
 	}
 	return nil, 0, p, errNoReply
+}
+
+// direct reports whether a call that must end by deadline (zero: none)
+// can run without a goroutine of its own (see evalBounded).
+func (l *Locker) direct(deadline time.Time) bool {
+	switch {
+	case deadline.IsZero(), l.honorsDeadline:
+		return true
+	case l.callBound > 0:
+		return time.Until(deadline) > l.callBound
+	}
+	return false
 }

@@ -21,7 +21,9 @@ type Locker struct {
 	nextHolder     func() string
 	releaseTimeout time.Duration
 	waiterWindow   time.Duration
-	optErr         error // a bad Option, reported by every Acquire
+	callBound      time.Duration // the backend's own bound on a call, 0 if unknown (callLimiter)
+	honorsDeadline bool          // the backend stops a call at its context's deadline
+	optErr         error         // a bad Option, reported by every Acquire
 
 	publish  string
 	wakeups  *wakeups
@@ -60,6 +62,9 @@ func NewWithBackend(b Backend, opts ...Option) *Locker {
 	}
 	l.optErr = l.checkOptions()
 	l.publish = b.PublishCommand()
+	if cl, ok := b.(callLimiter); ok {
+		l.callBound, l.honorsDeadline = cl.callLimit()
+	}
 	l.wakeups = newWakeups(b)
 	l.dog = newWatchdog(l)
 	l.holds.init()
