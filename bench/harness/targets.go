@@ -81,7 +81,7 @@ func evaluateTargets(res *Results) []Target {
 			continue
 		}
 		ideal := idealRenewCalls(res.Opts)
-		add(hp.Name(), fmt.Sprintf("round trips per second holding %d locks (lease %v; one pipeline per node per lease/3 = %.1f/s)", res.Opts.HeldLocks, res.Opts.HeldLease, ideal),
+		add(hp.Name(), fmt.Sprintf("round trips per second holding %d locks (lease %v; pipelines of up to %d renewals per node per lease/3 = %.1f/s)", res.Opts.HeldLocks, res.Opts.HeldLease, renewBatch, ideal),
 			fmt.Sprintf("≤ %.1f/s", 2*ideal), "/s",
 			overReps(res.Reps, heldMetric(hp.Name(), func(h HeldManyResult) float64 { return h.CallsPerSec })),
 			func(v float64) bool { return v <= 2*ideal })
@@ -100,8 +100,13 @@ func newTarget(peer, what, limit, unit string, s Spread, pass func(float64) bool
 
 // idealRenewCalls is one pipeline per node every lease/3.
 func idealRenewCalls(o Options) float64 {
-	return renewNodes / (o.HeldLease.Seconds() / 3)
+	batches := math.Ceil(float64(o.HeldLocks) / renewBatch)
+	return renewNodes * batches / (o.HeldLease.Seconds() / 3)
 }
+
+// renewBatch is the most renewals the runtime's watchdog puts in one
+// pipeline, so that one slow batch cannot cost every lock its lease.
+const renewBatch = 1000
 
 func lockgenPeers(o Options) []string {
 	var out []string
