@@ -42,15 +42,16 @@ var (
 // costAfter: for the paths that the setup alone does not make certain, B
 // after the measured call, so that a row measures the path it names.
 var costAfter = map[string]*regexp.Regexp{
-	"mutex busy, registers, marks":         regexp.MustCompile(`^A \d+ 1$`),
-	"mutex busy, registers (marked)":       regexp.MustCompile(`^A \d+ 1$`),
-	"mutex busy, window 0":                 regexp.MustCompile(`^A \d+ 0$`),
-	"mutex release, hands over":            regexp.MustCompile(`^B \d+ 1$`),
-	"mutex release, registrations lapsed":  nil,
-	"mutex acquire (handed, grant missed)": regexp.MustCompile(`^B \d+ 1$`),
-	"mutex release by a waiter (withdraw)": regexp.MustCompile(`^A \d+ 1$`),
-	"fair acquire (handed, grant missed)":  regexp.MustCompile(`^B \d+ 0$`),
-	"fair release by a waiter (leaves)":    regexp.MustCompile(`^A \d+ 0$`),
+	"mutex busy, registers, marks":                        regexp.MustCompile(`^A \d+ 1$`),
+	"mutex busy, registers (marked)":                      regexp.MustCompile(`^A \d+ 1$`),
+	"mutex busy, registers (marked, within a longer one)": regexp.MustCompile(`^A \d+ 1$`),
+	"mutex busy, window 0":                                regexp.MustCompile(`^A \d+ 0$`),
+	"mutex release, hands over":                           regexp.MustCompile(`^B \d+ 1$`),
+	"mutex release, registrations lapsed":                 nil,
+	"mutex acquire (handed, grant missed)":                regexp.MustCompile(`^B \d+ 1$`),
+	"mutex release by a waiter (withdraw)":                regexp.MustCompile(`^A \d+ 1$`),
+	"fair acquire (handed, grant missed)":                 regexp.MustCompile(`^B \d+ 0$`),
+	"fair release by a waiter (leaves)":                   regexp.MustCompile(`^A \d+ 0$`),
 }
 
 // costCases pin the common paths. The package documentation of lua carries
@@ -58,8 +59,10 @@ var costAfter = map[string]*regexp.Regexp{
 var costCases = []costCase{
 	{"mutex uncontended acquire", mutexFamily, nil, nil, []string{"mutex_acquire", "A", "1000", "500"}, 4},
 	{"mutex acquire, own lock", mutexFamily, mutexHeld, nil, []string{"mutex_acquire", "A", "1000", "500"}, 2},
-	{"mutex busy, registers, marks", mutexFamily, mutexHeld, nil, []string{"mutex_acquire", "B", "1000", "500"}, 6},
-	{"mutex busy, registers (marked)", mutexFamily, mutexRegistered, nil, []string{"mutex_acquire", "C", "1000", "500"}, 5},
+	{"mutex busy, registers, marks", mutexFamily, mutexHeld, nil, []string{"mutex_acquire", "B", "1000", "500"}, 7},
+	{"mutex busy, registers (marked)", mutexFamily, mutexRegistered, nil, []string{"mutex_acquire", "C", "1000", "1000"}, 6},
+	{"mutex busy, registers (marked, within a longer one)", mutexFamily, slices.Concat(mutexHeld, [][]string{{"mutex_acquire", "B", "1000", "60000"}}), nil,
+		[]string{"mutex_acquire", "C", "1000", "100"}, 5},
 	{"mutex busy, window 0", mutexFamily, mutexHeld, nil, []string{"mutex_acquire", "B", "1000", "0"}, 2},
 	{"mutex renew", mutexFamily, mutexHeld, nil, []string{"mutex_renew", "A", "1000"}, 2},
 	{"mutex release, no waiters", mutexFamily, mutexHeld, nil, []string{"mutex_release", "A", "1000"}, 3},
@@ -142,7 +145,7 @@ func TestCommandCost(t *testing.T) {
 			names = append(names, fmt.Sprintf("%s×%d", name, n))
 		}
 		sort.Strings(names)
-		fmt.Fprintf(&report, "  %-38s %2d  %s\n", c.path, total, strings.Join(names, " "))
+		fmt.Fprintf(&report, "  %-52s %2d  %s\n", c.path, total, strings.Join(names, " "))
 		if total != c.want {
 			t.Errorf("%s: %d commands (%s), pinned at %d", c.path, total, strings.Join(names, " "), c.want)
 		}

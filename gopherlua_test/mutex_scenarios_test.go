@@ -87,6 +87,26 @@ func mutexScenarios() []*scenario {
 			wakes: []string{grantWake("E"), grantWake("D"), grantWake("C")},
 		},
 		{
+			// Lockers may register with different windows. A short
+			// registration must not cut B:waiters's TTL below a longer one
+			// that lives on: C, registered until 3100 ms, is still handed
+			// the lock at 1000 ms although D's registration (and the TTL
+			// it asked for) ended at 400 ms.
+			name: "mutex-mixed-windows", fam: mutexFamily,
+			steps: []step{
+				{at: 0, script: acq, holder: "A", lease: 5000 * ms, extra: window(500 * ms), want: granted()},
+				{at: 100 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: window(3000 * ms), want: busy(1000),
+					expect: []keyWant{{suffix: ":waiters", members: []string{"C"}, ttl: 3000 * ms}}},
+				{at: 200 * ms, script: acq, holder: "D", lease: 1000 * ms, extra: window(200 * ms), want: busy(1000),
+					expect: []keyWant{{suffix: ":waiters", members: []string{"D", "C"},
+						deadlines: []time.Duration{400 * ms, 3100 * ms}, ttl: 2900 * ms}}},
+				{at: 1000 * ms, script: rel, holder: "A", lease: 5000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "C", waiters: "1", ttl: 2100 * ms, handed: true}, {suffix: ":waiters", absent: true}}},
+				{at: 1100 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(1), expect: gone(mutexFamily)},
+			},
+			wakes: []string{grantWake("C")},
+		},
+		{
 			// A waiter that gives up releases: not the owner, it withdraws
 			// its registration (0), and others keep theirs. A registered
 			// waiter that finds the lock free (its holder's lease ran out)
