@@ -159,6 +159,13 @@ func play(t *testing.T, sc *scenario, tg target, tol time.Duration) []stepResult
 		if (st.unchanged || st.leaseOnly) && !sameKeys(before, after, tg.start(), tg.start(), float64(r.tol)) {
 			t.Errorf("%s: %s step %d (%s): keys changed:\nbefore %v\nafter  %v", tg.name(), sc.name, i, st.label(), before, after)
 		}
+		if st.raw == nil {
+			for _, k := range after {
+				if k.PTTL < 0 {
+					t.Errorf("%s: %s step %d (%s at %v): %s has no TTL", tg.name(), sc.name, i, st.label(), st.at, k.Key)
+				}
+			}
+		}
 		for _, kw := range st.expect {
 			if err := kw.verify(r, after); err != nil {
 				t.Errorf("%s: %s step %d (%s at %v): key %q: %v", tg.name(), sc.name, i, st.label(), st.at, kw.suffix, err)
