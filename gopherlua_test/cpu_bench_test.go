@@ -48,7 +48,7 @@ func BenchmarkScriptCPU(b *testing.B) {
 	keys := make([][]string, cpuBatch)
 	for i := range keys {
 		base := "lockgen:mutex:{cpu" + strconv.Itoa(i) + "}"
-		keys[i] = []string{base, base + ":wake"}
+		keys[i] = []string{base, base + ":waiters", base + ":wake"}
 	}
 	eval := func(sha string, keys []string, args ...any) {
 		if err := rdb.EvalSha(ctx, sha, keys, args...).Err(); err != nil {
@@ -62,7 +62,7 @@ func BenchmarkScriptCPU(b *testing.B) {
 		n := min(cpuBatch, b.N-done)
 		acquire.phase(b, rdb, func() {
 			for i := 0; i < n; i++ {
-				eval(lua.MutexAcquire.SHA1, keys[i], "A", "30000", "PUBLISH")
+				eval(lua.MutexAcquire.SHA1, keys[i], "A", "30000", "PUBLISH", "500")
 			}
 		})
 		release.phase(b, rdb, func() {

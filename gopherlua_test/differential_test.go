@@ -9,12 +9,12 @@ import (
 func allScenarios() []*scenario {
 	var all []*scenario
 	all = append(all, mutexScenarios()...)
-	all = append(all, reservationScenarios()...)
 	all = append(all, mutexHandOverScenarios()...)
 	all = append(all, fairScenarios()...)
 	all = append(all, fairHandOverScenarios()...)
 	all = append(all, rwScenarios()...)
 	all = append(all, semaphoreScenarios()...)
+	all = append(all, idempotenceScenarios()...)
 	all = append(all, malformedScenarios()...)
 	all = append(all, edgeScenarios()...)
 	return all

@@ -3,11 +3,12 @@ package gopherlua_test
 import "github.com/lockgen/lockgen/lua"
 
 // edgeScenarios: damaged keys, wake-ups from scripts called by bystanders,
-// and (in the shim only, where two calls can share a microsecond) the
-// fence tombstones and a lease in its very last millisecond.
+// and (in the shim only, where two calls can share a microsecond and the
+// clock can step back) the fence tombstones and a lease in its very last
+// millisecond.
 func edgeScenarios() []*scenario {
-	facq, fren, frel, fhb, fleave := lua.FairAcquire, lua.FairRenew, lua.FairRelease, lua.FairHeartbeat, lua.FairLeave
-	waited := []string{"waited"}
+	facq, fren, frel, fhb := lua.FairAcquire, lua.FairRenew, lua.FairRelease, lua.FairHeartbeat
+	macq, mren, mrel := lua.MutexAcquire, lua.MutexRenew, lua.MutexRelease
 	return []*scenario{
 		{
 			// A queue member with no liveness entry (keys damaged by hand,
@@ -19,12 +20,11 @@ func edgeScenarios() []*scenario {
 				{at: 10 * ms, script: facq, holder: "B", lease: 1000 * ms, want: busy(990),
 					expect: []keyWant{{suffix: ":queue", members: []string{"ghost", "B"}}}},
 				// The release skips the ghost and hands the lock to B.
-				{at: 20 * ms, script: frel, holder: "A", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{holder: "B", count: 1, ttl: 990 * ms, handed: true},
+				{at: 20 * ms, script: frel, holder: "A", lease: 1000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "B", ttl: 990 * ms, handed: true},
 						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
-				{at: 30 * ms, script: facq, holder: "B", lease: 1000 * ms, extra: waited, want: claimed()},
-				{at: 40 * ms, script: frel, holder: "B", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{absent: true}, {suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
+				{at: 30 * ms, script: facq, holder: "B", lease: 1000 * ms, want: sameGrant()},
+				{at: 40 * ms, script: frel, holder: "B", lease: 1000 * ms, want: integer(1), expect: gone(fairFamily)},
 			},
 			wakes: []string{grantWake("B")},
 		},
@@ -38,68 +38,90 @@ func edgeScenarios() []*scenario {
 				{at: 10 * ms, script: facq, holder: "B", lease: 300 * ms, want: busy(300)},
 				{at: 20 * ms, script: facq, holder: "C", lease: 2000 * ms, want: busy(1980)},
 				// B is handed the lock until its place ends (310 ms).
-				{at: 100 * ms, script: frel, holder: "A", lease: 2000 * ms, want: integer(0),
-					expect: []keyWant{{holder: "B", count: 1, ttl: 210 * ms, handed: true}, {suffix: ":queue", members: []string{"C"}}}},
+				{at: 100 * ms, script: frel, holder: "A", lease: 2000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "B", ttl: 210 * ms, handed: true}, {suffix: ":queue", members: []string{"C"}}}},
 				// B never comes; a renew by someone else finds the lock free.
 				{at: 500 * ms, script: fren, holder: "X", lease: 2000 * ms, want: integer(0),
-					expect: []keyWant{{holder: "C", count: 1, ttl: 1520 * ms, handed: true}, {suffix: ":queue", absent: true}}},
+					expect: []keyWant{{holder: "C", ttl: 1520 * ms, handed: true}, {suffix: ":queue", absent: true}}},
 				{at: 600 * ms, script: facq, holder: "D", lease: 2000 * ms, want: busy(1420)},
 				// C never comes either (its place, and so its hold, ends at
 				// 2020 ms); a stray release finds the lock free.
-				{at: 2100 * ms, script: frel, holder: "Y", lease: 2000 * ms, want: integer(-1),
-					expect: []keyWant{{holder: "D", count: 1, ttl: 500 * ms, handed: true}, {suffix: ":queue", absent: true}}},
-				{at: 2200 * ms, script: facq, holder: "D", lease: 2000 * ms, extra: waited, want: claimed()},
-				{at: 2300 * ms, script: frel, holder: "D", lease: 2000 * ms, want: integer(0)},
+				{at: 2100 * ms, script: frel, holder: "Y", lease: 2000 * ms, want: integer(0),
+					expect: []keyWant{{holder: "D", ttl: 500 * ms, handed: true}, {suffix: ":queue", absent: true}}},
+				{at: 2200 * ms, script: facq, holder: "D", lease: 2000 * ms, want: sameGrant()},
+				{at: 2300 * ms, script: frel, holder: "D", lease: 2000 * ms, want: integer(1)},
 				// A heartbeat from someone not queued does it too.
 				{at: 2400 * ms, script: facq, holder: "E", lease: 200 * ms, want: granted()},
 				{at: 2410 * ms, script: facq, holder: "F", lease: 1000 * ms, want: busy(190)},
 				{at: 2700 * ms, script: fhb, holder: "Z", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{holder: "F", count: 1, ttl: 710 * ms, handed: true}, {suffix: ":queue", absent: true}}},
-				{at: 2800 * ms, script: frel, holder: "F", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{absent: true}, {suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
+					expect: []keyWant{{holder: "F", ttl: 710 * ms, handed: true}, {suffix: ":queue", absent: true}}},
+				{at: 2800 * ms, script: frel, holder: "F", lease: 1000 * ms, want: integer(1), expect: gone(fairFamily)},
 			},
 			wakes: []string{grantWake("B"), grantWake("C"), grantWake("D"), grantWake("F")},
 		},
 		{
-			// On Cluster the runtime passes SPUBLISH; wake-ups, grants
-			// included, then travel as sharded messages on the lock's slot.
+			// On Cluster the runtime passes SPUBLISH; grants then travel
+			// as sharded messages on the lock's slot.
 			name: "mutex-sharded-wake", fam: mutexFamily, sharded: true,
 			steps: []step{
-				{at: 0, script: lua.MutexAcquire, holder: "A", lease: 1000 * ms, want: granted()},
-				{at: 10 * ms, script: lua.MutexAcquire, holder: "B", lease: 1000 * ms, want: heirBusy(990)},
-				{at: 20 * ms, script: lua.MutexRelease, holder: "A", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{holder: "B", count: 1, ttl: 990 * ms, handed: true}}},
-				{at: 30 * ms, script: lua.MutexAcquire, holder: "B", lease: 1000 * ms, extra: []string{"waited"}, want: claimed()},
-				// B's grant stays marked, so its release wakes too.
-				{at: 40 * ms, script: lua.MutexRelease, holder: "B", lease: 1000 * ms, want: integer(0)},
+				{at: 0, script: macq, holder: "A", lease: 1000 * ms, extra: window(500 * ms), want: granted()},
+				{at: 10 * ms, script: macq, holder: "B", lease: 1000 * ms, extra: window(500 * ms), want: busy(990)},
+				{at: 20 * ms, script: mrel, holder: "A", lease: 1000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "B", waiters: "1", ttl: 490 * ms, handed: true}}},
+				{at: 30 * ms, script: macq, holder: "B", lease: 1000 * ms, extra: window(500 * ms), want: sameGrant()},
+				{at: 40 * ms, script: mrel, holder: "B", lease: 1000 * ms, want: integer(1), expect: gone(mutexFamily)},
 			},
-			wakes: []string{grantWake("B"), "n:1"},
+			wakes: []string{grantWake("B")},
 		},
 		{
 			name: "tomb-mutex", fam: mutexFamily, shimOnly: true,
 			steps: []step{
-				{at: 0, script: lua.MutexAcquire, holder: "A", lease: 100 * ms, want: granted()},
+				{at: 0, script: macq, holder: "A", lease: 100 * ms, extra: window(50 * ms), want: granted()},
 				// Released in the microsecond of the grant: a tombstone keeps
 				// the fence for a millisecond so the next grant exceeds it.
-				{at: 0, script: lua.MutexRelease, holder: "A", lease: 100 * ms, want: integer(0),
-					expect: []keyWant{{holder: "!", count: 0, ttl: 1 * ms}}},
-				{at: 0, script: lua.MutexRenew, holder: "A", lease: 100 * ms, want: integer(0)},
-				{at: 0, script: lua.MutexAcquire, holder: "B", lease: 100 * ms, want: granted()},
+				{at: 0, script: mrel, holder: "A", lease: 100 * ms, want: integer(1),
+					expect: []keyWant{{holder: tombstone, ttl: 1 * ms}, {suffix: ":waiters", absent: true}}},
+				{at: 0, script: mren, holder: "A", lease: 100 * ms, want: integer(0), unchanged: true},
+				{at: 0, script: macq, holder: "B", lease: 100 * ms, extra: window(50 * ms), want: granted()},
 				// The lease's last millisecond: still held, retry in 1 ms.
-				{at: 100 * ms, script: lua.MutexAcquire, holder: "C", lease: 100 * ms, want: heirBusy(1)},
-				{at: 101 * ms, script: lua.MutexAcquire, holder: "C", lease: 100 * ms, want: granted()},
+				{at: 100 * ms, script: macq, holder: "C", lease: 100 * ms, extra: window(50 * ms), want: busy(1),
+					expect: []keyWant{{suffix: ":waiters", members: []string{"C"}}}},
+				{at: 101 * ms, script: macq, holder: "C", lease: 100 * ms, extra: window(50 * ms), want: granted(),
+					expect: []keyWant{{holder: "C", waiters: "0"}, {suffix: ":waiters", absent: true}}},
 				// Handed over in the microsecond of the grant: the fence
 				// still rises.
-				{at: 101 * ms, script: lua.MutexAcquire, holder: "D", lease: 100 * ms, want: heirBusy(100)},
-				{at: 101 * ms, script: lua.MutexRelease, holder: "C", lease: 100 * ms, want: integer(0),
-					expect: []keyWant{{holder: "D", count: 1, ttl: 100 * ms, handed: true}}},
-				// Given back unused in that microsecond, nobody waiting:
-				// the reservation outlives the fence tombstone.
-				{at: 101 * ms, script: lua.MutexLeave, holder: "D", lease: 100 * ms, want: integer(2),
-					expect: []keyWant{{holder: "!", count: 0, ttl: 10 * ms, waited: "1"}}},
-				{at: 101 * ms, script: lua.MutexAcquire, holder: "E", lease: 100 * ms, extra: []string{"waited"}, want: granted()},
+				{at: 101 * ms, script: macq, holder: "D", lease: 100 * ms, extra: window(50 * ms), want: busy(100)},
+				{at: 101 * ms, script: mrel, holder: "C", lease: 100 * ms, want: integer(1),
+					expect: []keyWant{{holder: "D", waiters: "1", ttl: 50 * ms, handed: true}}},
+				// Released in that microsecond, nobody registered: a
+				// tombstone again.
+				{at: 101 * ms, script: mrel, holder: "D", lease: 100 * ms, want: integer(1),
+					expect: []keyWant{{holder: tombstone, ttl: 1 * ms}, {suffix: ":waiters", absent: true}}},
+				{at: 101 * ms, script: macq, holder: "E", lease: 100 * ms, extra: window(50 * ms), want: granted()},
 			},
-			wakes: []string{grantWake("D"), "n:1"},
+			wakes: []string{grantWake("D")},
+		},
+		{
+			// The server's clock steps back 30 ms: fences still rise, and
+			// the tombstone of the last one lives until the clock has
+			// passed it again.
+			name: "mutex-clock-step-back", fam: mutexFamily, shimOnly: true,
+			steps: []step{
+				{at: 50 * ms, script: macq, holder: "A", lease: 100 * ms, extra: window(100 * ms), want: granted()},
+				{at: 20 * ms, script: mrel, holder: "A", lease: 100 * ms, want: integer(1),
+					expect: []keyWant{{holder: tombstone, ttl: 31 * ms}}},
+				{at: 20 * ms, script: macq, holder: "B", lease: 100 * ms, extra: window(100 * ms), want: granted()},
+				{at: 20 * ms, script: macq, holder: "C", lease: 100 * ms, extra: window(100 * ms), want: busy(100)},
+				{at: 20 * ms, script: mrel, holder: "B", lease: 100 * ms, want: integer(1),
+					expect: []keyWant{{holder: "C", waiters: "1", ttl: 100 * ms, handed: true}}},
+				{at: 20 * ms, script: mrel, holder: "C", lease: 100 * ms, want: integer(1),
+					expect: []keyWant{{holder: tombstone, ttl: 31 * ms}}},
+				// Back at A's microsecond, the tombstone frees the lock
+				// with a fence above A's.
+				{at: 50 * ms, script: macq, holder: "D", lease: 100 * ms, extra: window(100 * ms), want: granted(),
+					expect: []keyWant{{holder: "D", waiters: "0", ttl: 100 * ms}}},
+			},
+			wakes: []string{grantWake("C")},
 		},
 		{
 			name: "tomb-fair", fam: fairFamily, shimOnly: true,
@@ -107,18 +129,18 @@ func edgeScenarios() []*scenario {
 				{at: 0, script: facq, holder: "A", lease: 100 * ms, want: granted()},
 				// Released in the microsecond of the grant, nobody waiting:
 				// a tombstone keeps the fence.
-				{at: 0, script: frel, holder: "A", lease: 100 * ms, want: integer(0),
-					expect: []keyWant{{holder: "!", count: 0, ttl: 1 * ms}}},
+				{at: 0, script: frel, holder: "A", lease: 100 * ms, want: integer(1),
+					expect: []keyWant{{holder: tombstone, ttl: 1 * ms}}},
 				{at: 0, script: facq, holder: "B", lease: 100 * ms, want: granted()},
 				{at: 0, script: facq, holder: "C", lease: 100 * ms, want: busy(100)},
 				// Handed over in the same microsecond: the fence still rises.
-				{at: 0, script: frel, holder: "B", lease: 100 * ms, want: integer(0),
-					expect: []keyWant{{holder: "C", count: 1, ttl: 100 * ms, handed: true}}},
+				{at: 0, script: frel, holder: "B", lease: 100 * ms, want: integer(1),
+					expect: []keyWant{{holder: "C", ttl: 100 * ms, handed: true}}},
 				{at: 0, script: fhb, holder: "C", lease: 100 * ms, want: integer(0)},
 				// Given back unused in that microsecond, nobody waiting: a
 				// tombstone again.
-				{at: 0, script: fleave, holder: "C", lease: 100 * ms, want: integer(2),
-					expect: []keyWant{{holder: "!", count: 0, ttl: 1 * ms}}},
+				{at: 0, script: frel, holder: "C", lease: 100 * ms, want: integer(1),
+					expect: []keyWant{{holder: tombstone, ttl: 1 * ms}}},
 				{at: 0, script: facq, holder: "D", lease: 100 * ms, want: granted()},
 			},
 			wakes: []string{grantWake("C")},
@@ -127,11 +149,11 @@ func edgeScenarios() []*scenario {
 			name: "tomb-rw", fam: rwFamily, shimOnly: true,
 			steps: []step{
 				{at: 0, script: lua.ReadAcquire, holder: "R", lease: 100 * ms, want: granted()},
-				{at: 0, script: lua.ReadRelease, holder: "R", lease: 100 * ms, want: integer(0),
-					expect: []keyWant{{fields: []string{"f"}, ttl: 1 * ms}}},
+				{at: 0, script: lua.ReadRelease, holder: "R", lease: 100 * ms, want: integer(1),
+					expect: []keyWant{{fields: []string{"f"}, ttl: 1 * ms, fenced: true}}},
 				{at: 0, script: lua.WriteAcquire, holder: "W", lease: 100 * ms, want: granted()},
-				{at: 0, script: lua.WriteRelease, holder: "W", lease: 100 * ms, want: integer(0),
-					expect: []keyWant{{fields: []string{"f"}, ttl: 1 * ms}}},
+				{at: 0, script: lua.WriteRelease, holder: "W", lease: 100 * ms, want: integer(1),
+					expect: []keyWant{{fields: []string{"f"}, ttl: 1 * ms, fenced: true}}},
 				{at: 0, script: lua.ReadAcquire, holder: "R", lease: 100 * ms, want: granted()},
 			},
 		},
@@ -139,8 +161,8 @@ func edgeScenarios() []*scenario {
 			name: "tomb-sem", fam: semFamily, shimOnly: true,
 			steps: []step{
 				{at: 0, script: lua.SemaphoreAcquire, holder: "A", lease: 100 * ms, extra: []string{"1"}, want: granted()},
-				{at: 0, script: lua.SemaphoreRelease, holder: "A", lease: 100 * ms, want: integer(0),
-					expect: []keyWant{{fields: []string{"f"}, ttl: 1 * ms}}},
+				{at: 0, script: lua.SemaphoreRelease, holder: "A", lease: 100 * ms, want: integer(1),
+					expect: []keyWant{{fields: []string{"f"}, ttl: 1 * ms, fenced: true}}},
 				{at: 0, script: lua.SemaphoreAcquire, holder: "B", lease: 100 * ms, extra: []string{"1"}, want: granted()},
 			},
 		},

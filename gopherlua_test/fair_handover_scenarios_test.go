@@ -5,13 +5,12 @@ import "github.com/lockgen/lockgen/lua"
 // fairHandOverScenarios: a fair lock is never left free while a live waiter
 // is queued. Whoever finds it free (the last release, a newcomer's acquire,
 // a heartbeat, a give-up) hands it straight to the first live waiter: the
-// waiter leaves the queue, B becomes "<head> 1 <new fence> 0" for what is
+// waiter leaves the queue, B becomes "<head> <new fence> 0" for what is
 // left of the head's place, and "grant:<fence>:<head>" is published. A head
-// that missed the message claims the grant with its next acquire (ARGV[4]
-// "waited"), or gives it back with fair_leave.
+// that missed the message finds the lock its own at its next acquire (the
+// same grant), or gives it back with its release.
 func fairHandOverScenarios() []*scenario {
-	acq, ren, rel, leave, hb := lua.FairAcquire, lua.FairRenew, lua.FairRelease, lua.FairLeave, lua.FairHeartbeat
-	waited := []string{"waited"}
+	acq, ren, rel, hb := lua.FairAcquire, lua.FairRenew, lua.FairRelease, lua.FairHeartbeat
 	return []*scenario{
 		{
 			// The handed lock lives as long as the head's place would
@@ -26,75 +25,68 @@ func fairHandOverScenarios() []*scenario {
 				{at: 400 * ms, script: hb, holder: "B", lease: 1000 * ms, want: integer(1)},
 				// C's until 1450 ms.
 				{at: 450 * ms, script: acq, holder: "C", lease: 1000 * ms, want: busy(1000)},
-				{at: 600 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(0),
-					expect: []keyWant{{holder: "B", count: 1, ttl: 800 * ms, handed: true},
+				{at: 600 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "B", ttl: 800 * ms, handed: true},
 						{suffix: ":queue", members: []string{"C"}}, {suffix: ":alive", members: []string{"C"}}}},
-				{at: 700 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{holder: "C", count: 1, ttl: 750 * ms, handed: true},
+				{at: 700 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "C", ttl: 750 * ms, handed: true},
 						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
-				{at: 800 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(0),
+				{at: 800 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(1),
 					expect: []keyWant{{absent: true}}},
 			},
 			wakes: []string{grantWake("B"), grantWake("C")},
 		},
 		{
 			// The grant message is lost. The head's heartbeat says it is
-			// no longer queued (0); its retry as a waiter claims the grant:
-			// same fence, still one hold, lease restarted. Without
-			// "waited", the same call by the owner is a re-entry, and a
-			// claim never adds a hold.
+			// no longer queued (0); its retry finds the lock its own: the
+			// same grant, lease restarted, and so does every retry after
+			// it; one release ends it.
 			name: "fair-claim-lost-grant", fam: fairFamily,
 			steps: []step{
 				{at: 0, script: acq, holder: "A", lease: 1000 * ms, want: granted()},
 				{at: 100 * ms, script: acq, holder: "B", lease: 1000 * ms, want: busy(900)},
 				{at: 150 * ms, script: acq, holder: "C", lease: 1000 * ms, want: busy(850)},
-				{at: 200 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{holder: "B", count: 1, ttl: 900 * ms, handed: true}, {suffix: ":queue", members: []string{"C"}}}},
+				{at: 200 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "B", ttl: 900 * ms, handed: true}, {suffix: ":queue", members: []string{"C"}}}},
 				{at: 300 * ms, script: hb, holder: "B", lease: 1000 * ms, want: integer(0), unchanged: true},
-				{at: 400 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: waited, want: claimed(),
-					expect: []keyWant{{holder: "B", count: 1, ttl: 1000 * ms}, {suffix: ":queue", members: []string{"C"}}}},
-				{at: 500 * ms, script: acq, holder: "B", lease: 1000 * ms, want: reentered(),
-					expect: []keyWant{{holder: "B", count: 2, ttl: 1000 * ms}}},
-				{at: 600 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: waited, want: claimed(),
-					expect: []keyWant{{holder: "B", count: 2, ttl: 1000 * ms}}},
-				{at: 700 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(1),
-					expect: []keyWant{{holder: "B", count: 1}}},
+				{at: 400 * ms, script: acq, holder: "B", lease: 1000 * ms, want: sameGrant(), leaseOnly: true,
+					expect: []keyWant{{holder: "B", ttl: 1000 * ms}, {suffix: ":queue", members: []string{"C"}}}},
+				{at: 500 * ms, script: acq, holder: "B", lease: 1000 * ms, want: sameGrant(), leaseOnly: true,
+					expect: []keyWant{{holder: "B", ttl: 1000 * ms}}},
 				// C's place ends at 1150 ms.
-				{at: 800 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{holder: "C", count: 1, ttl: 350 * ms, handed: true},
+				{at: 800 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "C", ttl: 350 * ms, handed: true},
 						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
+				{at: 800 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(0), unchanged: true},
 				// The queue is empty: a heartbeat replies 0 at once.
 				{at: 900 * ms, script: hb, holder: "C", lease: 1000 * ms, want: integer(0), unchanged: true},
-				{at: 1000 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: waited, want: claimed(),
-					expect: []keyWant{{holder: "C", count: 1, ttl: 1000 * ms}}},
-				{at: 1100 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{absent: true}}},
-				// Nothing to claim: a waiter's retry on a free lock with no
-				// queue is an ordinary grant, and a heartbeat creates nothing.
+				{at: 1000 * ms, script: acq, holder: "C", lease: 1000 * ms, want: sameGrant(),
+					expect: []keyWant{{holder: "C", ttl: 1000 * ms}}},
+				{at: 1100 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(1), expect: gone(fairFamily)},
+				// Nothing to take over: a heartbeat creates nothing.
 				{at: 1200 * ms, script: hb, holder: "E", lease: 1000 * ms, want: integer(0), unchanged: true,
-					expect: []keyWant{{absent: true}, {suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
-				{at: 1200 * ms, script: acq, holder: "E", lease: 1000 * ms, extra: waited, want: granted(),
-					expect: []keyWant{{holder: "E", count: 1, ttl: 1000 * ms}}},
-				{at: 1300 * ms, script: rel, holder: "E", lease: 1000 * ms, want: integer(0)},
+					expect: gone(fairFamily)},
+				{at: 1200 * ms, script: acq, holder: "E", lease: 1000 * ms, want: granted(),
+					expect: []keyWant{{holder: "E", ttl: 1000 * ms}}},
+				{at: 1300 * ms, script: rel, holder: "E", lease: 1000 * ms, want: integer(1)},
 			},
 			wakes: []string{grantWake("B"), grantWake("C")},
 		},
 		{
-			// A head handed the lock gives up before it heard (fair_leave
-			// replies 2) and nobody waits: the lock is retired, nothing is
+			// A head handed the lock gives up before it heard (its release
+			// replies 1) and nobody waits: the lock is retired, nothing is
 			// left behind, and the next grant's fence is above it.
 			name: "fair-grant-given-back", fam: fairFamily,
 			steps: []step{
 				{at: 0, script: acq, holder: "A", lease: 1000 * ms, want: granted()},
 				{at: 100 * ms, script: acq, holder: "B", lease: 1000 * ms, want: busy(900)},
-				{at: 200 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{holder: "B", count: 1, ttl: 900 * ms, handed: true}}},
-				{at: 300 * ms, script: leave, holder: "B", lease: 1000 * ms, want: integer(2),
-					expect: []keyWant{{absent: true}, {suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
-				{at: 400 * ms, script: leave, holder: "B", lease: 1000 * ms, want: integer(0), unchanged: true},
+				{at: 200 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "B", ttl: 900 * ms, handed: true}}},
+				{at: 300 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(1), expect: gone(fairFamily)},
+				{at: 400 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(0), unchanged: true},
 				{at: 400 * ms, script: ren, holder: "B", lease: 1000 * ms, want: integer(0), unchanged: true},
 				{at: 500 * ms, script: acq, holder: "E", lease: 1000 * ms, want: granted()},
-				{at: 600 * ms, script: rel, holder: "E", lease: 1000 * ms, want: integer(0)},
+				{at: 600 * ms, script: rel, holder: "E", lease: 1000 * ms, want: integer(1)},
 			},
 			wakes: []string{grantWake("B")},
 		},
@@ -110,16 +102,16 @@ func fairHandOverScenarios() []*scenario {
 				// B's place now lasts until 1200 ms.
 				{at: 200 * ms, script: hb, holder: "B", lease: 1000 * ms, want: integer(1)},
 				{at: 400 * ms, script: acq, holder: "C", lease: 1500 * ms, want: busy(800),
-					expect: []keyWant{{holder: "B", count: 1, ttl: 800 * ms, handed: true},
+					expect: []keyWant{{holder: "B", ttl: 800 * ms, handed: true},
 						{suffix: ":queue", members: []string{"C"}}, {suffix: ":alive", members: []string{"C"}, ttl: 1500 * ms}}},
-				{at: 500 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: waited, want: claimed(),
-					expect: []keyWant{{holder: "B", count: 1, ttl: 1000 * ms}}},
+				{at: 500 * ms, script: acq, holder: "B", lease: 1000 * ms, want: sameGrant(),
+					expect: []keyWant{{holder: "B", ttl: 1000 * ms}}},
 				// C's place ends at 1900 ms.
-				{at: 600 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{holder: "C", count: 1, ttl: 1300 * ms, handed: true}, {suffix: ":queue", absent: true}}},
-				{at: 700 * ms, script: acq, holder: "C", lease: 1500 * ms, extra: waited, want: claimed(),
-					expect: []keyWant{{holder: "C", count: 1, ttl: 1500 * ms}}},
-				{at: 800 * ms, script: rel, holder: "C", lease: 1500 * ms, want: integer(0),
+				{at: 600 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "C", ttl: 1300 * ms, handed: true}, {suffix: ":queue", absent: true}}},
+				{at: 700 * ms, script: acq, holder: "C", lease: 1500 * ms, want: sameGrant(),
+					expect: []keyWant{{holder: "C", ttl: 1500 * ms}}},
+				{at: 800 * ms, script: rel, holder: "C", lease: 1500 * ms, want: integer(1),
 					expect: []keyWant{{absent: true}}},
 			},
 			wakes: []string{grantWake("B"), grantWake("C")},
@@ -135,17 +127,17 @@ func fairHandOverScenarios() []*scenario {
 				{at: 20 * ms, script: acq, holder: "C", lease: 1000 * ms, want: busy(1000)},
 				{at: 30 * ms, script: acq, holder: "D", lease: 1000 * ms, want: busy(1000)},
 				// B's place ended at 310 ms.
-				{at: 500 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(0),
-					expect: []keyWant{{holder: "C", count: 1, ttl: 520 * ms, handed: true},
+				{at: 500 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "C", ttl: 520 * ms, handed: true},
 						{suffix: ":queue", members: []string{"D"}}, {suffix: ":alive", members: []string{"D"}}}},
-				{at: 600 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{holder: "D", count: 1, ttl: 430 * ms, handed: true}, {suffix: ":queue", absent: true}}},
-				{at: 700 * ms, script: rel, holder: "D", lease: 1000 * ms, want: integer(0),
+				{at: 600 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "D", ttl: 430 * ms, handed: true}, {suffix: ":queue", absent: true}}},
+				{at: 700 * ms, script: rel, holder: "D", lease: 1000 * ms, want: integer(1),
 					expect: []keyWant{{absent: true}}},
 				{at: 800 * ms, script: acq, holder: "E", lease: 1000 * ms, want: granted()},
 				{at: 810 * ms, script: acq, holder: "F", lease: 100 * ms, want: busy(100)},
 				// F's place ended at 910 ms.
-				{at: 1000 * ms, script: rel, holder: "E", lease: 1000 * ms, want: integer(0),
+				{at: 1000 * ms, script: rel, holder: "E", lease: 1000 * ms, want: integer(1),
 					expect: []keyWant{{absent: true}, {suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
 			},
 			wakes: []string{grantWake("C"), grantWake("D")},

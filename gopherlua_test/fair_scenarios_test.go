@@ -17,11 +17,11 @@ func sortSteps(steps []step) []step {
 
 // fairEightInOrder: eight waiters arrive 100 ms apart on a fair lock with a
 // 1050 ms lease; nobody ever releases. Each waiter heartbeats while queued
-// (every 300 ms) and, once its wait runs out, retries as a waiter (ARGV[4]
-// "waited"), as the runtime does. The lock must pass from one to the next in
-// arrival order, each getting it right after the previous lease ends; a
-// waiter that is not first must be refused even when the lock is free: its
-// retry hands the lock to the head instead, which then claims it.
+// (every 300 ms) and, once its wait runs out, retries, as the runtime does.
+// The lock must pass from one to the next in arrival order, each getting it
+// right after the previous lease ends; a waiter that is not first must be
+// refused even when the lock is free: its retry hands the lock to the head
+// instead, whose own retry then finds the lock its own (the same grant).
 //
 // Every step falls on a multiple of 100 ms and every lease ends 150 ms
 // away from any step (W_{k-1}'s claimed lease ends 150 ms before W_k's
@@ -32,7 +32,6 @@ func fairEightInOrder() *scenario {
 	const n = 8
 	lease := 1050 * ms
 	hbEvery := 300 * ms
-	waited := []string{"waited"}
 	names := make([]string, n)
 	for i := range names {
 		names[i] = fmt.Sprintf("W%d", i)
@@ -42,7 +41,7 @@ func fairEightInOrder() *scenario {
 	turn := func(k int) time.Duration { return time.Duration(k) * (lease + 150*ms) }
 	var steps []step
 	steps = append(steps, step{at: 0, script: acq, holder: names[0], lease: lease, want: granted(),
-		expect: []keyWant{{holder: names[0], count: 1, ttl: lease}}})
+		expect: []keyWant{{holder: names[0], waiters: "0", ttl: lease}}})
 	var wakes []string
 	for k := 1; k < n; k++ {
 		arrive := time.Duration(k) * 100 * ms
@@ -61,18 +60,18 @@ func fairEightInOrder() *scenario {
 		// what is left of it, and so of the lease it is handed.
 		left := lease - hbEvery
 		for j := n - 1; j > k; j-- {
-			st := step{at: at, script: acq, holder: names[j], lease: lease, extra: waited, want: busy(left.Milliseconds())}
+			st := step{at: at, script: acq, holder: names[j], lease: lease, want: busy(left.Milliseconds())}
 			if j == n-1 {
 				// The first retry finds the lock free and W_k first in
 				// line: the lock goes to W_k, the caller stays queued.
-				st.expect = []keyWant{{holder: names[k], count: 1, ttl: left, handed: true}}
+				st.expect = []keyWant{{holder: names[k], waiters: "0", ttl: left, handed: true}}
 				wakes = append(wakes, grantWake(names[k]))
 			}
 			steps = append(steps, st)
 		}
 		behind := names[k+1:]
-		st := step{at: at, script: acq, holder: names[k], lease: lease, extra: waited, want: claimed(),
-			expect: []keyWant{{holder: names[k], count: 1, ttl: lease}, {suffix: ":queue", members: behind, absent: len(behind) == 0}}}
+		st := step{at: at, script: acq, holder: names[k], lease: lease, want: sameGrant(),
+			expect: []keyWant{{holder: names[k], ttl: lease}, {suffix: ":queue", members: behind, absent: len(behind) == 0}}}
 		if k == n-1 {
 			// Nobody behind W7 made the hand-over: W7 takes the free lock
 			// itself, first in line.
@@ -84,32 +83,32 @@ func fairEightInOrder() *scenario {
 }
 
 func fairScenarios() []*scenario {
-	acq, ren, rel, leave, hb := lua.FairAcquire, lua.FairRenew, lua.FairRelease, lua.FairLeave, lua.FairHeartbeat
-	waited := []string{"waited"}
+	acq, ren, rel, hb := lua.FairAcquire, lua.FairRenew, lua.FairRelease, lua.FairHeartbeat
 	return []*scenario{
 		fairEightInOrder(),
 		{
-			name: "fair-reentrant", fam: fairFamily,
+			// Acquiring a lock one holds is the same grant again: the lease
+			// restarts, nothing else changes; one release ends it. Scripts
+			// called by someone who holds nothing change nothing.
+			name: "fair-owner", fam: fairFamily,
 			steps: []step{
-				{at: 0, script: acq, holder: "A", lease: 2000 * ms, want: granted()},
-				{at: 100 * ms, script: acq, holder: "A", lease: 2000 * ms, want: reentered()},
-				{at: 200 * ms, script: acq, holder: "A", lease: 2000 * ms, want: reentered(),
-					expect: []keyWant{{holder: "A", count: 3, ttl: 2000 * ms}}},
-				{at: 300 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(2)},
-				{at: 400 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(1),
-					expect: []keyWant{{holder: "A", count: 1, ttl: 1800 * ms}}},
+				{at: 0, script: acq, holder: "A", lease: 2000 * ms, want: granted(),
+					expect: []keyWant{{holder: "A", waiters: "0", ttl: 2000 * ms}}},
+				{at: 100 * ms, script: acq, holder: "A", lease: 2000 * ms, want: sameGrant(), leaseOnly: true,
+					expect: []keyWant{{holder: "A", ttl: 2000 * ms}}},
+				{at: 200 * ms, script: acq, holder: "A", lease: 2000 * ms, want: sameGrant(), leaseOnly: true},
 				{at: 500 * ms, script: ren, holder: "B", lease: 2000 * ms, want: integer(0), unchanged: true},
-				{at: 500 * ms, script: rel, holder: "B", lease: 2000 * ms, want: integer(-1), unchanged: true},
+				{at: 500 * ms, script: rel, holder: "B", lease: 2000 * ms, want: integer(0), unchanged: true},
 				{at: 500 * ms, script: hb, holder: "B", lease: 2000 * ms, want: integer(0), unchanged: true},
-				{at: 500 * ms, script: leave, holder: "B", lease: 2000 * ms, want: integer(0), unchanged: true},
-				{at: 600 * ms, script: ren, holder: "A", lease: 3000 * ms, want: integer(1),
-					expect: []keyWant{{ttl: 3000 * ms}}},
-				{at: 700 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(0),
-					expect: []keyWant{{absent: true}}},
+				{at: 600 * ms, script: ren, holder: "A", lease: 3000 * ms, want: integer(1), leaseOnly: true,
+					expect: []keyWant{{holder: "A", ttl: 3000 * ms}}},
+				{at: 700 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(1), expect: gone(fairFamily)},
+				{at: 700 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(0), unchanged: true},
 			},
 		},
 		{
-			// A waiter that gives up mid-queue costs those behind it nothing.
+			// A waiter that gives up (a release by one who does not hold
+			// the lock: 0) leaves the queue; those behind it lose nothing.
 			name: "fair-leave-mid-queue", fam: fairFamily,
 			steps: []step{
 				{at: 0, script: acq, holder: "A", lease: 1000 * ms, want: granted()},
@@ -117,46 +116,45 @@ func fairScenarios() []*scenario {
 				{at: 20 * ms, script: acq, holder: "C", lease: 1000 * ms, want: busy(980)},
 				{at: 30 * ms, script: acq, holder: "D", lease: 1000 * ms, want: busy(970),
 					expect: []keyWant{{suffix: ":queue", members: []string{"B", "C", "D"}, ttl: 1000 * ms},
-						{suffix: ":alive", members: []string{"B", "C", "D"}, ttl: 1000 * ms}}},
-				{at: 300 * ms, script: leave, holder: "C", lease: 1000 * ms, want: integer(1),
-					expect: []keyWant{{suffix: ":queue", members: []string{"B", "D"}}, {suffix: ":alive", members: []string{"B", "D"}}}},
-				{at: 310 * ms, script: leave, holder: "C", lease: 1000 * ms, want: integer(0)},
+						{suffix: ":alive", members: []string{"B", "C", "D"}, deadlines: []time.Duration{1010 * ms, 1020 * ms, 1030 * ms}, ttl: 1000 * ms}}},
+				{at: 300 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(0),
+					expect: []keyWant{{holder: "A"}, {suffix: ":queue", members: []string{"B", "D"}}, {suffix: ":alive", members: []string{"B", "D"}}}},
+				{at: 310 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(0), unchanged: true},
 				// A's release hands the lock to B for what is left of B's
 				// place (until 1010 ms).
-				{at: 400 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{holder: "B", count: 1, ttl: 610 * ms, handed: true},
+				{at: 400 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "B", waiters: "0", ttl: 610 * ms, handed: true},
 						{suffix: ":queue", members: []string{"D"}}, {suffix: ":alive", members: []string{"D"}}}},
-				{at: 410 * ms, script: acq, holder: "D", lease: 1000 * ms, extra: waited, want: busy(600)},
-				// B missed the message: its retry claims the grant.
-				{at: 420 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: waited, want: claimed(),
-					expect: []keyWant{{holder: "B", count: 1, ttl: 1000 * ms}, {suffix: ":queue", members: []string{"D"}}}},
-				{at: 500 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{holder: "D", count: 1, ttl: 910 * ms, handed: true},
+				{at: 410 * ms, script: acq, holder: "D", lease: 1000 * ms, want: busy(600)},
+				// B missed the message: its retry is the same grant.
+				{at: 420 * ms, script: acq, holder: "B", lease: 1000 * ms, want: sameGrant(), leaseOnly: true,
+					expect: []keyWant{{holder: "B", ttl: 1000 * ms}, {suffix: ":queue", members: []string{"D"}}}},
+				{at: 500 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "D", ttl: 910 * ms, handed: true},
 						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
-				{at: 510 * ms, script: acq, holder: "D", lease: 1000 * ms, extra: waited, want: claimed()},
-				{at: 600 * ms, script: rel, holder: "D", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{absent: true}}},
+				{at: 510 * ms, script: acq, holder: "D", lease: 1000 * ms, want: sameGrant()},
+				{at: 600 * ms, script: rel, holder: "D", lease: 1000 * ms, want: integer(1), expect: gone(fairFamily)},
 			},
 			wakes: []string{grantWake("B"), grantWake("D")},
 		},
 		{
 			// The head gives up after it was handed the lock, before it
-			// heard: the lock goes on to the next in line at once.
+			// heard: its release is a release (1), and the lock goes on to
+			// the next in line at once.
 			name: "fair-head-leaves", fam: fairFamily,
 			steps: []step{
 				{at: 0, script: acq, holder: "A", lease: 1000 * ms, want: granted()},
 				{at: 10 * ms, script: acq, holder: "B", lease: 1000 * ms, want: busy(990)},
 				{at: 20 * ms, script: acq, holder: "C", lease: 1000 * ms, want: busy(980)},
-				{at: 100 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{holder: "B", count: 1, ttl: 910 * ms, handed: true}, {suffix: ":queue", members: []string{"C"}}}},
-				{at: 200 * ms, script: leave, holder: "B", lease: 1000 * ms, want: integer(2),
-					expect: []keyWant{{holder: "C", count: 1, ttl: 820 * ms, handed: true},
+				{at: 100 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "B", ttl: 910 * ms, handed: true}, {suffix: ":queue", members: []string{"C"}}}},
+				{at: 200 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "C", ttl: 820 * ms, handed: true},
 						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
-				{at: 250 * ms, script: leave, holder: "B", lease: 1000 * ms, want: integer(0), unchanged: true},
-				{at: 300 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: waited, want: claimed(),
-					expect: []keyWant{{holder: "C", count: 1, ttl: 1000 * ms}}},
-				{at: 400 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{absent: true}}},
+				{at: 250 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(0), unchanged: true},
+				{at: 300 * ms, script: acq, holder: "C", lease: 1000 * ms, want: sameGrant(), leaseOnly: true,
+					expect: []keyWant{{holder: "C", ttl: 1000 * ms}}},
+				{at: 400 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(1), expect: gone(fairFamily)},
 			},
 			wakes: []string{grantWake("B"), grantWake("C")},
 		},
@@ -168,12 +166,11 @@ func fairScenarios() []*scenario {
 				{at: 0, script: acq, holder: "A", lease: 200 * ms, want: granted()},
 				{at: 10 * ms, script: acq, holder: "B", lease: 1000 * ms, want: busy(190)},
 				{at: 20 * ms, script: acq, holder: "C", lease: 1000 * ms, want: busy(180)},
-				{at: 300 * ms, script: leave, holder: "B", lease: 1000 * ms, want: integer(1),
-					expect: []keyWant{{holder: "C", count: 1, ttl: 720 * ms, handed: true},
+				{at: 300 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(0),
+					expect: []keyWant{{holder: "C", ttl: 720 * ms, handed: true},
 						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
-				{at: 400 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: waited, want: claimed()},
-				{at: 500 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{absent: true}}},
+				{at: 400 * ms, script: acq, holder: "C", lease: 1000 * ms, want: sameGrant()},
+				{at: 500 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(1), expect: gone(fairFamily)},
 			},
 			wakes: []string{grantWake("C")},
 		},
@@ -195,26 +192,26 @@ func fairScenarios() []*scenario {
 				// C's place ran out at 520 ms.
 				{at: 600 * ms, script: hb, holder: "B", lease: 500 * ms, want: integer(1),
 					// alive is ordered by deadline: D's (900) before B's (1100).
-					expect: []keyWant{{suffix: ":queue", members: []string{"B", "D"}}, {suffix: ":alive", members: []string{"D", "B"}}}},
+					expect: []keyWant{{suffix: ":queue", members: []string{"B", "D"}},
+						{suffix: ":alive", members: []string{"D", "B"}, deadlines: []time.Duration{900 * ms, 1100 * ms}}}},
 				{at: 610 * ms, script: hb, holder: "C", lease: 500 * ms, want: integer(0)},
 				{at: 700 * ms, script: hb, holder: "D", lease: 500 * ms, want: integer(1)},
 				{at: 800 * ms, script: hb, holder: "B", lease: 500 * ms, want: integer(1)},
 				// A releases: B, first in line, is handed the lock for
 				// what is left of its place (until 1300 ms).
-				{at: 900 * ms, script: rel, holder: "A", lease: 3000 * ms, want: integer(0),
-					expect: []keyWant{{holder: "B", count: 1, ttl: 400 * ms, handed: true}, {suffix: ":queue", members: []string{"D"}}}},
+				{at: 900 * ms, script: rel, holder: "A", lease: 3000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "B", ttl: 400 * ms, handed: true}, {suffix: ":queue", members: []string{"D"}}}},
 				// B crashed right then; D keeps heartbeating. Once B's
 				// hold runs out (1300 ms), D's heartbeat keeps D's place
 				// and, the lock being free, hands it to D, first in line.
 				{at: 1000 * ms, script: hb, holder: "D", lease: 500 * ms, want: integer(1)},
 				{at: 1200 * ms, script: hb, holder: "D", lease: 500 * ms, want: integer(1),
-					expect: []keyWant{{holder: "B", count: 1}}},
+					expect: []keyWant{{holder: "B"}}},
 				{at: 1400 * ms, script: hb, holder: "D", lease: 500 * ms, want: integer(1),
-					expect: []keyWant{{holder: "D", count: 1, ttl: 500 * ms, handed: true},
+					expect: []keyWant{{holder: "D", ttl: 500 * ms, handed: true},
 						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
-				{at: 1450 * ms, script: acq, holder: "D", lease: 500 * ms, extra: waited, want: claimed()},
-				{at: 1500 * ms, script: rel, holder: "D", lease: 500 * ms, want: integer(0),
-					expect: []keyWant{{absent: true}, {suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
+				{at: 1450 * ms, script: acq, holder: "D", lease: 500 * ms, want: sameGrant()},
+				{at: 1500 * ms, script: rel, holder: "D", lease: 500 * ms, want: integer(1), expect: gone(fairFamily)},
 			},
 			wakes: []string{grantWake("B"), grantWake("D")},
 		},

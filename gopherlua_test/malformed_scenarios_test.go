@@ -1,8 +1,8 @@
 package gopherlua_test
 
 import (
-	"slices"
 	"strings"
+	"time"
 
 	"github.com/lockgen/lockgen/lua"
 )
@@ -23,24 +23,24 @@ var badArgv = [][]string{
 	{"A", "1000"},                                // publish command missing
 }
 
+// badWindows are mutex_acquire ARGV[4] values outside "an integer number of
+// ms in 0..2^31, spelt plainly".
+var badWindows = []string{"", "-1", "-0", "1.5", "x", "00", "01", " 5", "5 ", "+5", "1e3", "0x10",
+	"2147483649", "99999999999", "once", "waited"}
+
 // badLockValues are string lock values (mutex, fair) that no script wrote:
 // every script of the family must refuse them with "unexpected lock value".
 var badLockValues = []string{
 	"not a lock",
-	"A 1 1700000000000000 2",
-	"A x 1700000000000000 0",
-}
-
-// badHeirValues damage a mutex's heir fields ("<holder> <count> <fence> 1
-// <heir> <until>").
-var badHeirValues = []string{
-	"A 1 1700000000000000 1 B",                 // until missing
-	"A 1 1700000000000000 1 B x",               // until not a number
-	"A 1 1700000000000000 1 B -1700000000000",  // until with a sign
-	"A 1 1700000000000000 0 B 1700000000000",   // an heir on an unmarked lock
-	"A 1 1700000000000000 1 B 1700000000000 C", // a field too many
-	"A 1 1700000000000000 1  B 1700000000000",  // two spaces
-	"A 1 1700000000000000 1 B 1700000000000 ",  // trailing space
+	"",
+	"A 1700000000000000",                     // waiters flag missing
+	"A 1700000000000000 2",                   // waiters flag not 0/1
+	"A x 0",                                  // fence not a number
+	"A -1700000000000000 0",                  // fence with a sign
+	"A 1 1700000000000000 0",                 // the old "<holder> <count> <fence> <waited>"
+	"A 1 1700000000000000 1 B 1700000000000", // the old mutex heir form
+	"A  1700000000000000 0",                  // two spaces
+	"A 1700000000000000 0 ",                  // trailing space
 }
 
 // malformedScenarios: for every family, a lock is held, then every script
@@ -51,11 +51,11 @@ func malformedScenarios() []*scenario {
 	type fam struct {
 		f      family
 		take   *lua.Script
-		extra  []string
+		extra  []string // the rest of a good ARGV of take
 		damage []string // string lock values the scripts must refuse
 	}
 	fams := []fam{
-		{mutexFamily, lua.MutexAcquire, nil, slices.Concat(badLockValues, badHeirValues)},
+		{mutexFamily, lua.MutexAcquire, []string{"500"}, badLockValues},
 		{fairFamily, lua.FairAcquire, nil, badLockValues},
 		{rwFamily, lua.WriteAcquire, nil, nil},
 		{semFamily, lua.SemaphoreAcquire, []string{"1"}, nil},
@@ -66,33 +66,7 @@ func malformedScenarios() []*scenario {
 		sc.steps = append(sc.steps, step{at: 0, script: fm.take, holder: "A", lease: 5000 * ms, extra: fm.extra, want: granted()})
 		at := 10 * ms
 		for _, s := range fm.f.scripts() {
-			for _, args := range badArgv {
-				a := append([]string(nil), args...)
-				if s == lua.SemaphoreAcquire && len(a) == 3 {
-					a = append(a, "2")
-				}
-				sc.steps = append(sc.steps, step{at: at, script: s, args: a, want: fails("ERR lockgen:"), unchanged: true})
-			}
-			good := []string{"A", "1000", "PUBLISH"}
-			if s == lua.MutexAcquire {
-				// ARGV[4] is absent, "once", "retry" or "waited", spelt so.
-				for _, a4 := range []string{"maybe", "", "x", "RETRY", "Waited", "once ", "retried"} {
-					sc.steps = append(sc.steps, step{at: at, script: s, args: append(good, a4), want: fails("ERR lockgen:"), unchanged: true})
-				}
-			}
-			if s == lua.FairAcquire {
-				// ARGV[4] is absent or "waited"; "once" and "retry" are the mutex's only.
-				for _, a4 := range []string{"maybe", "", "WAITED", "once", "retry"} {
-					sc.steps = append(sc.steps, step{at: at, script: s, args: append(good, a4), want: fails("ERR lockgen:"), unchanged: true})
-				}
-			}
-			if s == lua.SemaphoreAcquire {
-				for _, permits := range []string{"0", "x", ""} {
-					sc.steps = append(sc.steps, step{at: at, script: s, args: append(good, permits), want: fails("ERR lockgen:"), unchanged: true})
-				}
-				sc.steps = append(sc.steps, step{at: at, script: s, args: good, want: fails("ERR lockgen:"), unchanged: true})
-			}
-			sc.steps = append(sc.steps, step{at: at, script: s, keys: sc.keyNames()[:1], args: good, want: fails("ERR lockgen:"), unchanged: true})
+			sc.steps = append(sc.steps, badCalls(sc, s, at)...)
 			at += 10 * ms
 		}
 		b := sc.keyNames()[0]
@@ -100,13 +74,10 @@ func malformedScenarios() []*scenario {
 			sc.steps = append(sc.steps, step{at: at, raw: []string{"SET", b, v, "PX", "5000"}, want: isOK()})
 			for _, s := range fm.f.scripts() {
 				kinds := [][]string{nil} // every ARGV[4] the script takes
-				switch s {
-				case lua.MutexAcquire:
-					kinds = append(kinds, []string{"once"}, []string{"retry"}, []string{"waited"})
-				case lua.FairAcquire:
-					kinds = append(kinds, []string{"waited"})
+				if s == lua.MutexAcquire {
+					kinds = [][]string{{"0"}, {"500"}}
 				}
-				// The holder in the value, its heir and a stranger alike.
+				// The holder in the value and a stranger alike.
 				for _, h := range []string{"A", "B", "C"} {
 					for _, a4 := range kinds {
 						sc.steps = append(sc.steps, step{at: at, script: s, holder: h, lease: 1000 * ms, extra: a4,
@@ -119,6 +90,46 @@ func malformedScenarios() []*scenario {
 		out = append(out, sc)
 	}
 	return out
+}
+
+// badCalls: every way to call s wrongly, each refused with nothing written.
+func badCalls(sc *scenario, s *lua.Script, at time.Duration) []step {
+	var extra []string // a good ARGV[4], where s takes one
+	switch s {
+	case lua.MutexAcquire:
+		extra = []string{"500"}
+	case lua.SemaphoreAcquire:
+		extra = []string{"2"}
+	}
+	var steps []step
+	refuse := func(keys, args []string) {
+		steps = append(steps, step{at: at, script: s, keys: keys, args: args, want: fails("ERR lockgen:"), unchanged: true})
+	}
+	for _, args := range badArgv {
+		a := append([]string(nil), args...)
+		if len(a) == 3 {
+			a = append(a, extra...)
+		}
+		refuse(nil, a)
+	}
+	good := []string{"A", "1000", "PUBLISH"}
+	if extra != nil {
+		refuse(nil, good) // ARGV[4] missing
+	}
+	switch s {
+	case lua.MutexAcquire:
+		for _, w := range badWindows {
+			refuse(nil, append(good, w))
+		}
+	case lua.SemaphoreAcquire:
+		for _, permits := range []string{"0", "-1", "x", "", "2147483649"} {
+			refuse(nil, append(good, permits))
+		}
+	}
+	keys := sc.keyNames()
+	refuse(keys[:1], append(good, extra...))
+	refuse(keys[:len(keys)-1], append(good, extra...))
+	return steps
 }
 
 func isOK() check {

@@ -1,6 +1,7 @@
 package gopherlua_test
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/lockgen/lockgen/lua"
@@ -8,185 +9,173 @@ import (
 
 const ms = time.Millisecond
 
+// maxWindow is the longest registration window mutex_acquire takes, 2^31 ms.
+const maxWindow = (1 << 31) * ms
+
+// window is mutex_acquire's ARGV[4]: how long a busy reply registers the
+// caller for a hand-over (0: not at all).
+func window(d time.Duration) []string { return []string{strconv.FormatInt(d.Milliseconds(), 10)} }
+
+// mutexScenarios: B is "<holder> <fence> <waiters>" with the lease as TTL;
+// a busy acquire with a window registers the caller in B:waiters (score:
+// the end of its registration) and marks B (waiters 1).
 func mutexScenarios() []*scenario {
 	acq, ren, rel := lua.MutexAcquire, lua.MutexRenew, lua.MutexRelease
 	return []*scenario{
 		{
-			name: "mutex-reentrant", fam: mutexFamily,
+			// A window registers the caller until now + window, and B:waiters
+			// lives as long; window 0 (a caller that tries once) registers
+			// nothing and leaves B unmarked. A retried busy attempt moves
+			// the caller's registration on, nothing more. The release hands
+			// the lock to the registration that ends first, for what is left
+			// of it; the waiter's own retry then is the same grant.
+			name: "mutex-register-window", fam: mutexFamily,
 			steps: []step{
-				{at: 0, script: acq, holder: "A", lease: 2000 * ms, want: granted(),
-					expect: []keyWant{{holder: "A", count: 1, ttl: 2000 * ms, waited: "0", noHeir: true}}},
-				{at: 300 * ms, script: acq, holder: "A", lease: 2000 * ms, want: reentered()},
-				{at: 600 * ms, script: acq, holder: "A", lease: 2000 * ms, want: reentered(),
-					expect: []keyWant{{holder: "A", count: 3, ttl: 2000 * ms}}},
-				// B gets busy and becomes the heir: the releases that are
-				// not the last keep it.
-				{at: 650 * ms, script: acq, holder: "B", lease: 2000 * ms, want: heirBusy(1950),
-					expect: []keyWant{{holder: "A", count: 3, ttl: 1950 * ms, heir: "B", heirUntil: 2650 * ms}}},
-				{at: 700 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(2),
-					expect: []keyWant{{holder: "A", count: 2, heir: "B", heirUntil: 2650 * ms}}},
-				{at: 800 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(1),
-					// Still held, with the TTL the last re-entry gave it.
-					expect: []keyWant{{holder: "A", count: 1, ttl: 1800 * ms, heir: "B", heirUntil: 2650 * ms}}},
-				// The last release hands the lock to B for what is left
-				// of its registration.
-				{at: 1000 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(0),
-					expect: []keyWant{{holder: "B", count: 1, ttl: 1650 * ms, handed: true, waited: "1"}}},
-				{at: 1100 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(-1), unchanged: true},
-				// B's grant stays marked contended: its release, with
-				// nobody left, reserves the lock and wakes one waiter.
-				{at: 1200 * ms, script: rel, holder: "B", lease: 2000 * ms, want: integer(0),
-					expect: []keyWant{{holder: "!", count: 0, ttl: 10 * ms}}},
+				{at: 0, script: acq, holder: "A", lease: 2000 * ms, extra: window(500 * ms), want: granted(),
+					expect: []keyWant{{holder: "A", waiters: "0", ttl: 2000 * ms}, {suffix: ":waiters", absent: true}}},
+				{at: 100 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: window(0), want: busy(1000), unchanged: true},
+				{at: 100 * ms, script: acq, holder: "C", lease: 3000 * ms, extra: window(0), want: busy(1900), unchanged: true},
+				{at: 200 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: window(600 * ms), want: busy(1000),
+					expect: []keyWant{{holder: "A", waiters: "1", ttl: 1800 * ms},
+						{suffix: ":waiters", members: []string{"B"}, deadlines: []time.Duration{800 * ms}, ttl: 600 * ms}}},
+				{at: 300 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: window(600 * ms), want: busy(1000),
+					expect: []keyWant{{holder: "A", waiters: "1", ttl: 1700 * ms},
+						{suffix: ":waiters", members: []string{"B"}, deadlines: []time.Duration{900 * ms}, ttl: 600 * ms}}},
+				{at: 400 * ms, script: acq, holder: "C", lease: 3000 * ms, extra: window(1000 * ms), want: busy(1600),
+					expect: []keyWant{{suffix: ":waiters", members: []string{"B", "C"}, deadlines: []time.Duration{900 * ms, 1400 * ms}, ttl: 1000 * ms}}},
+				{at: 500 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "B", waiters: "1", ttl: 400 * ms, handed: true},
+						{suffix: ":waiters", members: []string{"C"}, deadlines: []time.Duration{1400 * ms}, ttl: 900 * ms}}},
+				// B missed the message: its next attempt finds the lock its
+				// own and only restarts the lease.
+				{at: 500 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: window(600 * ms), want: sameGrant(), leaseOnly: true,
+					expect: []keyWant{{holder: "B", waiters: "1", ttl: 1000 * ms}}},
+				{at: 600 * ms, script: ren, holder: "A", lease: 2000 * ms, want: integer(0), unchanged: true},
+				{at: 600 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(0), unchanged: true},
+				{at: 700 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "C", waiters: "1", ttl: 700 * ms, handed: true}, {suffix: ":waiters", absent: true}}},
+				// Marked, but nobody is registered any more: retired,
+				// nothing published.
+				{at: 800 * ms, script: rel, holder: "C", lease: 3000 * ms, want: integer(1), expect: gone(mutexFamily)},
 			},
-			wakes: []string{grantWake("B"), "n:1"},
+			wakes: []string{grantWake("B"), grantWake("C")},
 		},
 		{
-			// Three waiters. B becomes the heir and is handed the lock; C
-			// got busy behind the live heir and never retries while B
-			// holds the lock (nothing nudged it), so B's grant must stay
-			// marked contended or B's release would wake nobody and C
-			// would sleep out its timer.
-			name: "mutex-waiter-chain", fam: mutexFamily,
+			// The lock goes to the live registration that ends first: a
+			// lapsed one is dropped, and a retry that moves a registration
+			// on moves its waiter back.
+			name: "mutex-first-deadline", fam: mutexFamily,
 			steps: []step{
-				{at: 0, script: acq, holder: "A", lease: 2000 * ms, want: granted()},
-				{at: 10 * ms, script: acq, holder: "B", lease: 2000 * ms, want: heirBusy(1990)},
-				{at: 20 * ms, script: acq, holder: "C", lease: 2000 * ms, want: busy(1980), unchanged: true},
-				{at: 100 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(0),
-					expect: []keyWant{{holder: "B", count: 1, ttl: 1910 * ms, handed: true, waited: "1"}}},
-				{at: 200 * ms, script: rel, holder: "B", lease: 2000 * ms, want: integer(0),
-					expect: []keyWant{{holder: "!", count: 0, ttl: 10 * ms}}},
-				{at: 210 * ms, script: acq, holder: "C", lease: 2000 * ms, extra: []string{"waited"}, want: granted(),
-					expect: []keyWant{{holder: "C", count: 1, waited: "1", noHeir: true}}},
-				// C's grant is marked, so its release reserves the lock
-				// for a waiter that is not there; the reservation lapses.
-				{at: 300 * ms, script: rel, holder: "C", lease: 2000 * ms, want: integer(0),
-					expect: []keyWant{{holder: "!", count: 0, ttl: 10 * ms}}},
-				// A caller that never waited leaves no mark: its release is silent.
-				{at: 400 * ms, script: acq, holder: "D", lease: 2000 * ms, want: granted(),
-					expect: []keyWant{{holder: "D", count: 1, waited: "0"}}},
-				{at: 500 * ms, script: rel, holder: "D", lease: 2000 * ms, want: integer(0),
-					expect: []keyWant{{absent: true}}},
+				{at: 0, script: acq, holder: "A", lease: 5000 * ms, extra: window(500 * ms), want: granted()},
+				{at: 100 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: window(300 * ms), want: busy(1000)},
+				{at: 150 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: window(2000 * ms), want: busy(1000)},
+				{at: 200 * ms, script: acq, holder: "D", lease: 1000 * ms, extra: window(1500 * ms), want: busy(1000)},
+				{at: 250 * ms, script: acq, holder: "E", lease: 1000 * ms, extra: window(1500 * ms), want: busy(1000)},
+				{at: 300 * ms, script: acq, holder: "D", lease: 1000 * ms, extra: window(1500 * ms), want: busy(1000),
+					expect: []keyWant{{suffix: ":waiters", members: []string{"B", "E", "D", "C"},
+						deadlines: []time.Duration{400 * ms, 1750 * ms, 1800 * ms, 2150 * ms}}}},
+				// B's registration ended at 400 ms.
+				{at: 600 * ms, script: rel, holder: "A", lease: 5000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "E", waiters: "1", ttl: 1150 * ms, handed: true},
+						{suffix: ":waiters", members: []string{"D", "C"}, deadlines: []time.Duration{1800 * ms, 2150 * ms}}}},
+				{at: 700 * ms, script: rel, holder: "E", lease: 1000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "D", waiters: "1", ttl: 1100 * ms, handed: true}, {suffix: ":waiters", members: []string{"C"}}}},
+				{at: 800 * ms, script: rel, holder: "D", lease: 1000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "C", waiters: "1", ttl: 1350 * ms, handed: true}, {suffix: ":waiters", absent: true}}},
+				{at: 900 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(1), expect: gone(mutexFamily)},
 			},
-			// C's last wake finds nobody: one spurious message once contention ends.
-			wakes: []string{grantWake("B"), "n:1", "n:1"},
+			wakes: []string{grantWake("E"), grantWake("D"), grantWake("C")},
 		},
 		{
+			// Lockers may register with different windows. A short
+			// registration must not cut B:waiters's TTL below a longer one
+			// that lives on: C, registered until 3100 ms, is still handed
+			// the lock at 1000 ms although D's registration (and the TTL
+			// it asked for) ended at 400 ms.
+			name: "mutex-mixed-windows", fam: mutexFamily,
+			steps: []step{
+				{at: 0, script: acq, holder: "A", lease: 5000 * ms, extra: window(500 * ms), want: granted()},
+				{at: 100 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: window(3000 * ms), want: busy(1000),
+					expect: []keyWant{{suffix: ":waiters", members: []string{"C"}, ttl: 3000 * ms}}},
+				{at: 200 * ms, script: acq, holder: "D", lease: 1000 * ms, extra: window(200 * ms), want: busy(1000),
+					expect: []keyWant{{suffix: ":waiters", members: []string{"D", "C"},
+						deadlines: []time.Duration{400 * ms, 3100 * ms}, ttl: 2900 * ms}}},
+				{at: 1000 * ms, script: rel, holder: "A", lease: 5000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "C", waiters: "1", ttl: 2100 * ms, handed: true}, {suffix: ":waiters", absent: true}}},
+				{at: 1100 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(1), expect: gone(mutexFamily)},
+			},
+			wakes: []string{grantWake("C")},
+		},
+		{
+			// A waiter that gives up releases: not the owner, it withdraws
+			// its registration (0), and others keep theirs. A registered
+			// waiter that finds the lock free (its holder's lease ran out)
+			// takes it, and its registration goes: a release must not hand
+			// the lock to a caller that has it.
+			name: "mutex-withdraw", fam: mutexFamily,
+			steps: []step{
+				{at: 0, script: acq, holder: "A", lease: 1000 * ms, extra: window(500 * ms), want: granted()},
+				{at: 100 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: window(2000 * ms), want: busy(900)},
+				{at: 150 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: window(2000 * ms), want: busy(850),
+					expect: []keyWant{{suffix: ":waiters", members: []string{"B", "C"}, deadlines: []time.Duration{2100 * ms, 2150 * ms}}}},
+				{at: 200 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(0),
+					expect: []keyWant{{holder: "A", waiters: "1", ttl: 800 * ms},
+						{suffix: ":waiters", members: []string{"C"}, deadlines: []time.Duration{2150 * ms}}}},
+				{at: 250 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(0), unchanged: true},
+				{at: 250 * ms, script: ren, holder: "B", lease: 1000 * ms, want: integer(0), unchanged: true},
+				{at: 1200 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: window(2000 * ms), want: granted(),
+					expect: []keyWant{{holder: "C", waiters: "0", ttl: 1000 * ms}, {suffix: ":waiters", absent: true}}},
+				{at: 1300 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(1), expect: gone(mutexFamily)},
+			},
+			// Nobody was handed anything.
+			wakes: nil,
+		},
+		{
+			// B's registration goes with B:waiters's TTL; the lock, free
+			// after A's lease, is B's at its next attempt, unmarked.
 			name: "mutex-expiry", fam: mutexFamily,
 			steps: []step{
-				{at: 0, script: acq, holder: "A", lease: 2000 * ms, want: granted()},
-				{at: 100 * ms, script: acq, holder: "B", lease: 2000 * ms, want: heirBusy(1900)},
-				// The heir fields went with A's key: B's attempt finds the
-				// lock free and takes it, with no heir and no mark.
-				{at: 2100 * ms, script: acq, holder: "B", lease: 2000 * ms, want: granted(),
-					expect: []keyWant{{holder: "B", count: 1, ttl: 2000 * ms, waited: "0", noHeir: true}}},
-				{at: 2200 * ms, script: ren, holder: "A", lease: 2000 * ms, want: integer(0), unchanged: true},
-				{at: 2200 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(-1), unchanged: true},
-				{at: 2300 * ms, script: ren, holder: "B", lease: 2000 * ms, want: integer(1),
-					expect: []keyWant{{holder: "B", count: 1, ttl: 2000 * ms}}},
-				{at: 2400 * ms, script: rel, holder: "B", lease: 2000 * ms, want: integer(0),
-					expect: []keyWant{{absent: true}}},
+				{at: 0, script: acq, holder: "A", lease: 2000 * ms, extra: window(500 * ms), want: granted()},
+				{at: 100 * ms, script: acq, holder: "B", lease: 2000 * ms, extra: window(500 * ms), want: busy(1900),
+					expect: []keyWant{{suffix: ":waiters", ttl: 500 * ms}}},
+				{at: 700 * ms, raw: []string{"EXISTS", "lockgen:mutex:{mutex-expiry}:waiters"}, want: integer(0)},
+				{at: 2200 * ms, script: acq, holder: "B", lease: 2000 * ms, extra: window(500 * ms), want: granted(),
+					expect: []keyWant{{holder: "B", waiters: "0", ttl: 2000 * ms}, {suffix: ":waiters", absent: true}}},
+				{at: 2300 * ms, script: ren, holder: "A", lease: 2000 * ms, want: integer(0), unchanged: true},
+				{at: 2300 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(0), unchanged: true},
+				{at: 2300 * ms, script: ren, holder: "B", lease: 2000 * ms, want: integer(1), leaseOnly: true,
+					expect: []keyWant{{holder: "B", ttl: 2000 * ms}}},
+				{at: 2400 * ms, script: rel, holder: "B", lease: 2000 * ms, want: integer(1), expect: gone(mutexFamily)},
+				{at: 2500 * ms, raw: []string{"EXISTS", "lockgen:mutex:{mutex-expiry}", "lockgen:mutex:{mutex-expiry}:waiters"}, want: integer(0)},
 			},
-			// A's lease ran out, so nobody released while B waited; B's own
-			// hold saw no contention.
 			wakes: nil,
 		},
 		{
-			// Callers that try once (wait=0, onbusy=skip) are refused without
-			// marking the lock or becoming its heir: the release then
-			// publishes nothing, hands nothing over and leaves no
-			// reservation, so the next try-once caller gets the lock at once.
-			name: "mutex-try-once", fam: mutexFamily,
+			// The longest window, 2^31 ms, is taken as it is: B:waiters
+			// lives that long (and goes with the withdrawal).
+			name: "mutex-window-bounds", fam: mutexFamily,
 			steps: []step{
-				{at: 0, script: acq, holder: "A", lease: 2000 * ms, want: granted()},
-				{at: 10 * ms, script: acq, holder: "B", lease: 2000 * ms, extra: []string{"once"}, want: busy(1990), unchanged: true},
-				{at: 10 * ms, script: acq, holder: "C", lease: 2000 * ms, extra: []string{"once"}, want: busy(1990),
-					expect: []keyWant{{holder: "A", count: 1, ttl: 1990 * ms, waited: "0", noHeir: true}}},
-				{at: 100 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(0),
-					expect: []keyWant{{absent: true}}},
-				{at: 100 * ms, script: acq, holder: "B", lease: 2000 * ms, extra: []string{"once"}, want: granted()},
-				{at: 200 * ms, script: rel, holder: "B", lease: 2000 * ms, want: integer(0)},
+				{at: 0, script: acq, holder: "A", lease: 1000 * ms, extra: window(maxWindow), want: granted()},
+				{at: 100 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: window(maxWindow), want: busy(900),
+					expect: []keyWant{{holder: "A", waiters: "1"},
+						{suffix: ":waiters", members: []string{"B"}, deadlines: []time.Duration{100*ms + maxWindow}, ttl: maxWindow}}},
+				{at: 200 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(0),
+					expect: []keyWant{{suffix: ":waiters", absent: true}}},
+				{at: 300 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(1), expect: gone(mutexFamily)},
 			},
-			wakes: nil,
 		},
 		{
 			name: "mutex-owner", fam: mutexFamily,
 			steps: []step{
-				{at: 0, script: acq, holder: "A", lease: 1000 * ms, want: granted()},
+				{at: 0, script: acq, holder: "A", lease: 1000 * ms, extra: window(500 * ms), want: granted()},
 				{at: 10 * ms, script: ren, holder: "B", lease: 5000 * ms, want: integer(0), unchanged: true},
-				{at: 20 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(-1), unchanged: true},
-				{at: 30 * ms, script: ren, holder: "A", lease: 3000 * ms, want: integer(1),
-					expect: []keyWant{{holder: "A", count: 1, ttl: 3000 * ms}}},
-				{at: 40 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(0)},
-				{at: 50 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(-1)},
+				{at: 20 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(0), unchanged: true},
+				{at: 30 * ms, script: ren, holder: "A", lease: 3000 * ms, want: integer(1), leaseOnly: true,
+					expect: []keyWant{{holder: "A", ttl: 3000 * ms}}},
+				{at: 40 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(1), expect: gone(mutexFamily)},
+				{at: 50 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(0)},
 				{at: 60 * ms, script: ren, holder: "A", lease: 1000 * ms, want: integer(0)},
 			},
-		},
-	}
-}
-
-// reservationScenarios: the last release of a contended mutex that has no
-// live heir (it gave up, or its registration ran out) reserves the lock
-// for the callers that waited, so the waiter it wakes is not overtaken by
-// the releaser or a newcomer in the round trip it needs to arrive.
-func reservationScenarios() []*scenario {
-	acq, rel, leave := lua.MutexAcquire, lua.MutexRelease, lua.MutexLeave
-	waited := []string{"waited"}
-	return []*scenario{
-		{
-			// The reservation lives 10 ms: the steps that must meet it run
-			// at the offset of the release, back to back, so that the real
-			// server's run is not late for it.
-			name: "mutex-reservation", fam: mutexFamily,
-			steps: []step{
-				{at: 0, script: acq, holder: "A", lease: 2000 * ms, want: granted()},
-				{at: 10 * ms, script: acq, holder: "B", lease: 2000 * ms, want: heirBusy(1990)},
-				{at: 20 * ms, script: acq, holder: "C", lease: 2000 * ms, want: busy(1980), unchanged: true},
-				// The heir gives up; the lock stays marked for C.
-				{at: 50 * ms, script: leave, holder: "B", lease: 2000 * ms, want: integer(1),
-					expect: []keyWant{{holder: "A", count: 1, ttl: 1950 * ms, waited: "1", noHeir: true}}},
-				{at: 100 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(0),
-					expect: []keyWant{{holder: "!", count: 0, ttl: 10 * ms, waited: "1"}}},
-				// A newcomer and the releaser itself are refused until the
-				// reservation ends, and change nothing.
-				{at: 100 * ms, script: acq, holder: "D", lease: 2000 * ms, want: busy(10), unchanged: true},
-				{at: 100 * ms, script: acq, holder: "A", lease: 2000 * ms, want: busy(10), unchanged: true},
-				// The woken waiter is admitted, with a higher fence, and its
-				// grant stays marked contended.
-				{at: 100 * ms, script: acq, holder: "C", lease: 2000 * ms, extra: waited, want: granted(),
-					expect: []keyWant{{holder: "C", count: 1, ttl: 2000 * ms, waited: "1", noHeir: true}}},
-				{at: 200 * ms, script: rel, holder: "C", lease: 2000 * ms, want: integer(0),
-					expect: []keyWant{{holder: "!", count: 0, ttl: 10 * ms}}},
-				// Nobody came for it: after its 10 ms a newcomer gets the
-				// lock, fence still above every earlier one.
-				{at: 300 * ms, script: acq, holder: "D", lease: 2000 * ms, want: granted()},
-				{at: 400 * ms, script: rel, holder: "D", lease: 2000 * ms, want: integer(0),
-					expect: []keyWant{{absent: true}}},
-			},
-			wakes: []string{"n:1", "n:1"},
-		},
-		{
-			// A lease shorter than 10 ms caps the reservation; a fence ahead
-			// of the clock (the server's clock stepped back 30 ms) stretches
-			// it until the clock has passed the fence.
-			name: "mutex-reservation-bounds", fam: mutexFamily, shimOnly: true,
-			steps: []step{
-				{at: 50 * ms, script: acq, holder: "A", lease: 100 * ms, want: granted()},
-				{at: 50 * ms, script: acq, holder: "B", lease: 100 * ms, want: heirBusy(100)},
-				{at: 50 * ms, script: acq, holder: "E", lease: 100 * ms, want: busy(100)},
-				{at: 50 * ms, script: leave, holder: "B", lease: 100 * ms, want: integer(1)},
-				{at: 20 * ms, script: rel, holder: "A", lease: 100 * ms, want: integer(0),
-					expect: []keyWant{{holder: "!", count: 0, ttl: 31 * ms}}},
-				{at: 20 * ms, script: acq, holder: "C", lease: 100 * ms, want: busy(31)},
-				{at: 20 * ms, script: acq, holder: "E", lease: 100 * ms, extra: waited, want: granted()},
-				{at: 60 * ms, script: rel, holder: "E", lease: 100 * ms, want: integer(0),
-					expect: []keyWant{{holder: "!", count: 0, ttl: 10 * ms}}},
-				{at: 60 * ms, script: acq, holder: "C", lease: 5 * ms, extra: waited, want: granted()},
-				{at: 62 * ms, script: rel, holder: "C", lease: 5 * ms, want: integer(0),
-					expect: []keyWant{{holder: "!", count: 0, ttl: 5 * ms}}},
-				{at: 66 * ms, script: acq, holder: "D", lease: 100 * ms, want: busy(1)},
-				{at: 68 * ms, script: acq, holder: "D", lease: 100 * ms, want: granted()},
-			},
-			wakes: []string{"n:1", "n:1", "n:1"},
 		},
 	}
 }

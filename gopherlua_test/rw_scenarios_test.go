@@ -4,46 +4,46 @@ import "github.com/lockgen/lockgen/lua"
 
 func rwScenarios() []*scenario {
 	racq, rren, rrel := lua.ReadAcquire, lua.ReadRenew, lua.ReadRelease
-	wacq, wren, wrel, wleave := lua.WriteAcquire, lua.WriteRenew, lua.WriteRelease, lua.WriteLeave
+	wacq, wren, wrel := lua.WriteAcquire, lua.WriteRenew, lua.WriteRelease
 	return []*scenario{
 		{
 			// Readers share; a waiting writer holds new readers back (but not
-			// the re-entry of a reader already in), gets in when the last
-			// reader leaves, may take the read side itself, and lets the
-			// blocked reader in when it stops writing.
+			// a reader already in, whose acquire is the same grant again),
+			// gets in when the last reader leaves, may take the read side
+			// itself, and lets the blocked reader in when it stops writing.
 			name: "rw-writer-priority", fam: rwFamily,
 			steps: []step{
 				{at: 0, script: racq, holder: "R1", lease: 1000 * ms, want: granted()},
 				{at: 50 * ms, script: racq, holder: "R2", lease: 1000 * ms, want: granted(),
 					expect: []keyWant{{suffix: ":readers", members: []string{"R1", "R2"}, ttl: 1000 * ms},
-						{fields: []string{"exp", "f", "r:R1", "r:R2"}, ttl: 1000 * ms}}},
-				{at: 100 * ms, script: racq, holder: "R1", lease: 1000 * ms, want: reentered()},
+						{fields: []string{"exp", "f", "r:R1", "r:R2"}, ttl: 1000 * ms, fenced: true}}},
+				{at: 100 * ms, script: racq, holder: "R1", lease: 1000 * ms, want: sameGrant(),
+					expect: []keyWant{{suffix: ":readers", members: []string{"R2", "R1"}}, {fields: []string{"exp", "f", "r:R1", "r:R2"}, fenced: true}}},
 				// The first reader lease to end is R2's, at 1050 ms.
 				{at: 150 * ms, script: wacq, holder: "W", lease: 1000 * ms, want: busy(900)},
 				// New readers wait for the writer (ww = 1150 ms).
 				{at: 200 * ms, script: racq, holder: "R3", lease: 1000 * ms, want: busy(950)},
-				{at: 250 * ms, script: racq, holder: "R1", lease: 1000 * ms, want: reentered()},
-				{at: 300 * ms, script: rrel, holder: "R1", lease: 1000 * ms, want: integer(2)},
-				{at: 300 * ms, script: rrel, holder: "R1", lease: 1000 * ms, want: integer(1)},
-				{at: 300 * ms, script: rrel, holder: "R1", lease: 1000 * ms, want: integer(0)},
-				{at: 310 * ms, script: rrel, holder: "R1", lease: 1000 * ms, want: integer(-1)},
+				{at: 250 * ms, script: racq, holder: "R1", lease: 1000 * ms, want: sameGrant()},
+				{at: 300 * ms, script: rrel, holder: "R1", lease: 1000 * ms, want: integer(1),
+					expect: []keyWant{{suffix: ":readers", members: []string{"R2"}}}},
+				{at: 310 * ms, script: rrel, holder: "R1", lease: 1000 * ms, want: integer(0), unchanged: true},
 				// The last reader leaves: "all"; the writer's claim stays.
-				{at: 350 * ms, script: rrel, holder: "R2", lease: 1000 * ms, want: integer(0),
+				{at: 350 * ms, script: rrel, holder: "R2", lease: 1000 * ms, want: integer(1),
 					expect: []keyWant{{fields: []string{"exp", "f", "ww", "wwh"}}, {suffix: ":readers", absent: true}}},
 				{at: 360 * ms, script: racq, holder: "R3", lease: 1000 * ms, want: busy(790)},
 				{at: 400 * ms, script: wacq, holder: "W", lease: 1000 * ms, want: granted(),
-					expect: []keyWant{{fields: []string{"exp", "f", "w", "wq"}, ttl: 1000 * ms}}},
+					expect: []keyWant{{fields: []string{"exp", "f", "w", "wq"}, ttl: 1000 * ms, fenced: true}}},
 				{at: 410 * ms, script: racq, holder: "R3", lease: 1000 * ms, want: busy(990)},
 				{at: 420 * ms, script: racq, holder: "W", lease: 1000 * ms, want: granted()},
-				{at: 430 * ms, script: wacq, holder: "W", lease: 1000 * ms, want: reentered()},
-				{at: 440 * ms, script: wrel, holder: "W", lease: 1000 * ms, want: integer(1)},
+				{at: 430 * ms, script: wacq, holder: "W", lease: 1000 * ms, want: sameGrant(),
+					expect: []keyWant{{fields: []string{"exp", "f", "r:W", "w", "wq"}, fenced: true}}},
 				// The write side ends: blocked readers hear "all"; W still reads.
-				{at: 500 * ms, script: wrel, holder: "W", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{fields: []string{"exp", "f", "r:W"}}, {suffix: ":readers", members: []string{"W"}}}},
+				{at: 500 * ms, script: wrel, holder: "W", lease: 1000 * ms, want: integer(1),
+					expect: []keyWant{{fields: []string{"exp", "f", "r:W"}, fenced: true}, {suffix: ":readers", members: []string{"W"}}}},
+				{at: 500 * ms, script: wrel, holder: "W", lease: 1000 * ms, want: integer(0), unchanged: true},
 				{at: 510 * ms, script: racq, holder: "R3", lease: 1000 * ms, want: granted()},
-				{at: 600 * ms, script: rrel, holder: "R3", lease: 1000 * ms, want: integer(0)},
-				{at: 600 * ms, script: rrel, holder: "W", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{absent: true}, {suffix: ":readers", absent: true}}},
+				{at: 600 * ms, script: rrel, holder: "R3", lease: 1000 * ms, want: integer(1)},
+				{at: 600 * ms, script: rrel, holder: "W", lease: 1000 * ms, want: integer(1), expect: gone(rwFamily)},
 			},
 			wakes: []string{"all", "all"},
 		},
@@ -56,56 +56,53 @@ func rwScenarios() []*scenario {
 				{at: 100 * ms, script: wacq, holder: "W", lease: 1000 * ms, want: busy(400)},
 				{at: 300 * ms, script: wacq, holder: "W", lease: 1000 * ms, want: busy(200)},
 				{at: 550 * ms, script: wacq, holder: "W", lease: 1000 * ms, want: granted(),
-					expect: []keyWant{{suffix: ":readers", absent: true}, {fields: []string{"exp", "f", "w", "wq"}}}},
-				{at: 600 * ms, script: rren, holder: "R", lease: 500 * ms, want: integer(0)},
-				{at: 600 * ms, script: rrel, holder: "R", lease: 500 * ms, want: integer(-1)},
-				{at: 700 * ms, script: wrel, holder: "W", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{absent: true}}},
+					expect: []keyWant{{suffix: ":readers", absent: true}, {fields: []string{"exp", "f", "w", "wq"}, fenced: true}}},
+				{at: 600 * ms, script: rren, holder: "R", lease: 500 * ms, want: integer(0), unchanged: true},
+				{at: 600 * ms, script: rrel, holder: "R", lease: 500 * ms, want: integer(0), unchanged: true},
+				{at: 700 * ms, script: wrel, holder: "W", lease: 1000 * ms, want: integer(1), expect: gone(rwFamily)},
 			},
 			// W itself got busy while R read, so its release wakes.
 			wakes: []string{"all"},
 		},
 		{
-			// A writer that gives up withdraws its claim at once: the reader
-			// it held back gets in without waiting out the writer's lease.
-			// Only the claimant can withdraw it.
+			// A writer that gives up releases: not the writer, it withdraws
+			// its claim (0), and the reader it held back gets in without
+			// waiting out the writer's lease. Only the claimant can withdraw
+			// it.
 			name: "rw-writer-gives-up", fam: rwFamily,
 			steps: []step{
 				{at: 0, script: racq, holder: "R1", lease: 1000 * ms, want: granted()},
 				{at: 100 * ms, script: wacq, holder: "W", lease: 1000 * ms, want: busy(900)},
 				// Held back until ww = 1100 ms.
 				{at: 150 * ms, script: racq, holder: "R2", lease: 1000 * ms, want: busy(950)},
-				{at: 200 * ms, script: wleave, holder: "X", lease: 1000 * ms, want: integer(0),
+				{at: 200 * ms, script: wrel, holder: "X", lease: 1000 * ms, want: integer(0), unchanged: true,
 					expect: []keyWant{{fields: []string{"exp", "f", "r:R1", "wq", "ww", "wwh"}}}},
-				{at: 200 * ms, script: wleave, holder: "W", lease: 1000 * ms, want: integer(1),
-					expect: []keyWant{{fields: []string{"exp", "f", "r:R1"}}}},
-				{at: 210 * ms, script: wleave, holder: "W", lease: 1000 * ms, want: integer(0)},
+				{at: 200 * ms, script: wrel, holder: "W", lease: 1000 * ms, want: integer(0),
+					expect: []keyWant{{fields: []string{"exp", "f", "r:R1"}, fenced: true}}},
+				{at: 210 * ms, script: wrel, holder: "W", lease: 1000 * ms, want: integer(0), unchanged: true},
 				{at: 220 * ms, script: racq, holder: "R2", lease: 1000 * ms, want: granted()},
-				{at: 300 * ms, script: rrel, holder: "R1", lease: 1000 * ms, want: integer(0)},
-				{at: 300 * ms, script: rrel, holder: "R2", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{absent: true}, {suffix: ":readers", absent: true}}},
+				{at: 300 * ms, script: rrel, holder: "R1", lease: 1000 * ms, want: integer(1)},
+				{at: 300 * ms, script: rrel, holder: "R2", lease: 1000 * ms, want: integer(1), expect: gone(rwFamily)},
 			},
 			wakes: []string{"all"},
 		},
 		{
 			// The claim outlives the last reader; withdrawing it then leaves
-			// nothing behind. While another writer holds the lock, leaving
-			// wakes nobody: the holder's release does.
+			// nothing behind. While another writer holds the lock,
+			// withdrawing wakes nobody: the holder's release does.
 			name: "rw-writer-gives-up-alone", fam: rwFamily,
 			steps: []step{
 				{at: 0, script: racq, holder: "R", lease: 1000 * ms, want: granted()},
 				{at: 100 * ms, script: wacq, holder: "W", lease: 1000 * ms, want: busy(900)},
-				{at: 200 * ms, script: rrel, holder: "R", lease: 1000 * ms, want: integer(0),
+				{at: 200 * ms, script: rrel, holder: "R", lease: 1000 * ms, want: integer(1),
 					expect: []keyWant{{fields: []string{"exp", "f", "ww", "wwh"}}, {suffix: ":readers", absent: true}}},
-				{at: 300 * ms, script: wleave, holder: "W", lease: 1000 * ms, want: integer(1),
-					expect: []keyWant{{absent: true}}},
+				{at: 300 * ms, script: wrel, holder: "W", lease: 1000 * ms, want: integer(0), expect: gone(rwFamily)},
 				{at: 400 * ms, script: wacq, holder: "W1", lease: 1000 * ms, want: granted()},
 				{at: 410 * ms, script: wacq, holder: "W2", lease: 1000 * ms, want: busy(990)},
 				{at: 420 * ms, script: racq, holder: "R", lease: 1000 * ms, want: busy(980)},
-				{at: 430 * ms, script: wleave, holder: "W2", lease: 1000 * ms, want: integer(1),
-					expect: []keyWant{{fields: []string{"exp", "f", "w", "wq"}}}},
-				{at: 500 * ms, script: wrel, holder: "W1", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{absent: true}}},
+				{at: 430 * ms, script: wrel, holder: "W2", lease: 1000 * ms, want: integer(0),
+					expect: []keyWant{{fields: []string{"exp", "f", "w", "wq"}, fenced: true}}},
+				{at: 500 * ms, script: wrel, holder: "W1", lease: 1000 * ms, want: integer(1), expect: gone(rwFamily)},
 			},
 			// R's wait was marked before W's claim ended (read release), and
 			// again under W1 (write release).
@@ -119,9 +116,9 @@ func rwScenarios() []*scenario {
 				{at: 100 * ms, script: wacq, holder: "R", lease: 1000 * ms, want: busy(900)},
 				{at: 200 * ms, script: rren, holder: "R", lease: 2000 * ms, want: integer(1),
 					expect: []keyWant{{suffix: ":readers", members: []string{"R"}, ttl: 2000 * ms}, {ttl: 2000 * ms}}},
-				{at: 300 * ms, script: rrel, holder: "R", lease: 1000 * ms, want: integer(0)},
+				{at: 300 * ms, script: rrel, holder: "R", lease: 1000 * ms, want: integer(1)},
 				{at: 400 * ms, script: wacq, holder: "R", lease: 1000 * ms, want: granted()},
-				{at: 500 * ms, script: wrel, holder: "R", lease: 1000 * ms, want: integer(0)},
+				{at: 500 * ms, script: wrel, holder: "R", lease: 1000 * ms, want: integer(1), expect: gone(rwFamily)},
 			},
 			wakes: []string{"all"},
 		},
@@ -131,19 +128,18 @@ func rwScenarios() []*scenario {
 			steps: []step{
 				{at: 0, script: wacq, holder: "W", lease: 300 * ms, want: granted()},
 				{at: 10 * ms, script: wren, holder: "X", lease: 5000 * ms, want: integer(0), unchanged: true},
-				{at: 20 * ms, script: wrel, holder: "X", lease: 300 * ms, want: integer(-1), unchanged: true},
+				{at: 20 * ms, script: wrel, holder: "X", lease: 300 * ms, want: integer(0), unchanged: true},
 				{at: 30 * ms, script: rren, holder: "X", lease: 5000 * ms, want: integer(0), unchanged: true},
-				{at: 40 * ms, script: rrel, holder: "X", lease: 300 * ms, want: integer(-1), unchanged: true},
+				{at: 40 * ms, script: rrel, holder: "X", lease: 300 * ms, want: integer(0), unchanged: true},
 				{at: 50 * ms, script: wren, holder: "W", lease: 400 * ms, want: integer(1),
-					expect: []keyWant{{ttl: 400 * ms}}},
+					expect: []keyWant{{ttl: 400 * ms, fenced: true}}},
 				{at: 60 * ms, script: racq, holder: "X", lease: 300 * ms, want: busy(300)},
 				{at: 70 * ms, script: wacq, holder: "Y", lease: 1000 * ms, want: busy(380)},
 				// W's lease ends at 450 ms; its field lingers but blocks nobody.
 				{at: 500 * ms, script: wacq, holder: "V", lease: 300 * ms, want: granted()},
 				{at: 510 * ms, script: wren, holder: "W", lease: 300 * ms, want: integer(0)},
-				{at: 520 * ms, script: wrel, holder: "W", lease: 300 * ms, want: integer(-1)},
-				{at: 600 * ms, script: wrel, holder: "V", lease: 300 * ms, want: integer(0),
-					expect: []keyWant{{absent: true}}},
+				{at: 520 * ms, script: wrel, holder: "W", lease: 300 * ms, want: integer(0)},
+				{at: 600 * ms, script: wrel, holder: "V", lease: 300 * ms, want: integer(1), expect: gone(rwFamily)},
 			},
 			// Y's busy write at 70 ms claimed the lock for writers until
 			// 1070 ms, so the hash (and its wq flag) outlived W's lease: V's

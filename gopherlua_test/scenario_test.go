@@ -24,7 +24,7 @@ type family struct {
 }
 
 var (
-	mutexFamily = family{"mutex", []string{"", ":wake"}, []string{"mutex_"}}
+	mutexFamily = family{"mutex", []string{"", ":waiters", ":wake"}, []string{"mutex_"}}
 	fairFamily  = family{"fair", []string{"", ":queue", ":alive", ":wake"}, []string{"fair_"}}
 	rwFamily    = family{"rw", []string{"", ":readers", ":wake"}, []string{"read_", "write_"}}
 	semFamily   = family{"sem", []string{"", ":holds", ":wake"}, []string{"semaphore_"}}
@@ -73,7 +73,7 @@ type step struct {
 	script *lua.Script
 	holder string
 	lease  time.Duration
-	extra  []string // ARGV after the publish command (semaphore permits)
+	extra  []string // ARGV after the publish command (mutex window, semaphore permits)
 	args   []string // replaces the whole ARGV (malformed input)
 	keys   []string // replaces KEYS (malformed input)
 	raw    []string // a plain command instead of a script
@@ -82,6 +82,10 @@ type step struct {
 	want      check     // reply check; nil: anything
 	expect    []keyWant // key state after the step
 	unchanged bool      // every key exactly as before the step
+	// leaseOnly: every key as before the step but for B's TTL (an
+	// idempotent acquire or a renew of a string lock restarts the lease and
+	// changes nothing else).
+	leaseOnly bool
 }
 
 // tolerance is how far a time-valued number (fence offset, wait_ms, PTTL,
@@ -139,7 +143,7 @@ func play(t *testing.T, sc *scenario, tg target, tol time.Duration) []stepResult
 		r.step = i
 		tg.advanceTo(st.at)
 		var before []keyState
-		if st.unchanged {
+		if st.unchanged || st.leaseOnly {
 			before = tg.snapshot(sc.dataKeys())
 		}
 		got := r.exec(st)
@@ -149,8 +153,18 @@ func play(t *testing.T, sc *scenario, tg target, tol time.Duration) []stepResult
 			}
 		}
 		after := tg.snapshot(sc.dataKeys())
-		if st.unchanged && !sameKeys(before, after, tg.start(), tg.start(), float64(r.tol)) {
+		if st.leaseOnly {
+			before = withLockTTL(before, after, sc.keyNames()[0])
+		}
+		if (st.unchanged || st.leaseOnly) && !sameKeys(before, after, tg.start(), tg.start(), float64(r.tol)) {
 			t.Errorf("%s: %s step %d (%s): keys changed:\nbefore %v\nafter  %v", tg.name(), sc.name, i, st.label(), before, after)
+		}
+		if st.raw == nil {
+			for _, k := range after {
+				if k.PTTL < 0 {
+					t.Errorf("%s: %s step %d (%s at %v): %s has no TTL", tg.name(), sc.name, i, st.label(), st.at, k.Key)
+				}
+			}
 		}
 		for _, kw := range st.expect {
 			if err := kw.verify(r, after); err != nil {
@@ -164,6 +178,20 @@ func play(t *testing.T, sc *scenario, tg target, tol time.Duration) []stepResult
 		t.Errorf("%s: %s: wake messages %q, want %q: %v", tg.name(), sc.name, msgs, sc.wakes, err)
 	}
 	return trace
+}
+
+// withLockTTL returns before with the TTL that key has in after: what a
+// step that only restarts the lease of lock key may change.
+func withLockTTL(before, after []keyState, key string) []keyState {
+	out := append([]keyState(nil), before...)
+	for i := range out {
+		for _, a := range after {
+			if out[i].Key == key && a.Key == key {
+				out[i].PTTL = a.PTTL
+			}
+		}
+	}
+	return out
 }
 
 // grantPattern starts a wanted wake message that matches a hand-over (fair
@@ -292,24 +320,11 @@ func granted() check {
 	}
 }
 
-// reentered: granted again with the fence of the holder's current grant.
-func reentered() check {
-	return func(r *run, st *step, got any) error {
-		ok, fence, err := pair(got)
-		if err != nil {
-			return err
-		}
-		if ok != 1 || fence != r.fences[st.side()] {
-			return fmt.Errorf("reply %v, want {1, %d} (the fence of the outer hold)", got, r.fences[st.side()])
-		}
-		return nil
-	}
-}
-
-// claimed: {1, fence} where fence is that of the grant the holder was
-// handed (seen by an earlier step's keyWant.handed): a waiter that missed
-// the grant message takes the lock it already has.
-func claimed() check {
+// sameGrant: {1, fence} with the fence of the grant the holder already has
+// (seen by an earlier granted() or keyWant.handed): an acquire that finds
+// the lock its own is the same grant seen again, a retried or duplicated
+// call or a hand-over whose message the caller missed, never a new hold.
+func sameGrant() check {
 	return func(r *run, st *step, got any) error {
 		ok, fence, err := pair(got)
 		if err != nil {
@@ -317,30 +332,24 @@ func claimed() check {
 		}
 		want := r.fences[st.side()]
 		if want == 0 {
-			return fmt.Errorf("no hand-over to %s seen before (keyWant.handed)", st.holder)
+			return fmt.Errorf("no earlier grant to %s seen (granted or keyWant.handed)", st.side())
 		}
 		if ok != 1 || fence != want {
-			return fmt.Errorf("reply %v, want {1, %d} (the fence it was handed)", got, want)
+			return fmt.Errorf("reply %v, want {1, %d} (the fence of its grant)", got, want)
 		}
 		return nil
 	}
 }
 
 // busy: refused, retry within about ms (±tolerance on the real server).
-func busy(ms int64) check { return refused(0, "busy", ms) }
-
-// heirBusy: refused, and the caller is the mutex's heir, {2, wait_ms}: the
-// release hands the lock to it.
-func heirBusy(ms int64) check { return refused(2, "busy as the heir", ms) }
-
-func refused(flag int64, what string, ms int64) check {
+func busy(ms int64) check {
 	return func(r *run, st *step, got any) error {
 		ok, wait, err := pair(got)
 		if err != nil {
 			return err
 		}
-		if ok != flag {
-			return fmt.Errorf("reply %v, want %s {%d, wait_ms}", got, what, flag)
+		if ok != 0 {
+			return fmt.Errorf("reply %v, want busy {0, wait_ms}", got)
 		}
 		if wait < 1 || wait > st.lease.Milliseconds() {
 			return fmt.Errorf("wait %d ms outside 1..lease", wait)
@@ -372,28 +381,33 @@ func fails(prefix string) check {
 
 // keyWant is an expectation on one key after a step.
 type keyWant struct {
-	suffix  string
-	absent  bool
-	ttl     time.Duration // PTTL about this (within tolerance); 0: unchecked
-	holder  string        // string lock value: its holder ...
-	count   int           // ... and hold count
-	members []string      // zset: members in score order
-	fields  []string      // hash: field names
+	suffix string
+	absent bool
+	ttl    time.Duration // PTTL about this (within tolerance); 0: unchecked
+	// holder: the string lock (mutex, fair) is "<holder> <fence>
+	// <waiters>" with this holder and the fence of its grant, or the
+	// tombstone "! <last fence> 0" for holder tombstone.
+	holder string
+	// waiters: the string lock's waiters flag, "0" or "1"; "": unchecked.
+	waiters string
 	// handed: the string lock was just handed to holder (fair or mutex
-	// hand-over): it has no heir fields, its fence must be above every fence
-	// seen before; it becomes the fence of holder's grant (for claimed) and
-	// must be announced by a grant message.
-	handed bool
-	// waited: the string lock's waited flag, "0" or "1"; "": unchecked.
-	waited string
-	// heir: the mutex heir the string lock records ("<holder> <count>
-	// <fence> 1 <heir> <until>"), its registration ending about heirUntil
-	// after the scenario's start (0: unchecked); noHeir: the value has no
-	// heir fields.
-	heir      string
-	heirUntil time.Duration
-	noHeir    bool
+	// hand-over): its fence must be above every fence seen before; it
+	// becomes the fence of holder's grant (for sameGrant) and must be
+	// announced by a grant message.
+	handed  bool
+	members []string // zset: members in score order
+	// deadlines: zset: the score of each member (in the order of members)
+	// as ms after the scenario's start, within tolerance.
+	deadlines []time.Duration
+	fields    []string // hash: field names
+	// fenced: a shared lock's hash: f is the last fence, and every hold in
+	// it (r:<holder>, h:<holder>, the writer in w) carries the fence its
+	// holder was granted.
+	fenced bool
 }
+
+// tombstone is the holder of a string lock kept only for its fence.
+const tombstone = "!"
 
 func (kw keyWant) verify(r *run, keys []keyState) error {
 	name := r.sc.keyNames()[0] + kw.suffix
@@ -422,34 +436,12 @@ func (kw keyWant) verify(r *run, keys []keyState) error {
 		}
 	}
 	if kw.holder != "" {
-		f := strings.Fields(ks.Value)
-		if len(f) < 2 || f[0] != kw.holder || f[1] != strconv.Itoa(kw.count) {
-			return fmt.Errorf("value %q, want holder %s count %d", ks.Value, kw.holder, kw.count)
-		}
-		if kw.handed {
-			if len(f) != 4 {
-				return fmt.Errorf("value %q is not a lock without heir fields", ks.Value)
-			}
-			fence, err := strconv.ParseInt(f[2], 10, 64)
-			if err != nil || fence <= r.lastFence {
-				return fmt.Errorf("value %q: fence not above the last fence %d", ks.Value, r.lastFence)
-			}
-			r.lastFence = fence
-			r.fences[kw.holder+"/"+r.sc.fam.name] = fence
-			r.handed = append(r.handed, "grant:"+f[2]+":"+kw.holder)
+		if err := kw.verifyLock(r, ks.Value); err != nil {
+			return err
 		}
 	}
-	if err := kw.verifyLockFields(r, ks.Value); err != nil {
+	if err := kw.verifyZSet(r, ks.ZSet); err != nil {
 		return err
-	}
-	if kw.members != nil {
-		var got []string
-		for _, m := range ks.ZSet {
-			got = append(got, m.Member)
-		}
-		if !reflect.DeepEqual(got, kw.members) {
-			return fmt.Errorf("members %q, want %q", got, kw.members)
-		}
 	}
 	if kw.fields != nil {
 		var got []string
@@ -463,33 +455,94 @@ func (kw keyWant) verify(r *run, keys []keyState) error {
 			return fmt.Errorf("fields %q, want %q", got, want)
 		}
 	}
+	if kw.fenced {
+		return verifyHolds(r, ks.Hash)
+	}
 	return nil
 }
 
-// verifyLockFields checks the waited flag and the heir fields of a string
-// lock value.
-func (kw keyWant) verifyLockFields(r *run, value string) error {
-	f := strings.Fields(value)
-	if kw.waited != "" && (len(f) < 4 || f[3] != kw.waited) {
-		return fmt.Errorf("value %q, want the waited flag %s", value, kw.waited)
+// verifyLock checks a string lock value "<holder> <fence> <waiters>".
+func (kw keyWant) verifyLock(r *run, value string) error {
+	f := strings.Split(value, " ")
+	if len(f) != 3 || f[0] != kw.holder || (f[2] != "0" && f[2] != "1") {
+		return fmt.Errorf("value %q, want \"%s <fence> <0|1>\"", value, kw.holder)
 	}
-	if kw.noHeir && len(f) != 4 {
-		return fmt.Errorf("value %q, want no heir", value)
+	fence, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil || fence <= 0 || strconv.FormatInt(fence, 10) != f[1] {
+		return fmt.Errorf("value %q: the fence is not a positive integer", value)
 	}
-	if kw.heir == "" {
+	if kw.waiters != "" && f[2] != kw.waiters {
+		return fmt.Errorf("value %q, want the waiters flag %s", value, kw.waiters)
+	}
+	side := kw.holder + "/" + r.sc.fam.name
+	switch {
+	case kw.handed:
+		if fence <= r.lastFence {
+			return fmt.Errorf("value %q: fence not above the last fence %d", value, r.lastFence)
+		}
+		r.lastFence = fence
+		r.fences[side] = fence
+		r.handed = append(r.handed, "grant:"+f[1]+":"+kw.holder)
+	case kw.holder == tombstone:
+		if fence != r.lastFence || f[2] != "0" {
+			return fmt.Errorf("tombstone %q, want \"! %d 0\" (the last fence)", value, r.lastFence)
+		}
+	case r.fences[side] != 0 && fence != r.fences[side]:
+		return fmt.Errorf("value %q, want the fence of %s's grant, %d", value, kw.holder, r.fences[side])
+	}
+	return nil
+}
+
+// verifyZSet checks the members of a sorted set and their scores.
+func (kw keyWant) verifyZSet(r *run, zs []zmember) error {
+	if kw.members != nil {
+		var got []string
+		for _, m := range zs {
+			got = append(got, m.Member)
+		}
+		if !reflect.DeepEqual(got, kw.members) {
+			return fmt.Errorf("members %q, want %q", got, kw.members)
+		}
+	}
+	if kw.deadlines == nil {
 		return nil
 	}
-	if len(f) != 6 || f[4] != kw.heir {
-		return fmt.Errorf("value %q, want heir %s", value, kw.heir)
+	if len(zs) != len(kw.deadlines) {
+		return fmt.Errorf("%d members, want %d deadlines", len(zs), len(kw.deadlines))
 	}
-	if kw.heirUntil > 0 {
-		until, err := strconv.ParseInt(f[5], 10, 64)
-		if err != nil {
-			return fmt.Errorf("value %q: heir's until is not a number", value)
-		}
-		at, want := until-r.tg.start().UnixMilli(), kw.heirUntil.Milliseconds()
+	for i, m := range zs {
+		at, want := int64(m.Score)-r.tg.start().UnixMilli(), kw.deadlines[i].Milliseconds()
 		if d := at - want; d > r.tol || -d > r.tol {
-			return fmt.Errorf("value %q: heir's until at %d ms, want about %d", value, at, want)
+			return fmt.Errorf("%s's score lies %d ms after the start, want about %d", m.Member, at, want)
+		}
+	}
+	return nil
+}
+
+// verifyHolds checks that a shared lock's hash holds the last fence in f
+// and, for every holder, the fence of the grant it was given.
+func verifyHolds(r *run, hash map[string]string) error {
+	if f := hash["f"]; f != strconv.FormatInt(r.lastFence, 10) {
+		return fmt.Errorf("f = %q, want the last fence %d", f, r.lastFence)
+	}
+	for field, v := range hash {
+		var side, fence string
+		switch {
+		case strings.HasPrefix(field, "r:"):
+			side, fence = field[2:]+"/read", v
+		case strings.HasPrefix(field, "h:"):
+			side, fence = field[2:]+"/semaphore", v
+		case field == "w":
+			w := strings.Split(v, " ")
+			if len(w) != 3 {
+				return fmt.Errorf("w = %q, want \"<holder> <fence> <deadline>\"", v)
+			}
+			side, fence = w[0]+"/write", w[1]
+		default:
+			continue
+		}
+		if want := r.fences[side]; want == 0 || fence != strconv.FormatInt(want, 10) {
+			return fmt.Errorf("%s = %q, want the fence of %s's grant (%d)", field, v, side, want)
 		}
 	}
 	return nil
@@ -555,8 +608,8 @@ func sameReply(a, b any, sa, sb time.Time, tol float64) bool {
 		if !ok || len(x) != len(y) {
 			return false
 		}
-		// {0, wait_ms} and {2, wait_ms}: the wait is time-valued.
-		busyPair := len(x) == 2 && (x[0] == int64(0) || x[0] == int64(2)) && x[0] == y[0]
+		// {0, wait_ms}: the wait is time-valued.
+		busyPair := len(x) == 2 && x[0] == int64(0) && y[0] == int64(0)
 		for i := range x {
 			xi, xok := x[i].(int64)
 			yi, yok := y[i].(int64)
@@ -641,6 +694,16 @@ func settled(a, other []keyState, tol float64) []keyState {
 			continue
 		}
 		out = append(out, k)
+	}
+	return out
+}
+
+// gone expects every data key of the family to be absent: nothing is left
+// behind.
+func gone(f family) []keyWant {
+	var out []keyWant
+	for _, s := range f.suffixes[:len(f.suffixes)-1] {
+		out = append(out, keyWant{suffix: s, absent: true})
 	}
 	return out
 }

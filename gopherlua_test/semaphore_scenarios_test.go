@@ -7,28 +7,27 @@ func semaphoreScenarios() []*scenario {
 	two, one := []string{"2"}, []string{"1"}
 	return []*scenario{
 		{
-			// Two permits; a nested acquire by a holder does not take a
+			// Two permits; a holder's acquire is its permit again, never a
 			// second one; the freed permit wakes one waiter.
 			name: "sem-permits", fam: semFamily,
 			steps: []step{
 				{at: 0, script: acq, holder: "A", lease: 1000 * ms, extra: two, want: granted()},
 				{at: 10 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: two, want: granted()},
 				{at: 20 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: two, want: busy(980)},
-				{at: 30 * ms, script: acq, holder: "A", lease: 1000 * ms, extra: two, want: reentered(),
+				{at: 30 * ms, script: acq, holder: "A", lease: 1000 * ms, extra: two, want: sameGrant(),
 					expect: []keyWant{{suffix: ":holds", members: []string{"B", "A"}, ttl: 1000 * ms},
-						{fields: []string{"exp", "f", "h:A", "h:B", "wq"}, ttl: 1000 * ms}}},
+						{fields: []string{"exp", "f", "h:A", "h:B", "wq"}, ttl: 1000 * ms, fenced: true}}},
 				{at: 40 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: two, want: busy(970)},
 				{at: 50 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(1)},
-				{at: 60 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(0)},
+				{at: 60 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(0), unchanged: true},
 				{at: 70 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: two, want: granted()},
 				{at: 80 * ms, script: acq, holder: "D", lease: 1000 * ms, extra: two, want: busy(930)},
 				{at: 90 * ms, script: ren, holder: "D", lease: 1000 * ms, want: integer(0), unchanged: true},
-				{at: 90 * ms, script: rel, holder: "D", lease: 1000 * ms, want: integer(-1), unchanged: true},
+				{at: 90 * ms, script: rel, holder: "D", lease: 1000 * ms, want: integer(0), unchanged: true},
 				{at: 100 * ms, script: ren, holder: "B", lease: 2000 * ms, want: integer(1),
-					expect: []keyWant{{suffix: ":holds", members: []string{"C", "B"}, ttl: 2000 * ms}, {ttl: 2000 * ms}}},
-				{at: 200 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(0)},
-				{at: 210 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{absent: true}, {suffix: ":holds", absent: true}}},
+					expect: []keyWant{{suffix: ":holds", members: []string{"C", "B"}, ttl: 2000 * ms}, {ttl: 2000 * ms, fenced: true}}},
+				{at: 200 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(1)},
+				{at: 210 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(1), expect: gone(semFamily)},
 			},
 			// Every release after the first busy reply wakes one waiter,
 			// until the semaphore is empty.
@@ -45,12 +44,11 @@ func semaphoreScenarios() []*scenario {
 				{at: 100 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: one, want: busy(200)},
 				{at: 350 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: one, want: granted()},
 				{at: 400 * ms, script: ren, holder: "A", lease: 300 * ms, want: integer(0)},
-				{at: 400 * ms, script: rel, holder: "A", lease: 300 * ms, want: integer(-1)},
+				{at: 400 * ms, script: rel, holder: "A", lease: 300 * ms, want: integer(0)},
 				{at: 500 * ms, script: acq, holder: "C", lease: 300 * ms, extra: two, want: granted()},
 				{at: 510 * ms, script: acq, holder: "D", lease: 1000 * ms, extra: two, want: busy(290)},
 				// C's lease ends at 800 ms; B's release then frees two permits.
-				{at: 900 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(0),
-					expect: []keyWant{{absent: true}, {suffix: ":holds", absent: true}}},
+				{at: 900 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(1), expect: gone(semFamily)},
 			},
 			wakes: []string{"n:2"},
 		},

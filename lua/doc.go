@@ -3,26 +3,34 @@
 // for EVALSHA:
 //
 //	s := lua.MutexAcquire
-//	rdb.EvalSha(ctx, s.SHA1, []string{b, b + ":wake"}, holder, leaseMs, "PUBLISH")
+//	rdb.EvalSha(ctx, s.SHA1, []string{b, b + ":waiters", b + ":wake"}, holder, leaseMs, "PUBLISH", windowMs)
 //
-// Every guarantee lockgen gives (exclusion, reentrancy, fair order, leases,
-// fences, wake-ups) is a property of these scripts; the runtime only calls
-// them, waits and renews. docs/design.md fixes what the scripts promise the
-// rest of lockgen: KEYS, ARGV, replies and wake messages. This page
-// documents what lives inside the keys.
+// Every guarantee lockgen gives (exclusion, fair order, leases, fences,
+// hand-overs, wake-ups, idempotence) is a property of these scripts; the
+// runtime only calls them, waits, renews and counts re-entries.
+// docs/design.md fixes what the scripts promise the rest of lockgen: KEYS,
+// ARGV, replies and wake messages. This page documents what lives inside
+// the keys.
 //
 // # Calling convention
 //
 // ARGV[1] is the holder id (1..64 bytes of [A-Za-z0-9._:-]), ARGV[2] the
 // lease in milliseconds (1..2^31), ARGV[3] the publish command (PUBLISH, or
-// SPUBLISH on Cluster); semaphore_acquire adds ARGV[4], the permits,
-// mutex_acquire takes an optional ARGV[4] "once", "retry" or "waited", and
-// fair_acquire an optional ARGV[4] "waited" (see the data model,
-// mutex_acquire.lua and fair_acquire.lua). Extra ARGV are ignored.
-// Malformed input is refused with an error reply starting "ERR lockgen:"
-// before anything is written. Every acquire replies {1, fence}
-// or {0, wait_ms}, and mutex_acquire {2, wait_ms} to a busy caller that is
-// the lock's heir; wait_ms is at least 1 and at most the caller's lease.
+// SPUBLISH on Cluster). mutex_acquire adds ARGV[4], the registration window
+// in milliseconds (0..2^31; 0 registers nothing, for a caller that tries
+// once), and semaphore_acquire ARGV[4], the permits (1..2^31). Extra ARGV
+// are ignored. Malformed input is refused with an error reply starting
+// "ERR lockgen:" before anything is written.
+//
+// Every acquire replies {1, fence} or {0, wait_ms}; wait_ms is at least 1
+// and at most the caller's lease. Renew replies 1 (the lease now ends
+// ARGV[2] ms from now) or 0 (not held). Release replies 1 (released) or 0
+// (not held by this holder id); a release that finds the lock not the
+// caller's withdraws whatever a busy acquire left for that holder id (a
+// mutex registration, a fair queue place, a writer's claim), so it is also
+// what a waiter that gives up calls, and the clean-up after an acquire
+// whose outcome is unknown. fair_heartbeat replies 1 (place kept) or 0
+// (not queued).
 //
 // The helpers the scripts share (ARGV checks, the server clock, fences, the
 // encodings below) live in prelude.lua. Each Source is the operation's file
@@ -32,6 +40,19 @@
 // not need would still cost it CPU. [Script.Helpers] lists them. Every
 // helper is a Lua local, so scripts read and write no globals.
 // [Script.File] maps a line of Source back to its file and line.
+//
+// # Idempotence
+//
+// Redis counts no holds. A re-entry by the call chain that holds a lock is
+// counted by the runtime, which does not call Redis for it, so an acquire
+// that finds the lock already its holder id's is the same grant seen again:
+// a call retried by the client after a dropped connection, a duplicated
+// request, or a hand-over whose message the caller missed. It replies {1,
+// the same fence}, restarts the lease (PEXPIRE for mutex and fair, the
+// holder's deadline for read/write and semaphore) and changes nothing else.
+// A busy acquire repeated registers, queues or claims once, moving its
+// deadline on. No retry can add a hold, and the one release after any
+// number of them leaves nothing behind.
 //
 // # Clock and fences
 //
@@ -44,138 +65,128 @@
 //
 // # Data model
 //
-// mutex, fair: B is a string "<holder> <count> <fence> <waited>" with the
-// lease as its TTL, so one GET reads the whole lock and one SET ... PX
-// writes it. waited (mutex only) is set by the first busy reply that is not
-// "once", by a hand-over, and by a grant to a caller that says it waited
-// (ARGV[4] "waited"), so that only a contended lock publishes on release
-// and a chain of waiters woken one at a time never stalls on a grant nobody
-// marked. A tombstone has holder "!", which no holder id can be. Any other
-// value is refused ("unexpected lock value"), but for the mutex's heir form
-// below, which the fair scripts, sharing the decoder, would take as well.
+// mutex, fair: B is a string "<holder> <fence> <waiters>" with the lease as
+// its TTL, so one GET reads the whole lock and one SET ... PX writes it. A
+// tombstone is "! <fence> 0": holder "!", which no holder id can be. Any
+// other value is refused ("unexpected lock value").
 //
-// mutex heir: a mutex may add its heir, "<holder> <count> <fence> 1 <heir>
-// <until>": the first caller that got busy on the held lock (ARGV[4] absent,
-// "retry" or "waited"; not "once"), and until when (server ms, one of the
-// heir's leases after its attempt) it is known to be alive. The busy reply
-// that makes a caller the heir is {2, wait_ms}; B keeps its TTL (SET ...
-// KEEPTTL). Each attempt of the heir pushes until on; anyone else gets {0,
-// wait_ms} while the heir lives and becomes the heir once until has passed.
-// Re-entries, claims, renewals and releases that are not the last keep the
-// heir fields. The last release hands the lock to a live heir: B becomes
-// "<heir> 1 <new fence> 1" with PX = until - now (marked: others may wait
-// too) and "grant:<fence>:<heir>" is published on B:wake, on which each
-// process also nudges its next parked waiter, whose attempt makes it the
-// heir of the new grant. An heir that missed the message finds the lock
-// its own at its next attempt, which says "retry" (right after
-// subscribing) or "waited" (after a wake-up or its timer) and so claims
-// the grant: {1, same fence}, still one hold, lease restarted (with ARGV[4]
-// absent the same call is a re-entry, count + 1). A waiter made heir that
-// gives up calls mutex_leave: still the heir, it drops the heir fields
-// (reply 1; B keeps its TTL and its mark); handed the lock unheard, it
-// gives the grant back unused (reply 2), which ends it as a release would,
-// handing it on to a newer live heir; otherwise nothing changes (0). A dead
-// heir is handed the lock and never uses it: it lapses at until, within
-// one of the heir's leases.
+// mutex waiters: B:waiters is a sorted set of registered waiters scored by
+// the end of their registration (server ms). A busy mutex_acquire with a
+// window registers the caller until now + window (a retry moves that on)
+// and sets B's waiters flag to 1 if it was 0 (SET ... KEEPTTL); its reply
+// is {0, min(PTTL, lease)}. With window 0 it writes nothing. B:waiters
+// expires with its latest registration: a registration extends its TTL to
+// the window when that is shorter, and never shortens it, since windows are
+// a setting of each caller's Locker. An acquire that takes a free lock (or
+// a tombstone) removes the caller's own registration, so that no release
+// hands the lock to a caller that has it.
 //
-// mutex reservation: the last release (or a give-back by mutex_leave) of a
-// contended mutex (waited = 1) with no live heir (it gave up, its until has
-// passed, or nobody registered since a hand-over) does not delete B but
-// leaves "! 0 <fence> 1" for min(lease, 10) ms (longer if the fence
-// tombstone must live longer) and publishes "n:1". While it lives,
-// mutex_acquire grants the lock only to a caller that says it waited
-// (ARGV[4] "waited"); anyone else, "retry" callers and the releaser
-// included, is told to wait out its PTTL, and marks nothing. The woken
-// waiter so gets the lock it was woken for instead of losing it, most of
-// the time, to whoever is already on the wire; if no waiter comes, the
-// reservation lapses after at most 10 ms.
+// mutex hand-over: the release of a lock whose waiters flag is 1 drops the
+// registrations that have ended (ZREMRANGEBYSCORE) and pops the one that
+// ends first (ZPOPMIN): B becomes "<waiter> <new fence> 1" with PX = the
+// end of its registration - now, and "grant:<fence>:<waiter>" is published
+// on B:wake; the waiter holds the lock without another call. The new grant
+// stays marked, since others may still be registered. With the flag 0, or
+// nobody live registered, the release retires the lock (DEL, or a fence
+// tombstone) and publishes nothing. A waiter that missed the message finds
+// the lock its own at its next attempt (the same grant); one that died
+// never uses it, and the lock lapses when its registration would have
+// ended, within one window.
 //
 // fair: B:queue is a sorted set of waiters scored by arrival (server ms; a
 // tie goes behind the tail: max(now, tail + 1)); B:alive holds the same
 // waiters scored by the deadline of their place (one lease after their last
-// acquire or heartbeat). Every fair script first removes the waiters whose
-// deadline has passed, wherever they stand (one ZRANGEBYSCORE when nobody
-// died), and drops a queue member that has no deadline at all (damaged keys)
-// instead of failing. Both sets expire with the latest deadline.
+// acquire or heartbeat). Every fair script that reads the queue first
+// removes the waiters whose deadline has passed, wherever they stand (one
+// ZRANGEBYSCORE when nobody died), and drops a queue member that has no
+// deadline at all (damaged keys) instead of failing. Both sets expire with
+// the latest deadline. B's waiters flag is always 0: the queue says who
+// waits.
 //
 // fair hand-over: a fair lock is never left free while a live waiter is
 // queued. Whoever finds it free (the last release, or any fair script that
 // finds B absent or a tombstone while the queue is not empty: a newcomer's
-// acquire, a heartbeat, a renew or release by someone else, a leave) hands
-// it straight to the first live waiter, the head: the head leaves both
-// sets, B becomes "<head> 1 <new fence> 0" with PX = the head's place
-// deadline - now (what is left of its place, not the releaser's lease), and
-// "grant:<fence>:<head>" is published on B:wake; the head holds the lock
-// without another call. A newcomer that finds the lock free with someone
-// else first queues behind, told to retry when the head's hold would end.
-// A head that missed the message finds out from its next heartbeat (reply
-// 0: no longer queued) or retry: fair_acquire with ARGV[4] "waited" by the
-// owner claims the grant, {1, same fence}, still one hold, lease restarted
-// (without "waited" the same call is a re-entry, count + 1). A head that
-// gives up calls fair_leave, which gives an unused grant back (reply 2): the
-// lock goes to the next live head, or is retired (DEL, or a fence
-// tombstone) if there is none. A head that died is handed the lock and
-// never uses it: it lapses at that place's deadline, within one lease.
+// acquire, a heartbeat, a renew or release by someone else) hands it
+// straight to the first live waiter, the head: the head leaves both sets, B
+// becomes "<head> <new fence> 0" with PX = the head's place deadline - now
+// (what is left of its place, not the releaser's lease), and
+// "grant:<fence>:<head>" is published on B:wake. A newcomer that finds the
+// lock free with someone else first queues behind, told to retry when the
+// head's hold would end. A head that missed the message finds out from its
+// next heartbeat (reply 0: no longer queued) or acquire (the same grant); a
+// head that gives up releases the lock it was handed (reply 1), which goes
+// on to the next live head. A head that died is handed the lock and never
+// uses it: it lapses at that place's deadline, within one lease.
 //
-// read/write: B is a hash: w = "<holder> <count> <fence> <deadline>" for the
-// writer (ignored once its deadline has passed), r:<holder> = "<count>
-// <fence>" per reader, f = last fence, ww = until when new readers must let
-// a waiting writer in (set and extended by the writer's busy retries), wwh =
-// the writer that set ww (write_leave withdraws only its own claim, so a
-// writer that gives up does not keep readers out for the rest of its lease),
-// wq = someone got busy since the last wake, exp = the deadline the TTL
-// covers.
-// B:readers scores each reader by the deadline of its own lease; readers
-// past it are purged before any decision, so a vanished reader blocks a
-// writer for one lease at most.
+// read/write: B is a hash: w = "<holder> <fence> <deadline>" for the
+// writer (ignored once its deadline has passed), r:<holder> = "<fence>" per
+// reader, f = last fence, ww = until when new readers must let a waiting
+// writer in (set and extended by the writer's busy retries), wwh = the
+// writer that set ww, wq = someone got busy since the last wake, exp = the
+// deadline the TTL covers. B:readers scores each reader by the deadline of
+// its own lease; readers past it are purged before any decision, so a
+// vanished reader blocks a writer for one lease at most. write_release by
+// the writer named in wwh, when it does not hold the lock, withdraws that
+// claim (reply 0), so a writer that gives up does not keep readers out for
+// the rest of its lease; another writer's claim stays.
 //
-// semaphore: the same shape: B holds h:<holder> = "<count> <fence>", f, wq,
-// exp; B:holds scores each holder by its deadline. A holder counts once
-// however often it re-enters.
+// semaphore: the same shape: B holds h:<holder> = "<fence>", f, wq, exp;
+// B:holds scores each holder by its deadline. A holder id holds at most one
+// permit.
 //
 // # Cost
 //
 // Redis commands per call on the common paths, counted with INFO
 // commandstats against redis-server (TestCommandCost in gopherlua_test pins
-// these numbers; BenchmarkScriptCPU there reports the server CPU of the
-// uncontended mutex path, about 6-8 µs per call on a shared 2-core machine,
-// against 1-1.5 µs for a script that only returns):
+// these numbers and checks this table against them; BenchmarkScriptCPU
+// there reports the server CPU of the uncontended mutex path, about 7 µs
+// per acquire and 5 µs per release on a shared 2-core machine, against
+// 1 µs for a script that only returns):
 //
-//	path                               cmds  commands
-//	mutex uncontended acquire            3   TIME GET SET
-//	mutex reentrant acquire              2   GET SET
-//	mutex busy, becomes heir / heir      4   GET PTTL TIME SET
-//	mutex busy, live heir                3   GET PTTL TIME
-//	mutex busy, once                     2   GET PTTL
-//	mutex busy (reserved, not waited)    2   GET PTTL
-//	mutex acquire (reserved, waited)     3   GET TIME SET
-//	mutex claim (retry/waited, handed)   2   GET SET
-//	mutex renew                          2   GET PEXPIRE
-//	mutex release, no waiters            3   GET TIME DEL
-//	mutex release, hands over            4   GET TIME SET(heir's grant) PUBLISH(grant)
-//	mutex release, waiters, no heir      4   GET TIME SET(reservation) PUBLISH(n:1)
-//	mutex release, reentrant             2   GET SET
-//	mutex_leave, heir / not heir        2/1  GET [SET]
-//	mutex_leave, grant given back        4   GET TIME SET(new heir's grant or reservation) PUBLISH
-//	fair uncontended acquire             4   GET TIME ZRANGE SET
-//	fair reentrant acquire               4   GET TIME ZRANGE SET
-//	fair busy (joins queue / queued)   11/10
-//	fair heartbeat                       9
-//	fair heartbeat, empty queue          3   GET TIME ZRANGE
-//	fair renew                           4   GET TIME ZRANGE PEXPIRE
-//	fair release, no waiters             4   GET TIME ZRANGE DEL
-//	fair release, hands over            10   GET TIME ZRANGE ZRANGEBYSCORE ZRANGE ZSCORE ZREM×2 SET PUBLISH
-//	fair claim (waited, handed)          4   GET TIME ZRANGE SET
-//	read acquire / re-entry / renew      7   TIME ZRANGEBYSCORE HMGET ZADD HSET PEXPIREAT×2
-//	read release, last reader            7
-//	write uncontended acquire            7
-//	write busy (readers)                 8
-//	write renew                          5
-//	write release, no waiters            6
-//	semaphore uncontended acquire        8
-//	semaphore busy                       8
-//	semaphore renew                      7
-//	semaphore release, last holder       7
+//	path                                cmds  commands
+//	mutex uncontended acquire             4   GET TIME SET ZREM
+//	mutex acquire, own lock               2   GET PEXPIRE
+//	mutex busy, registers, marks          7   GET PTTL TIME ZADD PTTL PEXPIRE SET
+//	mutex busy, registers                 6   GET PTTL TIME ZADD PTTL PEXPIRE
+//	mutex busy, registers, TTL kept       5   GET PTTL TIME ZADD PTTL
+//	mutex busy, window 0                  2   GET PTTL
+//	mutex renew                           2   GET PEXPIRE
+//	mutex release, no waiters             3   GET TIME DEL
+//	mutex release, hands over             6   GET TIME ZREMRANGEBYSCORE ZPOPMIN SET PUBLISH
+//	mutex release, registrations lapsed   5   GET TIME ZREMRANGEBYSCORE ZPOPMIN DEL
+//	mutex acquire, handed (missed)        2   GET PEXPIRE
+//	mutex release by a waiter             2   GET ZREM
+//	fair uncontended acquire              4   GET TIME ZRANGE SET
+//	fair acquire, own lock                2   GET PEXPIRE
+//	fair busy (joins queue)              11
+//	fair busy (queued)                   10
+//	fair heartbeat                        9
+//	fair heartbeat, empty queue           3   GET TIME ZRANGE
+//	fair renew                            2   GET PEXPIRE
+//	fair release, no waiters              4   GET TIME ZRANGE DEL
+//	fair release, hands over             10   GET TIME ZRANGE ZRANGEBYSCORE ZRANGE ZSCORE ZREM×2 SET PUBLISH
+//	fair acquire, handed (missed)         2   GET PEXPIRE
+//	fair release by a waiter              6   GET TIME ZRANGE ZRANGEBYSCORE ZREM×2
+//	read uncontended acquire              7   TIME ZRANGEBYSCORE HMGET ZADD HSET PEXPIREAT×2
+//	read acquire, own hold                7   TIME ZRANGEBYSCORE HMGET ZADD HSET PEXPIREAT×2
+//	read renew                            7
+//	read release, last reader             7
+//	write uncontended acquire             7
+//	write acquire, own hold               6   TIME ZRANGEBYSCORE HMGET HSET PEXPIREAT×2
+//	write busy (readers)                  8
+//	write renew                           5
+//	write release, no waiters             6
+//	write release, claim withdrawn        7   TIME ZRANGEBYSCORE HMGET HDEL PUBLISH HDEL ZCARD
+//	semaphore uncontended acquire         8
+//	semaphore acquire, own permit         7
+//	semaphore busy                        8
+//	semaphore renew                       7
+//	semaphore release, last holder        7
+//
+// A grant on a hot mutex costs a registration (6; 7 for the first on a
+// grant nobody had waited for, which also marks it) and a release that
+// hands over (6): 12 commands, in two script calls, with no acquire by the
+// waiter it was handed to.
 //
 // The scripts are checked in package gopherlua_test: scenario tables run
 // in the gopher-lua shim and on a real redis-server, which must agree, with

@@ -2,7 +2,8 @@
 -- handed to.
 --
 -- KEYS[1] B          the lock: string "<holder> <fence> <waiters>", PX lease
--- KEYS[2] B:waiters  zset waiter -> deadline of its registration (server ms)
+-- KEYS[2] B:waiters  zset waiter -> deadline of its registration (server ms);
+--                    its TTL reaches the latest deadline
 -- KEYS[3] B:wake     wake channel (only mutex_release publishes)
 -- ARGV[1] holder id, ARGV[2] lease ms, ARGV[3] PUBLISH | SPUBLISH
 -- ARGV[4] registration window ms (0..2^31): how long a busy reply keeps the
@@ -37,7 +38,12 @@ if owner and owner ~= LG_TOMB then
   if window == 0 then return { 0, lg_wait(redis.call('PTTL', KEYS[1]), lease) } end
   local now_ms = lg_now()
   redis.call('ZADD', KEYS[2], lg_int(now_ms + window), holder)
-  redis.call('PEXPIRE', KEYS[2], window)
+  -- The set lives until its last registration ends. Windows are a
+  -- setting of each caller's Locker: a shorter one must not cut the TTL
+  -- below a longer registration that is still live.
+  if redis.call('PTTL', KEYS[2]) < window then
+    redis.call('PEXPIRE', KEYS[2], window)
+  end
   if waiters == 0 then
     redis.call('SET', KEYS[1], lg_lock_encode(owner, fence, 1), 'KEEPTTL')
   end
