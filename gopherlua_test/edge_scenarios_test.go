@@ -65,7 +65,7 @@ func edgeScenarios() []*scenario {
 			name: "mutex-sharded-wake", fam: mutexFamily, sharded: true,
 			steps: []step{
 				{at: 0, script: macq, holder: "A", lease: 1000 * ms, extra: window(500 * ms), want: granted()},
-				{at: 10 * ms, script: macq, holder: "B", lease: 1000 * ms, extra: window(500 * ms), want: busy(990)},
+				{at: 10 * ms, script: macq, holder: "B", lease: 1000 * ms, extra: window(500 * ms), want: busy(500)},
 				{at: 20 * ms, script: mrel, holder: "A", lease: 1000 * ms, want: integer(1),
 					expect: []keyWant{{holder: "B", waiters: "1", ttl: 490 * ms, handed: true}}},
 				{at: 30 * ms, script: macq, holder: "B", lease: 1000 * ms, extra: window(500 * ms), want: sameGrant()},
@@ -84,13 +84,13 @@ func edgeScenarios() []*scenario {
 				{at: 0, script: mren, holder: "A", lease: 100 * ms, want: integer(0), unchanged: true},
 				{at: 0, script: macq, holder: "B", lease: 100 * ms, extra: window(50 * ms), want: granted()},
 				// The lease's last millisecond: still held, retry in 1 ms.
-				{at: 100 * ms, script: macq, holder: "C", lease: 100 * ms, extra: window(50 * ms), want: busy(1),
+				{at: 100 * ms, script: macq, holder: "C", lease: 100 * ms, extra: window(50 * ms), want: busy(50),
 					expect: []keyWant{{suffix: ":waiters", members: []string{"C"}}}},
 				{at: 101 * ms, script: macq, holder: "C", lease: 100 * ms, extra: window(50 * ms), want: granted(),
 					expect: []keyWant{{holder: "C", waiters: "0"}, {suffix: ":waiters", absent: true}}},
 				// Handed over in the microsecond of the grant: the fence
 				// still rises.
-				{at: 101 * ms, script: macq, holder: "D", lease: 100 * ms, extra: window(50 * ms), want: busy(100)},
+				{at: 101 * ms, script: macq, holder: "D", lease: 100 * ms, extra: window(50 * ms), want: busy(50)},
 				{at: 101 * ms, script: mrel, holder: "C", lease: 100 * ms, want: integer(1),
 					expect: []keyWant{{holder: "D", waiters: "1", ttl: 50 * ms, handed: true}}},
 				// Released in that microsecond, nobody registered: a

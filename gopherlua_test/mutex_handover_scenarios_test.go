@@ -24,12 +24,12 @@ func mutexHandOverScenarios() []*scenario {
 			name: "mutex-waiter-chain", fam: mutexFamily,
 			steps: []step{
 				{at: 0, script: acq, holder: "A", lease: 2000 * ms, extra: window(500 * ms), want: granted()},
-				{at: 10 * ms, script: acq, holder: "B", lease: 2000 * ms, extra: window(1000 * ms), want: busy(1990)},
-				{at: 20 * ms, script: acq, holder: "C", lease: 2000 * ms, extra: window(1000 * ms), want: busy(1980)},
+				{at: 10 * ms, script: acq, holder: "B", lease: 2000 * ms, extra: window(1000 * ms), want: busy(1000)},
+				{at: 20 * ms, script: acq, holder: "C", lease: 2000 * ms, extra: window(1000 * ms), want: busy(1000)},
 				{at: 100 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(1),
 					expect: []keyWant{{holder: "B", waiters: "1", ttl: 910 * ms, handed: true},
 						{suffix: ":waiters", members: []string{"C"}, deadlines: []time.Duration{1020 * ms}}}},
-				{at: 200 * ms, script: acq, holder: "C", lease: 2000 * ms, extra: window(1000 * ms), want: busy(810),
+				{at: 200 * ms, script: acq, holder: "C", lease: 2000 * ms, extra: window(1000 * ms), want: busy(1000),
 					expect: []keyWant{{holder: "B", waiters: "1", ttl: 810 * ms},
 						{suffix: ":waiters", members: []string{"C"}, deadlines: []time.Duration{1200 * ms}, ttl: 1000 * ms}}},
 				{at: 300 * ms, script: rel, holder: "B", lease: 2000 * ms, want: integer(1),
@@ -49,8 +49,8 @@ func mutexHandOverScenarios() []*scenario {
 			name: "mutex-all-lapsed", fam: mutexFamily,
 			steps: []step{
 				{at: 0, script: acq, holder: "A", lease: 3000 * ms, extra: window(500 * ms), want: granted()},
-				{at: 100 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: window(200 * ms), want: busy(1000)},
-				{at: 100 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: window(200 * ms), want: busy(1000)},
+				{at: 100 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: window(200 * ms), want: busy(200)},
+				{at: 100 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: window(200 * ms), want: busy(200)},
 				{at: 150 * ms, script: acq, holder: "D", lease: 1000 * ms, extra: window(2000 * ms), want: busy(1000)},
 				// B's and C's ended at 300 ms; D gives up.
 				{at: 600 * ms, script: rel, holder: "D", lease: 1000 * ms, want: integer(0),

@@ -146,14 +146,14 @@
 //	path                                cmds  commands
 //	mutex uncontended acquire             4   GET TIME SET ZREM
 //	mutex acquire, own lock               2   GET PEXPIRE
-//	mutex busy, registers, marks          7   GET PTTL TIME ZADD PTTL PEXPIRE SET
-//	mutex busy, registers                 6   GET PTTL TIME ZADD PTTL PEXPIRE
-//	mutex busy, registers, TTL kept       5   GET PTTL TIME ZADD PTTL
+//	mutex busy, registers, marks          6   GET TIME ZADD PTTL PEXPIRE SET
+//	mutex busy, registers                 5   GET TIME ZADD PTTL PEXPIRE
+//	mutex busy, registers, TTL kept       4   GET TIME ZADD PTTL
 //	mutex busy, window 0                  2   GET PTTL
 //	mutex renew                           2   GET PEXPIRE
 //	mutex release, no waiters             3   GET TIME DEL
-//	mutex release, hands over             6   GET TIME ZREMRANGEBYSCORE ZPOPMIN SET PUBLISH
-//	mutex release, registrations lapsed   5   GET TIME ZREMRANGEBYSCORE ZPOPMIN DEL
+//	mutex release, hands over             5   GET TIME ZPOPMIN SET PUBLISH
+//	mutex release, registrations lapsed   5   GET TIME ZPOPMIN×2 DEL
 //	mutex acquire, handed (missed)        2   GET PEXPIRE
 //	mutex release by a waiter             2   GET ZREM
 //	fair uncontended acquire              4   GET TIME ZRANGE SET
@@ -183,9 +183,9 @@
 //	semaphore renew                       7
 //	semaphore release, last holder        7
 //
-// A grant on a hot mutex costs a registration (6; 7 for the first on a
+// A grant on a hot mutex costs a registration (5; 6 for the first on a
 // grant nobody had waited for, which also marks it) and a release that
-// hands over (6): 12 commands, in two script calls, with no acquire by the
+// hands over (5): 10 commands, in two script calls, with no acquire by the
 // waiter it was handed to.
 //
 // The scripts are checked in package gopherlua_test: scenario tables run

@@ -47,7 +47,7 @@ if owner and owner ~= LG_TOMB then
   if waiters == 0 then
     redis.call('SET', KEYS[1], lg_lock_encode(owner, fence, 1), 'KEEPTTL')
   end
-  return { 0, window }
+  return { 0, lg_wait(window, lease) }
 end
 
 -- Free, or only a tombstone remembering the last fence. A registration the
