@@ -173,11 +173,12 @@ func (a *acquisition) take(chain *chainLink) (*heldLock, error) {
 //
 // Waiting does not poll: a waiter sleeps until a wake message, the retry
 // time the script returned, the end of the wait, or ctx. An uncontended
-// acquire is one round trip. After its first busy reply a waiter
-// subscribes to the lock's wake channel and tries again at once, to cover a
-// wake published in between; on a channel already subscribed it just
-// sleeps. A fair or mutex release hands the lock to a registered waiter and
-// says so in the wake message ("grant:<fence>:<holder>"): that waiter
+// acquire is one round trip. After its first busy reply a waiter joins
+// the lock's wake channel (subscribing it if need be) and tries again at
+// once, to cover a wake published in between; one that joined before its
+// first attempt (other waiters of its process were there) just sleeps. A
+// fair or mutex release hands the lock to a registered waiter and says so
+// in the wake message ("grant:<fence>:<holder>"): that waiter
 // returns without another call (handedOver). Mutex waiters of one process
 // queue in the process, and only the first attempts: its busy reply
 // registers it for a hand-over for the Locker's waiter window, and it
@@ -203,11 +204,14 @@ func (a *acquisition) run() (granted, error) {
 		case !a.deadline.IsZero() && !time.Now().Before(a.deadline):
 			return granted{}, a.giveUp(fmt.Errorf("%w: %s still busy after %v", ErrNotAcquired, a.spec, time.Since(a.start).Round(time.Millisecond)))
 		}
-		if a.w == nil {
+		// A waiter that joins (or subscribes) only now may have missed a
+		// wake published since its busy reply: it tries once more at once.
+		late := a.w == nil
+		if late {
 			a.w = a.l.wakeups.join(a.spec.wake, a.holder, a.spec.Kind == Mutex, true)
 			a.l.wakeups.placeKept(a.w, a.regSent)
 		}
-		if !a.l.wakeups.subscribed(a.w) && a.subscribe(retry) {
+		if !a.l.wakeups.subscribed(a.w) && a.subscribe(retry) || late {
 			continue
 		}
 		a.keepPlace()
