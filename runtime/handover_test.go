@@ -195,9 +195,10 @@ func TestHandedOverRenewFalseGetsFullLease(t *testing.T) {
 				}
 				got := acquireAsync(ctx, waiter, lock)
 				waitBusy(t, busy, 2)
-				// The fault is time: the registration ages past the mutex
-				// window (500ms; renewed by attempts), and a fair place
-				// gets no heartbeat before lease/3.
+				// The fault is time: the fair waiter's place ages (no
+				// heartbeat before lease/3), so that unclaimed its lease
+				// would count from 600ms ago; a mutex hand-over lives only
+				// what is left of the 500ms window.
 				time.Sleep(600 * time.Millisecond)
 				if err := h.Release(); err != nil {
 					t.Fatal(err)
