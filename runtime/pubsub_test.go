@@ -36,6 +36,14 @@ func waitBusy(t *testing.T, busy <-chan struct{}, n int) {
 	}
 }
 
+// drain discards the busy replies signalled so far (of calls that have
+// returned).
+func drain(busy <-chan struct{}) {
+	for len(busy) > 0 {
+		<-busy
+	}
+}
+
 // acquireAsync acquires lock in a goroutine and sends the result.
 func acquireAsync(ctx context.Context, l *runtime.Locker, lock runtime.Lock) <-chan acquired {
 	got := make(chan acquired, 1)
@@ -108,9 +116,7 @@ func TestWaiterSurvivesKilledPubSubConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for len(busy) > 0 {
-		<-busy
-	}
+	drain(busy)
 	got = acquireAsync(ctx, waiter, lock)
 	// The channel is still subscribed (it lingers), so the waiter joins it
 	// before trying and sleeps after its first busy reply: a wake published
