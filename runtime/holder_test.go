@@ -187,7 +187,7 @@ func TestWatchdogRenews(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(4 * lease)
+		time.Sleep(4 * lease) // the fault: four leases pass, and only renewals keep the lock
 		if err := h.Context().Err(); err != nil {
 			t.Fatalf("holder's context ended: %v (%v)", err, context.Cause(h.Context()))
 		}
