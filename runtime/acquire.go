@@ -191,6 +191,10 @@ func (a *acquisition) run() (granted, error) {
 		}
 	}
 	for {
+		// Only a subscription live before the attempt ran covers a wake
+		// published after it; one that went live since (another waiter's)
+		// may have missed it.
+		live := a.w != nil && a.l.wakeups.subscribed(a.w)
 		g, busy, retry, err := a.attempt()
 		switch {
 		case err != nil:
@@ -207,7 +211,7 @@ func (a *acquisition) run() (granted, error) {
 			a.w = a.l.wakeups.join(a.spec.wake, a.holder, a.spec.Kind == Mutex, true)
 			a.l.wakeups.placeKept(a.w, a.regSent)
 		}
-		if !a.l.wakeups.subscribed(a.w) && a.subscribe(retry) {
+		if !live && a.subscribe(retry) {
 			continue
 		}
 		a.keepPlace()

@@ -2,9 +2,12 @@ package runtime_test
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 )
@@ -141,4 +144,102 @@ func TestWaiterSurvivesKilledPubSubConnection(t *testing.T) {
 	if n := subs[prefix+"mutex:{killed}:wake"]; n != 1 {
 		t.Errorf("wake channel has %d subscribers after the reconnection, want 1", n)
 	}
+}
+
+// gatedBackend lets a test order what the Locker cannot: the first
+// fair_acquire runs in Redis at once but its reply is held until
+// replyGate is closed, and every Subscribe waits for subscribeGate.
+type gatedBackend struct {
+	runtime.Backend
+	first         atomic.Bool
+	attemptRan    chan struct{} // closed when the first fair_acquire has run
+	replyGate     chan struct{}
+	subscribing   chan struct{} // closed when Subscribe is first called
+	subscribeOnce sync.Once
+	subscribeGate chan struct{}
+}
+
+func newGatedBackend(b runtime.Backend) *gatedBackend {
+	return &gatedBackend{Backend: b, attemptRan: make(chan struct{}), replyGate: make(chan struct{}),
+		subscribing: make(chan struct{}), subscribeGate: make(chan struct{})}
+}
+
+func (g *gatedBackend) Eval(ctx context.Context, c runtime.Call) (any, error) {
+	v, err := g.Backend.Eval(ctx, c)
+	if c.Script == lua.FairAcquire && g.first.CompareAndSwap(false, true) {
+		close(g.attemptRan)
+		<-g.replyGate
+	}
+	return v, err
+}
+
+func (g *gatedBackend) Subscribe(ctx context.Context, channel string, deliver func(string)) (func(), error) {
+	g.subscribeOnce.Do(func() { close(g.subscribing) })
+	select {
+	case <-g.subscribeGate:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return g.Backend.Subscribe(ctx, channel, deliver)
+}
+
+// awaitClosed waits for ch to be closed, at most 5s.
+func awaitClosed(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s did not happen within 5s", what)
+	}
+}
+
+// A waiter's busy reply, then the release that hands it the lock and
+// publishes the grant while nobody listens, and only then does the
+// channel's subscription (started by another waiter of the same Locker)
+// become live. The waiter must not take the subscription it finds for one
+// that was live when its attempt ran: it tries once more and finds the
+// lock its own, instead of sleeping until a heartbeat (lease/3, 10s).
+func TestWakeBeforeAnotherWaitersSubscriptionIsNotMissed(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, tg target) {
+		var gate *gatedBackend
+		observe, busy := busySignal()
+		waiters := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
+			gate = newGatedBackend(b)
+			return gate
+		}, runtime.WithObserver(observe))
+		ctx := ctxTimeout(t, 20*time.Second)
+		lock := runtime.Lock{Kind: runtime.Fair, Key: "late-sub", Lease: 30 * time.Second}
+		h, err := tg.newLocker(t).Acquire(ctx, lock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := acquireAsync(ctx, waiters, lock)
+		awaitClosed(t, gate.attemptRan, "the first waiter's attempt") // first in the queue; its busy reply held back
+		second := acquireAsync(ctx, waiters, lock)
+		awaitClosed(t, gate.subscribing, "the second waiter's subscribe") // queued behind it
+		if err := h.Release(); err != nil {
+			t.Fatal(err) // hands the lock to the first waiter; nobody hears it
+		}
+		close(gate.subscribeGate)
+		waitBusy(t, busy, 2) // the second's two busy replies: the subscription is live
+		close(gate.replyGate)
+
+		const bound = 3 * time.Second
+		select {
+		case a := <-first:
+			if a.err != nil {
+				t.Fatalf("first waiter: %v", a.err)
+			}
+			if err := a.h.Release(); err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(bound):
+			t.Fatalf("first waiter, handed the lock before the subscription was live, not granted within %v", bound)
+		}
+		if b := <-second; b.err != nil {
+			t.Fatalf("second waiter: %v", b.err)
+		} else if err := b.h.Release(); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
