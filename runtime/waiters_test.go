@@ -11,10 +11,12 @@ import (
 )
 
 // Many goroutines of one process queue up on one lock again and again. The
-// lease is 30s, so if any wake-up is lost the test runs into its 10s
-// context: every waiter must be woken by a message. (A mutex wakes one
-// waiter per process per release; the next sleeping waiter must still be
-// known to the lock's next release, see wakeups.leave.)
+// lease and the mutex waiter window are 30s (a mutex waiter renews its
+// registration every window/3, a fair one heartbeats every lease/3), so if
+// any wake-up is lost the test runs into its 10s context: every waiter must
+// be woken by a message. (A mutex wakes one waiter per process per release;
+// the next sleeping waiter must still be known to the lock's next release,
+// see wakeups.leave.)
 func TestManyWaitersInOneProcessAllGetTheLock(t *testing.T) {
 	cases := []struct {
 		lock runtime.Lock
@@ -29,7 +31,7 @@ func TestManyWaitersInOneProcessAllGetTheLock(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
 		for _, c := range cases {
 			t.Run(c.lock.Kind.String(), func(t *testing.T) {
-				l := tg.newLocker(t)
+				l := tg.newLocker(t, runtime.WithWaiterWindow(30*time.Second))
 				ctx := ctxTimeout(t, 10*time.Second)
 				var inside, most atomic.Int32
 				var wg sync.WaitGroup
