@@ -192,6 +192,10 @@ func (a *acquisition) run() (granted, error) {
 		}
 	}
 	for {
+		// Only a subscription live before the attempt ran covers a wake
+		// published after it; one that went live since (another waiter's)
+		// may have missed it.
+		live := a.w != nil && a.l.wakeups.subscribed(a.w)
 		g, busy, retry, err := a.attempt()
 		switch {
 		case err != nil:
@@ -204,14 +208,11 @@ func (a *acquisition) run() (granted, error) {
 		case !a.deadline.IsZero() && !time.Now().Before(a.deadline):
 			return granted{}, a.giveUp(fmt.Errorf("%w: %s still busy after %v", ErrNotAcquired, a.spec, time.Since(a.start).Round(time.Millisecond)))
 		}
-		// A waiter that joins (or subscribes) only now may have missed a
-		// wake published since its busy reply: it tries once more at once.
-		late := a.w == nil
-		if late {
+		if a.w == nil {
 			a.w = a.l.wakeups.join(a.spec.wake, a.holder, a.spec.Kind == Mutex, true)
 			a.l.wakeups.placeKept(a.w, a.regSent)
 		}
-		if !a.l.wakeups.subscribed(a.w) && a.subscribe(retry) || late {
+		if !live && a.subscribe(retry) {
 			continue
 		}
 		a.keepPlace()

@@ -47,7 +47,8 @@ func TestMultiKeyAllOrNothing(t *testing.T) {
 
 func TestWaitBounds(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
-		a, b := tg.newLocker(t), tg.newLocker(t)
+		observe, busy := busySignal()
+		a, b := tg.newLocker(t), tg.newLocker(t, runtime.WithObserver(observe))
 		h, err := a.Acquire(context.Background(), runtime.Lock{Kind: runtime.Mutex, Key: "w", Lease: 5 * time.Second})
 		if err != nil {
 			t.Fatal(err)
@@ -78,11 +79,16 @@ func TestWaitBounds(t *testing.T) {
 		if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, runtime.ErrNotAcquired) {
 			t.Fatalf("ctx deadline: %v, want DeadlineExceeded and not ErrNotAcquired", err)
 		}
+		// Cancelled while waiting (after its busy reply), with a cause:
+		// both are in the error.
+		drain(busy)
 		cctx, ccancel := context.WithCancelCause(context.Background())
-		go func() { time.Sleep(30 * time.Millisecond); ccancel(errors.New("shutting down")) }()
-		_, err = b.Acquire(cctx, runtime.Lock{Kind: runtime.Mutex, Key: "w"})
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("ctx cancel: %v, want Canceled", err)
+		got := acquireAsync(cctx, b, runtime.Lock{Kind: runtime.Mutex, Key: "w"})
+		waitBusy(t, busy, 1)
+		shutdown := errors.New("shutting down")
+		ccancel(shutdown)
+		if a := <-got; !errors.Is(a.err, context.Canceled) || !errors.Is(a.err, shutdown) || errors.Is(a.err, runtime.ErrNotAcquired) {
+			t.Fatalf("ctx cancel: %v, want Canceled with its cause, not ErrNotAcquired", a.err)
 		}
 	})
 }

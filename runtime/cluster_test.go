@@ -40,12 +40,15 @@ func TestClusterEveryKind(t *testing.T) {
 	cl := redistest.StartCluster(t, 3)
 	rdb := cl.Client(t)
 	prefix := uniquePrefix(t)
-	newLocker := func() *runtime.Locker {
-		l := runtime.New(rdb, runtime.WithKeyPrefix(prefix))
+	newLocker := func(opts ...runtime.Option) *runtime.Locker {
+		l := runtime.New(rdb, append([]runtime.Option{runtime.WithKeyPrefix(prefix)}, opts...)...)
 		t.Cleanup(func() { l.Close() })
 		return l
 	}
-	a, b := newLocker(), newLocker()
+	// b's mutex waiters renew their registration every 10s: only a wake
+	// message can let them in quickly.
+	observe, busy := busySignal()
+	a, b := newLocker(), newLocker(runtime.WithObserver(observe), runtime.WithWaiterWindow(30*time.Second))
 
 	t.Run("read", func(t *testing.T) {
 		ctx := ctxTimeout(t, 10*time.Second)
@@ -97,21 +100,18 @@ func TestClusterEveryKind(t *testing.T) {
 			if _, err := b.Acquire(ctx, try); !errors.Is(err, runtime.ErrNotAcquired) {
 				t.Fatalf("second holder: %v, want ErrNotAcquired", err)
 			}
-			got := make(chan error, 1)
-			go func() {
-				h2, err := b.Acquire(ctx, lock(k1))
-				if err == nil {
-					err = h2.Release()
-				}
-				got <- err
-			}()
-			time.Sleep(100 * time.Millisecond)
+			drain(busy)
+			got := acquireAsync(ctx, b, lock(k1))
+			waitBusy(t, busy, 2) // attempt, subscribe, attempt: it sleeps
 			if err := h.Release(); err != nil {
 				t.Fatal(err)
 			}
 			select {
-			case err := <-got:
-				if err != nil {
+			case a := <-got:
+				if a.err != nil {
+					t.Fatal(a.err)
+				}
+				if err := a.h.Release(); err != nil {
 					t.Fatal(err)
 				}
 			case <-time.After(3 * time.Second):

@@ -76,7 +76,8 @@ func TestFairGrantsInArrivalOrder(t *testing.T) {
 // does not wait for its place to expire.
 func TestFairLeaveOnGiveUp(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
-		l := tg.newLocker(t)
+		observe, busy := busySignal()
+		l := tg.newLocker(t, runtime.WithObserver(observe))
 		ctx := ctxTimeout(t, 10*time.Second)
 		lock := runtime.Lock{Kind: runtime.Fair, Key: "leave", Lease: 20 * time.Second}
 		h, err := l.Acquire(ctx, lock)
@@ -88,28 +89,27 @@ func TestFairLeaveOnGiveUp(t *testing.T) {
 		if _, err := l.Acquire(ctx, quitter); !errors.Is(err, runtime.ErrNotAcquired) {
 			t.Fatalf("quitter: %v, want ErrNotAcquired", err)
 		}
+		drain(busy)
+		// Cancelled once queued (its first busy reply).
 		cctx, cancel := context.WithCancel(ctx)
-		go func() { time.Sleep(50 * time.Millisecond); cancel() }()
-		if _, err := l.Acquire(cctx, lock); !errors.Is(err, context.Canceled) {
-			t.Fatalf("cancelled waiter: %v, want Canceled", err)
+		cancelled := acquireAsync(cctx, l, lock)
+		waitBusy(t, busy, 1)
+		cancel()
+		if a := <-cancelled; !errors.Is(a.err, context.Canceled) {
+			t.Fatalf("cancelled waiter: %v, want Canceled", a.err)
 		}
-		got := make(chan error, 1)
-		go func() {
-			h2, err := l.Acquire(ctx, lock)
-			if err == nil {
-				err = h2.Release()
-			}
-			got <- err
-		}()
-		time.Sleep(50 * time.Millisecond)
+		drain(busy)
+		got := acquireAsync(ctx, l, lock)
+		waitBusy(t, busy, 1) // queued behind whatever the others left
 		h.Release()
 		select {
-		case err := <-got:
-			if err != nil {
-				t.Fatal(err)
+		case a := <-got:
+			if a.err != nil {
+				t.Fatal(a.err)
 			}
-		case <-time.After(2 * time.Second):
-			t.Fatal("the waiter behind the ones that gave up waited more than 2s (lease 20s)")
+			a.h.Release()
+		case <-time.After(3 * time.Second):
+			t.Fatal("the waiter behind the ones that gave up waited more than 3s (lease 20s)")
 		}
 	})
 }
@@ -180,7 +180,8 @@ func TestReadWrite(t *testing.T) {
 
 func TestSemaphorePermits(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
-		l := tg.newLocker(t)
+		observe, busy := busySignal()
+		l := tg.newLocker(t, runtime.WithObserver(observe))
 		ctx := ctxTimeout(t, 10*time.Second)
 		sem := runtime.Lock{Kind: runtime.Semaphore, Key: "pool", Permits: 2, Wait: runtime.NoWait}
 		h1, err := l.Acquire(ctx, sem)
@@ -194,26 +195,21 @@ func TestSemaphorePermits(t *testing.T) {
 		if _, err := l.Acquire(ctx, sem); !errors.Is(err, runtime.ErrNotAcquired) {
 			t.Fatalf("third holder of 2 permits: %v, want ErrNotAcquired", err)
 		}
-		got := make(chan error, 1)
-		go func() {
-			wait := sem
-			wait.Wait = 0
-			wait.Lease = 20 * time.Second
-			h, err := l.Acquire(ctx, wait)
-			if err == nil {
-				err = h.Release()
-			}
-			got <- err
-		}()
-		time.Sleep(50 * time.Millisecond)
+		drain(busy)
+		wait := sem
+		wait.Wait = 0
+		wait.Lease = 20 * time.Second
+		got := acquireAsync(ctx, l, wait)
+		waitBusy(t, busy, 2) // attempt, subscribe, attempt: it sleeps
 		h1.Release()
 		select {
-		case err := <-got:
-			if err != nil {
-				t.Fatal(err)
+		case a := <-got:
+			if a.err != nil {
+				t.Fatal(a.err)
 			}
-		case <-time.After(2 * time.Second):
-			t.Fatal("waiter not woken when a permit came back")
+			a.h.Release()
+		case <-time.After(3 * time.Second):
+			t.Fatal("waiter not woken within 3s when a permit came back (lease 20s)")
 		}
 		h2.Release()
 	})

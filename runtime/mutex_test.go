@@ -39,9 +39,12 @@ func TestMutexExcludesAndReleases(t *testing.T) {
 
 func TestWaiterIsWokenByRelease(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
-		a, b := tg.newLocker(t), tg.newLocker(t)
+		observe, busy := busySignal()
+		// A long lease, and a long waiter window (a mutex waiter renews its
+		// registration every window/3): only a wake message can let the
+		// waiter in quickly.
+		a, b := tg.newLocker(t), tg.newLocker(t, runtime.WithObserver(observe), runtime.WithWaiterWindow(30*time.Second))
 		ctx := ctxTimeout(t, 5*time.Second)
-		// A long lease: only a wake message can let the waiter in quickly.
 		lock := runtime.Lock{Kind: runtime.Mutex, Key: "wake", Lease: 20 * time.Second}
 		h, err := a.Acquire(ctx, lock)
 		if err != nil {
@@ -55,7 +58,7 @@ func TestWaiterIsWokenByRelease(t *testing.T) {
 			}
 			got <- err
 		}()
-		time.Sleep(50 * time.Millisecond)
+		waitBusy(t, busy, 2) // attempt, subscribe, attempt: it sleeps
 		released := time.Now()
 		if err := h.Release(); err != nil {
 			t.Fatal(err)
@@ -67,7 +70,7 @@ func TestWaiterIsWokenByRelease(t *testing.T) {
 			}
 			t.Logf("handoff took %v", time.Since(released))
 		case <-time.After(2 * time.Second):
-			t.Fatal("waiter not woken within 2s of the release (lease is 20s)")
+			t.Fatal("waiter not woken within 2s of the release (lease 20s, registration renewed every 10s)")
 		}
 	})
 }

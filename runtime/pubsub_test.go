@@ -2,9 +2,12 @@ package runtime_test
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 )
@@ -36,6 +39,14 @@ func waitBusy(t *testing.T, busy <-chan struct{}, n int) {
 	}
 }
 
+// drain discards the busy replies signalled so far (of calls that have
+// returned).
+func drain(busy <-chan struct{}) {
+	for len(busy) > 0 {
+		<-busy
+	}
+}
+
 // acquireAsync acquires lock in a goroutine and sends the result.
 func acquireAsync(ctx context.Context, l *runtime.Locker, lock runtime.Lock) <-chan acquired {
 	got := make(chan acquired, 1)
@@ -53,11 +64,13 @@ type acquired struct {
 }
 
 // The Pub/Sub connection dies under a waiter (killed from the server side).
-// The waiter must still get the lock once the holder releases it, at the
-// latest when its retry timer (the lease's remaining time) fires; and the
-// connection must come back with its channels resubscribed, so that a later
-// waiter on the same channel is woken by a message again, long before the
-// holder's lease could run out.
+// The waiter must still be woken when the holder releases: by the grant,
+// if the connection is back by then, or else by the "all" that the
+// resubscription delivers, since the grant may have been lost. And the
+// connection must come back with its channels subscribed, so that a later
+// waiter on the same channel is woken by a message again. The lease (30s)
+// and the waiter's retry timer (window/3, 10s) are far too long to let
+// either waiter in within the 3s the test allows.
 func TestWaiterSurvivesKilledPubSubConnection(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
@@ -65,14 +78,13 @@ func TestWaiterSurvivesKilledPubSubConnection(t *testing.T) {
 	holder := runtime.New(srv.Client(t), runtime.WithKeyPrefix(prefix))
 	defer holder.Close()
 	observe, busy := busySignal()
-	waiter := runtime.New(srv.Client(t), runtime.WithKeyPrefix(prefix), runtime.WithObserver(observe))
+	waiter := runtime.New(srv.Client(t), runtime.WithKeyPrefix(prefix), runtime.WithObserver(observe), runtime.WithWaiterWindow(30*time.Second))
 	defer waiter.Close()
 	ctx := ctxTimeout(t, 30*time.Second)
+	const woken = 3 * time.Second
 
-	// 1. The connection is killed while the waiter sleeps; the lease bounds
-	// how long it can take the waiter to notice the release.
-	const lease = time.Second
-	lock := runtime.Lock{Kind: runtime.Mutex, Key: "killed", Lease: lease}
+	// 1. The connection is killed while the waiter sleeps.
+	lock := runtime.Lock{Kind: runtime.Mutex, Key: "killed", Lease: 30 * time.Second}
 	h, err := holder.Acquire(ctx, lock)
 	if err != nil {
 		t.Fatal(err)
@@ -86,46 +98,33 @@ func TestWaiterSurvivesKilledPubSubConnection(t *testing.T) {
 	if killed < 1 {
 		t.Fatalf("CLIENT KILL TYPE pubsub killed %d connections, want the waiter's", killed)
 	}
-	released := time.Now()
 	if err := h.Release(); err != nil {
 		t.Fatal(err)
 	}
-	var first acquired
 	select {
-	case first = <-got:
-	case <-time.After(lease + 2*time.Second):
-		t.Fatalf("waiter not granted within %v of the release (retry timer bound: lease %v)", lease+2*time.Second, lease)
-	}
-	if first.err != nil {
-		t.Fatalf("waiter: %v", first.err)
-	}
-	if took := first.at.Sub(released); took > lease+500*time.Millisecond {
-		t.Errorf("waiter granted %v after the release, beyond its retry bound (lease %v)", took, lease)
-	}
-	if err := first.h.Release(); err != nil {
-		t.Fatal(err)
+	case first := <-got:
+		if first.err != nil {
+			t.Fatalf("waiter: %v", first.err)
+		}
+		if err := first.h.Release(); err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(woken):
+		t.Fatalf("waiter not woken within %v of the release after its connection was killed", woken)
 	}
 
-	// 2. Same channel, a later waiter, a holder with a long lease: only a
-	// message on the resubscribed connection can wake it within 2s.
-	long := lock
-	long.Lease = 30 * time.Second
-	// The waiter's release was contended, so mutex_release reserved the
-	// lock for waiters for up to 10 ms; let that lapse, so the holder takes
-	// it without waiting (and without a wake subscription of its own).
-	time.Sleep(20 * time.Millisecond)
-	h, err = holder.Acquire(ctx, long)
+	// 2. Same channel, a later waiter: only a message on the resubscribed
+	// connection can wake it in time.
+	h, err = holder.Acquire(ctx, lock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for len(busy) > 0 {
-		<-busy
-	}
-	got = acquireAsync(ctx, waiter, long)
+	drain(busy)
+	got = acquireAsync(ctx, waiter, lock)
 	// The channel is still subscribed (it lingers), so the waiter joins it
-	// before trying and sleeps after its first busy reply.
+	// before trying and sleeps after its first busy reply: a wake published
+	// from then on reaches it, asleep or not.
 	waitBusy(t, busy, 1)
-	time.Sleep(10 * time.Millisecond) // let it fall asleep
 	if err := h.Release(); err != nil {
 		t.Fatal(err)
 	}
@@ -135,8 +134,8 @@ func TestWaiterSurvivesKilledPubSubConnection(t *testing.T) {
 			t.Fatalf("later waiter: %v", second.err)
 		}
 		second.h.Release()
-	case <-time.After(2 * time.Second):
-		t.Fatal("later waiter not woken within 2s of the release (lease 30s): the channel was not resubscribed")
+	case <-time.After(woken):
+		t.Fatalf("later waiter not woken within %v of the release: the channel was not resubscribed", woken)
 	}
 	subs, err := admin.PubSubNumSub(ctx, prefix+"mutex:{killed}:wake").Result()
 	if err != nil {
@@ -145,4 +144,102 @@ func TestWaiterSurvivesKilledPubSubConnection(t *testing.T) {
 	if n := subs[prefix+"mutex:{killed}:wake"]; n != 1 {
 		t.Errorf("wake channel has %d subscribers after the reconnection, want 1", n)
 	}
+}
+
+// gatedBackend lets a test order what the Locker cannot: the first
+// fair_acquire runs in Redis at once but its reply is held until
+// replyGate is closed, and every Subscribe waits for subscribeGate.
+type gatedBackend struct {
+	runtime.Backend
+	first         atomic.Bool
+	attemptRan    chan struct{} // closed when the first fair_acquire has run
+	replyGate     chan struct{}
+	subscribing   chan struct{} // closed when Subscribe is first called
+	subscribeOnce sync.Once
+	subscribeGate chan struct{}
+}
+
+func newGatedBackend(b runtime.Backend) *gatedBackend {
+	return &gatedBackend{Backend: b, attemptRan: make(chan struct{}), replyGate: make(chan struct{}),
+		subscribing: make(chan struct{}), subscribeGate: make(chan struct{})}
+}
+
+func (g *gatedBackend) Eval(ctx context.Context, c runtime.Call) (any, error) {
+	v, err := g.Backend.Eval(ctx, c)
+	if c.Script == lua.FairAcquire && g.first.CompareAndSwap(false, true) {
+		close(g.attemptRan)
+		<-g.replyGate
+	}
+	return v, err
+}
+
+func (g *gatedBackend) Subscribe(ctx context.Context, channel string, deliver func(string)) (func(), error) {
+	g.subscribeOnce.Do(func() { close(g.subscribing) })
+	select {
+	case <-g.subscribeGate:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return g.Backend.Subscribe(ctx, channel, deliver)
+}
+
+// awaitClosed waits for ch to be closed, at most 5s.
+func awaitClosed(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s did not happen within 5s", what)
+	}
+}
+
+// A waiter's busy reply, then the release that hands it the lock and
+// publishes the grant while nobody listens, and only then does the
+// channel's subscription (started by another waiter of the same Locker)
+// become live. The waiter must not take the subscription it finds for one
+// that was live when its attempt ran: it tries once more and finds the
+// lock its own, instead of sleeping until a heartbeat (lease/3, 10s).
+func TestWakeBeforeAnotherWaitersSubscriptionIsNotMissed(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, tg target) {
+		var gate *gatedBackend
+		observe, busy := busySignal()
+		waiters := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
+			gate = newGatedBackend(b)
+			return gate
+		}, runtime.WithObserver(observe))
+		ctx := ctxTimeout(t, 20*time.Second)
+		lock := runtime.Lock{Kind: runtime.Fair, Key: "late-sub", Lease: 30 * time.Second}
+		h, err := tg.newLocker(t).Acquire(ctx, lock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := acquireAsync(ctx, waiters, lock)
+		awaitClosed(t, gate.attemptRan, "the first waiter's attempt") // first in the queue; its busy reply held back
+		second := acquireAsync(ctx, waiters, lock)
+		awaitClosed(t, gate.subscribing, "the second waiter's subscribe") // queued behind it
+		if err := h.Release(); err != nil {
+			t.Fatal(err) // hands the lock to the first waiter; nobody hears it
+		}
+		close(gate.subscribeGate)
+		waitBusy(t, busy, 2) // the second's two busy replies: the subscription is live
+		close(gate.replyGate)
+
+		const bound = 3 * time.Second
+		select {
+		case a := <-first:
+			if a.err != nil {
+				t.Fatalf("first waiter: %v", a.err)
+			}
+			if err := a.h.Release(); err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(bound):
+			t.Fatalf("first waiter, handed the lock before the subscription was live, not granted within %v", bound)
+		}
+		if b := <-second; b.err != nil {
+			t.Fatalf("second waiter: %v", b.err)
+		} else if err := b.h.Release(); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

@@ -75,7 +75,7 @@ func TestManyHeldLocksRenewInBatches(t *testing.T) {
 	counter.pipelines.Store(0)
 	renewed.Store(0)
 	const watch = 2 * time.Second
-	time.Sleep(watch)
+	time.Sleep(watch) // the period observed: the renewals are counted over it
 	pipelines := counter.pipelines.Load()
 	renewals := renewed.Load()
 	ticks := int64(watch / (lease / 3))

@@ -195,3 +195,84 @@ func TestSlotMoves(t *testing.T) {
 		}
 	})
 }
+
+// Waiters on a Cluster whose lock's slot moves to another master while they
+// sleep: the old owner's unrequested SUNSUBSCRIBE wakes them, they find the
+// lock still busy (their calls follow MOVED) and subscribe again on the new
+// owner, where the holder's release (following MOVED too) wakes them. Their
+// retry timers (mutex window/3, fair heartbeat lease/3: 10s) and the lease
+// (30s) are far too long to let them in within the seconds allowed here.
+func TestWaitersFollowTheirSlotToAnotherMaster(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	rdb := cl.Client(t)
+	prefix := uniquePrefix(t)
+	newLocker := func(opts ...runtime.Option) *runtime.Locker {
+		l := runtime.New(rdb, append([]runtime.Option{runtime.WithKeyPrefix(prefix), runtime.WithWaiterWindow(30 * time.Second)}, opts...)...)
+		t.Cleanup(func() { l.Close() })
+		return l
+	}
+	observeMutex, busyMutex := busySignal()
+	observeFair, busyFair := busySignal()
+	holder := newLocker()
+	mutexWaiter, fairWaiter := newLocker(runtime.WithObserver(observeMutex)), newLocker(runtime.WithObserver(observeFair))
+	ctx := ctxTimeout(t, 30*time.Second)
+
+	// The mutex and the fair lock of one key share its slot.
+	mutex := runtime.Lock{Kind: runtime.Mutex, Key: "moving", Lease: 30 * time.Second}
+	fair := runtime.Lock{Kind: runtime.Fair, Key: "moving", Lease: 30 * time.Second}
+	h, err := holder.Acquire(ctx, mutex, fair)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotMutex := acquireAsync(ctx, mutexWaiter, mutex)
+	gotFair := acquireAsync(ctx, fairWaiter, fair)
+	waitBusy(t, busyMutex, 2) // attempt, subscribe, attempt: asleep
+	waitBusy(t, busyFair, 2)
+
+	slot := slotOf(t, rdb, prefix+"mutex:{moving}")
+	from, err := cl.SlotOwner(ctx, slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := otherMaster(t, cl, from)
+	moving := time.Now()
+	if err := cl.MoveSlot(ctx, slot, to); err != nil {
+		t.Fatal(err)
+	}
+	// Woken by the SUNSUBSCRIBE: busy again, subscribed again, busy again.
+	waitBusy(t, busyMutex, 2)
+	waitBusy(t, busyFair, 2)
+	t.Logf("slot %d moved from %s to %s; both waiters subscribed again %v after the move began", slot, from, to, time.Since(moving).Round(time.Millisecond))
+	node := redis.NewClient(&redis.Options{Addr: to})
+	defer node.Close()
+	for _, family := range []string{"mutex", "fair"} {
+		channel := prefix + family + ":{moving}:wake"
+		n, err := node.PubSubShardNumSub(ctx, channel).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n[channel] != 1 {
+			t.Errorf("%s has %d subscribers on the new owner %s, want 1", channel, n[channel], to)
+		}
+	}
+
+	released := time.Now()
+	if err := h.Release(); err != nil {
+		t.Fatalf("release after the slot moved: %v", err)
+	}
+	const woken = 3 * time.Second
+	for name, got := range map[string]<-chan acquired{"mutex waiter": gotMutex, "fair waiter": gotFair} {
+		select {
+		case a := <-got:
+			if a.err != nil {
+				t.Fatalf("%s: %v", name, a.err)
+			}
+			t.Logf("%s granted %v after the release", name, a.at.Sub(released).Round(time.Microsecond))
+			if err := a.h.Release(); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		case <-time.After(woken):
+			t.Fatalf("%s not granted within %v of the release (retry timers 10s, lease 30s)", name, woken)
+		}
+	}
+}

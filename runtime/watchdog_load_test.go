@@ -137,7 +137,7 @@ func TestWatchdogKeepsManyLocksUnderLoad(t *testing.T) {
 	took := time.Since(start)
 	renewed.Store(0)
 	gauge.pipelines.Store(0)
-	time.Sleep(watch)
+	time.Sleep(watch) // the period observed: the renewals are counted over it
 	renewals, pipelines := renewed.Load(), gauge.pipelines.Load()
 	delta := stdruntime.NumGoroutine() - before
 	t.Logf("acquired %d locks in %v with two busy loops; over %v: %d renewals in %d pipelines (%.0f per pipeline), largest pipeline %d calls, at most %d in flight; goroutine delta %d",

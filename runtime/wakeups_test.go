@@ -1,0 +1,211 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The order in which waiters of one process take turns, and which waiters
+// a wake message reaches, decided in wakeups alone: no Redis, no timing.
+
+// subscribeRecorder is a Backend whose Subscribe succeeds at once and keeps
+// the deliver func of each call, so that a test can play the server.
+type subscribeRecorder struct {
+	mu       sync.Mutex
+	delivers []func(string)
+}
+
+var errNoScripts = errors.New("subscribeRecorder runs no scripts")
+
+func (r *subscribeRecorder) Eval(context.Context, Call) (any, error) { return nil, errNoScripts }
+func (r *subscribeRecorder) EvalBatch(_ context.Context, calls []Call) []Reply {
+	out := make([]Reply, len(calls))
+	for i := range out {
+		out[i].Err = errNoScripts
+	}
+	return out
+}
+func (r *subscribeRecorder) EvalWait(context.Context, Call, int, time.Duration) (any, int, error) {
+	return nil, 0, errNoScripts
+}
+func (r *subscribeRecorder) PublishCommand() string { return "PUBLISH" }
+func (r *subscribeRecorder) Close() error           { return nil }
+
+func (r *subscribeRecorder) Subscribe(_ context.Context, _ string, deliver func(string)) (func(), error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.delivers = append(r.delivers, deliver)
+	return func() {}, nil
+}
+
+// subscribed returns the deliver funcs of the Subscribe calls so far.
+func (r *subscribeRecorder) subscribed() []func(string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]func(string){}, r.delivers...)
+}
+
+// hasTurn reports whether w may attempt now.
+func hasTurn(w *waiter) bool {
+	select {
+	case <-w.turn:
+		return true
+	default:
+		return false
+	}
+}
+
+// takeWake reports whether w has a wake-up pending, and consumes it.
+func takeWake(w *waiter) bool {
+	select {
+	case <-w.wake:
+		return true
+	default:
+		return false
+	}
+}
+
+// wantTurns checks which waiters have their turn.
+func wantTurns(t *testing.T, step string, want map[*waiter]bool, names map[*waiter]string) {
+	t.Helper()
+	for w, turn := range want {
+		if got := hasTurn(w); got != turn {
+			t.Errorf("%s: %s has its turn: %v, want %v", step, names[w], got, turn)
+		}
+	}
+}
+
+// Mutex waiters of one process queue in arrival order: the first, which
+// found the lock busy, attempts; those that came later (joinExisting, no
+// attempt yet) get their turn one at a time, as those ahead leave.
+func TestLineGivesTurnsInArrivalOrder(t *testing.T) {
+	m := newWakeups(&subscribeRecorder{})
+	const ch = "mutex:{k}:wake"
+	if w := m.joinExisting(ch, "early", true); w != nil {
+		t.Fatal("joinExisting joined a channel nobody waits on")
+	}
+	w1 := m.join(ch, "w1", true, true) // told busy, registered in Redis
+	w2 := m.joinExisting(ch, "w2", true)
+	w3 := m.joinExisting(ch, "w3", true)
+	w4 := m.joinExisting(ch, "w4", true)
+	if w2 == nil || w3 == nil || w4 == nil {
+		t.Fatal("joinExisting did not join a channel with a waiter")
+	}
+	names := map[*waiter]string{w1: "w1", w2: "w2", w3: "w3", w4: "w4"}
+	wantTurns(t, "joined", map[*waiter]bool{w1: true, w2: false, w3: false, w4: false}, names)
+
+	m.leave(w1, false) // w1 got the lock
+	wantTurns(t, "w1 left", map[*waiter]bool{w2: true, w3: false, w4: false}, names)
+
+	m.leave(w3, false) // w3 gave up while w2 was first: nobody moves up
+	wantTurns(t, "w3 gave up", map[*waiter]bool{w2: true, w4: false}, names)
+
+	m.leave(w2, false)
+	wantTurns(t, "w2 left", map[*waiter]bool{w4: true}, names)
+
+	// A waiter that asks again after its release comes last.
+	again := m.joinExisting(ch, "w1-again", true)
+	names[again] = "w1-again"
+	wantTurns(t, "w1 asked again", map[*waiter]bool{w4: true, again: false}, names)
+	m.leave(w4, false)
+	wantTurns(t, "w4 left", map[*waiter]bool{again: true}, names)
+}
+
+// A mutex waiter that joins as active (it was told busy before it joined,
+// so Redis has registered it) has its turn at once, whoever is in line;
+// waiters of other kinds are not in line and always have their turn, and
+// their leaving moves nobody up.
+func TestActiveAndUnlinedWaitersHaveTheirTurn(t *testing.T) {
+	m := newWakeups(&subscribeRecorder{})
+	const ch = "mutex:{k}:wake"
+	first := m.join(ch, "first", true, true)
+	queued := m.joinExisting(ch, "queued", true)
+	active := m.join(ch, "active", true, true)
+	fair := m.joinExisting(ch, "fair", false)
+	fair2 := m.join(ch, "fair2", false, false)
+	names := map[*waiter]string{first: "first", queued: "queued", active: "active", fair: "fair", fair2: "fair2"}
+	wantTurns(t, "joined", map[*waiter]bool{first: true, queued: false, active: true, fair: true, fair2: true}, names)
+
+	m.leave(fair, false)
+	wantTurns(t, "a waiter not in line left", map[*waiter]bool{queued: false}, names)
+	m.leave(first, false)
+	wantTurns(t, "the first in line left", map[*waiter]bool{queued: true}, names)
+}
+
+// "grant:<fence>:<holder>" hands the lock to that holder's waiter only: it
+// alone is woken, with the fence, once.
+func TestGrantMessageMarksOnlyItsHolder(t *testing.T) {
+	m := newWakeups(&subscribeRecorder{})
+	const ch = "mutex:{k}:wake"
+	w1 := m.join(ch, "h1", true, true)
+	w2 := m.joinExisting(ch, "h2", true)
+	other := m.joinExisting(ch, "h3", false)
+	m.deliver(w1.ch, &wakeSub{}, "grant:1234:h2")
+
+	if fence, _, ok := m.grant(w2); !ok || fence != 1234 {
+		t.Errorf("h2's grant: fence %d ok %v, want 1234 true", fence, ok)
+	}
+	if _, _, ok := m.grant(w2); ok {
+		t.Error("a grant was reported twice")
+	}
+	if !takeWake(w2) {
+		t.Error("h2 was not woken by its grant")
+	}
+	for _, w := range []*waiter{w1, other} {
+		if _, _, ok := m.grant(w); ok {
+			t.Errorf("%s was handed h2's grant", w.holder)
+		}
+		if takeWake(w) {
+			t.Errorf("%s was woken by h2's grant", w.holder)
+		}
+	}
+	// A malformed grant concerns nobody that can be told: everyone tries.
+	m.deliver(w1.ch, &wakeSub{}, "grant:x:h2")
+	for _, w := range []*waiter{w1, w2, other} {
+		if !takeWake(w) {
+			t.Errorf("%s not woken by a malformed grant", w.holder)
+		}
+		if _, _, ok := m.grant(w); ok {
+			t.Errorf("%s handed the lock by a malformed grant", w.holder)
+		}
+	}
+}
+
+// A subscription the server ends (PayloadUnsubscribed) is no longer taken
+// as live, every waiter of the channel is woken, and the next subscribe
+// asks the backend again.
+func TestUnsubscribedEndsTheSubscriptionAndWakesAll(t *testing.T) {
+	rec := &subscribeRecorder{}
+	m := newWakeups(rec)
+	const ch = "mutex:{k}:wake"
+	w1 := m.join(ch, "h1", true, true)
+	w2 := m.joinExisting(ch, "h2", true)
+	fair := m.joinExisting(ch, "h3", false)
+	ctx := context.Background()
+	if !m.subscribe(ctx, w1) || !m.subscribed(w2) {
+		t.Fatal("not subscribed after a successful Subscribe")
+	}
+	subs := rec.subscribed()
+	if len(subs) != 1 {
+		t.Fatalf("%d Subscribe calls, want 1", len(subs))
+	}
+
+	subs[0](PayloadUnsubscribed)
+	if m.subscribed(w1) {
+		t.Error("subscription still taken as live after PayloadUnsubscribed")
+	}
+	for _, w := range []*waiter{w1, w2, fair} {
+		if !takeWake(w) {
+			t.Errorf("%s not woken by PayloadUnsubscribed", w.holder)
+		}
+	}
+	if !m.subscribe(ctx, w2) || !m.subscribed(w1) {
+		t.Fatal("not subscribed again")
+	}
+	if n := len(rec.subscribed()); n != 2 {
+		t.Errorf("%d Subscribe calls after the subscription ended, want 2", n)
+	}
+}
