@@ -71,7 +71,7 @@ func edgeScenarios() []*scenario {
 				{at: 30 * ms, script: macq, holder: "B", lease: 1000 * ms, extra: window(500 * ms), want: sameGrant()},
 				{at: 40 * ms, script: mrel, holder: "B", lease: 1000 * ms, want: integer(1), expect: gone(mutexFamily)},
 			},
-			wakes: []string{grantWake("B")},
+			wakes: []string{grantWake("B"), "all"},
 		},
 		{
 			name: "tomb-mutex", fam: mutexFamily, shimOnly: true,
@@ -99,7 +99,7 @@ func edgeScenarios() []*scenario {
 					expect: []keyWant{{holder: tombstone, ttl: 1 * ms}, {suffix: ":waiters", absent: true}}},
 				{at: 101 * ms, script: macq, holder: "E", lease: 100 * ms, extra: window(50 * ms), want: granted()},
 			},
-			wakes: []string{grantWake("D")},
+			wakes: []string{grantWake("D"), "all"},
 		},
 		{
 			// The server's clock steps back 30 ms: fences still rise, and
@@ -121,7 +121,7 @@ func edgeScenarios() []*scenario {
 				{at: 50 * ms, script: macq, holder: "D", lease: 100 * ms, extra: window(100 * ms), want: granted(),
 					expect: []keyWant{{holder: "D", waiters: "0", ttl: 100 * ms}}},
 			},
-			wakes: []string{grantWake("C")},
+			wakes: []string{grantWake("C"), "all"},
 		},
 		{
 			name: "tomb-fair", fam: fairFamily, shimOnly: true,

@@ -37,7 +37,7 @@ func idempotenceScenarios() []*scenario {
 				{at: 600 * ms, script: lua.MutexRelease, holder: "O", lease: 1000 * ms, want: integer(1), expect: gone(mutexFamily)},
 			},
 			// A withdrew: nobody to hand the lock to.
-			wakes: nil,
+			wakes: []string{"all"},
 		},
 		{
 			name: "idempotent-fair_acquire", fam: fairFamily,

@@ -40,7 +40,7 @@ func mutexHandOverScenarios() []*scenario {
 					expect: []keyWant{{holder: "D", waiters: "0", ttl: 2000 * ms}}},
 				{at: 600 * ms, script: rel, holder: "D", lease: 2000 * ms, want: integer(1), expect: gone(mutexFamily)},
 			},
-			wakes: []string{grantWake("B"), grantWake("C")},
+			wakes: []string{grantWake("B"), grantWake("C"), "all"},
 		},
 		{
 			// A release that finds only lapsed registrations retires the
@@ -57,7 +57,7 @@ func mutexHandOverScenarios() []*scenario {
 					expect: []keyWant{{suffix: ":waiters", members: []string{"B", "C"}}}},
 				{at: 700 * ms, script: rel, holder: "A", lease: 3000 * ms, want: integer(1), expect: gone(mutexFamily)},
 			},
-			wakes: nil,
+			wakes: []string{"all"},
 		},
 	}
 }

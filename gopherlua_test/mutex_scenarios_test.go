@@ -58,7 +58,7 @@ func mutexScenarios() []*scenario {
 				// nothing published.
 				{at: 800 * ms, script: rel, holder: "C", lease: 3000 * ms, want: integer(1), expect: gone(mutexFamily)},
 			},
-			wakes: []string{grantWake("B"), grantWake("C")},
+			wakes: []string{grantWake("B"), grantWake("C"), "all"},
 		},
 		{
 			// The lock goes to the live registration that ends first: a
@@ -84,7 +84,7 @@ func mutexScenarios() []*scenario {
 					expect: []keyWant{{holder: "C", waiters: "1", ttl: 1350 * ms, handed: true}, {suffix: ":waiters", absent: true}}},
 				{at: 900 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(1), expect: gone(mutexFamily)},
 			},
-			wakes: []string{grantWake("E"), grantWake("D"), grantWake("C")},
+			wakes: []string{grantWake("E"), grantWake("D"), grantWake("C"), "all"},
 		},
 		{
 			// Lockers may register with different windows. A short
@@ -99,12 +99,13 @@ func mutexScenarios() []*scenario {
 					expect: []keyWant{{suffix: ":waiters", members: []string{"C"}, ttl: 3000 * ms}}},
 				{at: 200 * ms, script: acq, holder: "D", lease: 1000 * ms, extra: window(200 * ms), want: busy(200),
 					expect: []keyWant{{suffix: ":waiters", members: []string{"D", "C"},
-						deadlines: []time.Duration{400 * ms, 3100 * ms}, ttl: 2900 * ms}}},
-				{at: 1000 * ms, script: rel, holder: "A", lease: 5000 * ms, want: integer(1),
-					expect: []keyWant{{holder: "C", waiters: "1", ttl: 2100 * ms, handed: true}, {suffix: ":waiters", absent: true}}},
-				{at: 1100 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(1), expect: gone(mutexFamily)},
+						deadlines: []time.Duration{400 * ms, 3100 * ms}, ttl: 200 * ms}}},
+				// The shorter window cut C's registration short with the set:
+				// nobody to hand the lock to, so every waiter is woken.
+				{at: 1000 * ms, script: rel, holder: "A", lease: 5000 * ms, want: integer(1), expect: gone(mutexFamily)},
+				{at: 1100 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(0), unchanged: true},
 			},
-			wakes: []string{grantWake("C")},
+			wakes: []string{"all"},
 		},
 		{
 			// A waiter that gives up releases: not the owner, it withdraws
@@ -163,6 +164,8 @@ func mutexScenarios() []*scenario {
 					expect: []keyWant{{suffix: ":waiters", absent: true}}},
 				{at: 300 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(1), expect: gone(mutexFamily)},
 			},
+			// B withdrew: marked, nobody live, so everyone is woken.
+			wakes: []string{"all"},
 		},
 		{
 			name: "mutex-owner", fam: mutexFamily,

@@ -74,21 +74,25 @@
 // the end of their registration (server ms). A busy mutex_acquire with a
 // window registers the caller until now + window (a retry moves that on)
 // and sets B's waiters flag to 1 if it was 0 (SET ... KEEPTTL); its reply
-// is {0, min(PTTL, lease)}. With window 0 it writes nothing. B:waiters
-// expires with its latest registration: a registration extends its TTL to
-// the window when that is shorter, and never shortens it, since windows are
-// a setting of each caller's Locker. An acquire that takes a free lock (or
-// a tombstone) removes the caller's own registration, so that no release
-// hands the lock to a caller that has it.
+// is {0, min(window, lease)}: the caller must try again (renewing its
+// registration) before the window ends. With window 0 nothing is written
+// and the reply is {0, min(PTTL, lease)}. B:waiters expires with its newest
+// registration (PEXPIRE window); windows are a setting of each caller's
+// Locker, so a shorter one may cut an older registration short, which the
+// release then meets as "nobody live" (below). An acquire that takes a free
+// lock (or a tombstone) removes the caller's own registration, so that no
+// release hands the lock to a caller that has it.
 //
-// mutex hand-over: the release of a lock whose waiters flag is 1 drops the
-// registrations that have ended (ZREMRANGEBYSCORE) and pops the one that
-// ends first (ZPOPMIN): B becomes "<waiter> <new fence> 1" with PX = the
-// end of its registration - now, and "grant:<fence>:<waiter>" is published
-// on B:wake; the waiter holds the lock without another call. The new grant
-// stays marked, since others may still be registered. With the flag 0, or
+// mutex hand-over: the release of a lock whose waiters flag is 1 pops the
+// registration that ends first (ZPOPMIN, again while the popped one has
+// already ended): B becomes "<waiter> <new fence> 1" with PX = the end of
+// its registration - now, and "grant:<fence>:<waiter>" is published on
+// B:wake; the waiter holds the lock without another call. The new grant
+// stays marked, since others may still be registered. With the flag 1 but
 // nobody live registered, the release retires the lock (DEL, or a fence
-// tombstone) and publishes nothing. A waiter that missed the message finds
+// tombstone) and publishes "all", so that the first waiter of each process
+// tries at once (one spurious message when contention ends); with the flag
+// 0 it publishes nothing. A waiter that missed the message finds
 // the lock its own at its next attempt (the same grant); one that died
 // never uses it, and the lock lapses when its registration would have
 // ended, within one window.
@@ -146,14 +150,13 @@
 //	path                                cmds  commands
 //	mutex uncontended acquire             4   GET TIME SET ZREM
 //	mutex acquire, own lock               2   GET PEXPIRE
-//	mutex busy, registers, marks          6   GET TIME ZADD PTTL PEXPIRE SET
-//	mutex busy, registers                 5   GET TIME ZADD PTTL PEXPIRE
-//	mutex busy, registers, TTL kept       4   GET TIME ZADD PTTL
+//	mutex busy, registers, marks          5   GET TIME ZADD PEXPIRE SET
+//	mutex busy, registers                 4   GET TIME ZADD PEXPIRE
 //	mutex busy, window 0                  2   GET PTTL
 //	mutex renew                           2   GET PEXPIRE
 //	mutex release, no waiters             3   GET TIME DEL
 //	mutex release, hands over             5   GET TIME ZPOPMIN SET PUBLISH
-//	mutex release, registrations lapsed   5   GET TIME ZPOPMIN×2 DEL
+//	mutex release, registrations lapsed   6   GET TIME ZPOPMIN×2 PUBLISH(all) DEL
 //	mutex acquire, handed (missed)        2   GET PEXPIRE
 //	mutex release by a waiter             2   GET ZREM
 //	fair uncontended acquire              4   GET TIME ZRANGE SET
@@ -183,9 +186,9 @@
 //	semaphore renew                       7
 //	semaphore release, last holder        7
 //
-// A grant on a hot mutex costs a registration (5; 6 for the first on a
+// A grant on a hot mutex costs a registration (4; 5 for the first on a
 // grant nobody had waited for, which also marks it) and a release that
-// hands over (5): 10 commands, in two script calls, with no acquire by the
+// hands over (5): 9 commands, in two script calls, with no acquire by the
 // waiter it was handed to.
 //
 // The scripts are checked in package gopherlua_test: scenario tables run

@@ -38,12 +38,10 @@ if owner and owner ~= LG_TOMB then
   if window == 0 then return { 0, lg_wait(redis.call('PTTL', KEYS[1]), lease) } end
   local now_ms = lg_now()
   redis.call('ZADD', KEYS[2], lg_int(now_ms + window), holder)
-  -- The set lives until its last registration ends. Windows are a
-  -- setting of each caller's Locker: a shorter one must not cut the TTL
-  -- below a longer registration that is still live.
-  if redis.call('PTTL', KEYS[2]) < window then
-    redis.call('PEXPIRE', KEYS[2], window)
-  end
+  -- The set lives as long as the newest registration. A shorter window
+  -- (a setting of each caller's Locker) may cut an older, longer one
+  -- short: the release then finds none live and wakes everyone instead.
+  redis.call('PEXPIRE', KEYS[2], window)
   if waiters == 0 then
     redis.call('SET', KEYS[1], lg_lock_encode(owner, fence, 1), 'KEEPTTL')
   end

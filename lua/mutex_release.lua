@@ -9,7 +9,8 @@
 -- is gone).
 -- Wake: "grant:<fence>:<waiter>" when the lock goes to the registered
 -- waiter whose registration runs out first among the live ones (lapsed
--- registrations met on the way are dropped).
+-- registrations met on the way are dropped); "all" when someone registered
+-- while it was held but none is live any more.
 local holder, _, pub, err = lg_args(3, 3)
 if err then return err end
 
@@ -33,6 +34,11 @@ if waiters == 1 then
       return 1
     end
   end
+  -- Someone registered while the lock was held, but no registration is
+  -- live now (lapsed, withdrawn, or cut short by a shorter window): the
+  -- first waiter of each process tries at once rather than at its next
+  -- renewal.
+  redis.call(pub, KEYS[3], 'all')
 end
 lg_retire_string(KEYS[1], fence, now_us)
 return 1
