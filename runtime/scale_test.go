@@ -3,8 +3,6 @@ package runtime_test
 import (
 	"context"
 	stdruntime "runtime"
-	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,7 +26,7 @@ func (c *pipelineCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) re
 }
 
 // 10,000 locks held at once renew with a constant number of goroutines and
-// about one pipeline per tick.
+// about one pipeline per 1,000 renewals per tick.
 func TestManyHeldLocksRenewInBatches(t *testing.T) {
 	const n = 10000
 	const lease = 1500 * time.Millisecond
@@ -44,31 +42,8 @@ func TestManyHeldLocksRenewInBatches(t *testing.T) {
 	defer l.Close()
 
 	before := stdruntime.NumGoroutine()
-	held := make([]*runtime.Held, n)
-	ctx := ctxTimeout(t, 30*time.Second)
-	var wg sync.WaitGroup
-	const workers = 16
-	errs := make(chan error, workers)
 	start := time.Now()
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < n; i += workers {
-				h, err := l.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "many:" + strconv.Itoa(i), Lease: lease})
-				if err != nil {
-					errs <- err
-					return
-				}
-				held[i] = h
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		t.Fatal(err)
-	}
+	held := acquireMany(t, l, n, lease)
 	took := time.Since(start)
 	delta := stdruntime.NumGoroutine() - before
 
