@@ -9,15 +9,26 @@ import (
 	"testing"
 )
 
-// writeBenchPackage writes a package with n annotated methods into a
-// temporary directory inside the module and returns its pattern.
-func writeBenchPackage(b *testing.B, n int) (pattern, dir string) {
+// writeBenchSource writes src as svc.go of a package in a temporary
+// directory inside the module (removed when b ends) and returns its
+// pattern and directory.
+func writeBenchSource(b *testing.B, src string) (pattern, dir string) {
 	b.Helper()
 	dir, err := os.MkdirTemp(".", "_bench")
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.WriteFile(filepath.Join(dir, "svc.go"), []byte(src), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return "./" + filepath.Base(dir), dir
+}
+
+// writeBenchPackage writes a package with n annotated methods (see
+// writeBenchSource).
+func writeBenchPackage(b *testing.B, n int) (pattern, dir string) {
+	b.Helper()
 	var src strings.Builder
 	src.WriteString("package bench\n\nimport \"context\"\n\ntype Req struct{ Tenant string; ID int64 }\n\ntype Svc struct{}\n")
 	kinds := []string{"mutex", "fair", "read", "write", "semaphore permits=4"}
@@ -27,10 +38,7 @@ func writeBenchPackage(b *testing.B, n int) (pattern, dir string) {
 		// be refused (each kind keeps its own Redis keys).
 		src.WriteString("\n//lock:" + k + " key=m" + strconv.Itoa(i) + ":t:<r.Tenant>:o:<r.ID> lease=10s\nfunc (s *Svc) M" + strconv.Itoa(i) + "(ctx context.Context, r *Req) (int, error) { return 0, nil }\n")
 	}
-	if err := os.WriteFile(filepath.Join(dir, "svc.go"), []byte(src.String()), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	return "./" + filepath.Base(dir), dir
+	return writeBenchSource(b, src.String())
 }
 
 // BenchmarkGenerate200 is lockgen's wall time on a package of 200 annotated

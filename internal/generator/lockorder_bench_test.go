@@ -16,11 +16,6 @@ import (
 // lock against the locks of all methods after it (n*(n-1)/2 edges).
 func writeCallingBenchPackage(b *testing.B, n int) (pattern, dir string) {
 	b.Helper()
-	dir, err := os.MkdirTemp(".", "_bench")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { os.RemoveAll(dir) })
 	var src strings.Builder
 	src.WriteString("package bench\n\nimport (\n\t\"context\"\n\n\t\"github.com/lockgen/lockgen/runtime\"\n)\n\n")
 	src.WriteString("type Req struct{ Tenant string; ID int64 }\n\ntype Svc struct{ self *SvcLocked }\n\n")
@@ -34,10 +29,7 @@ func writeCallingBenchPackage(b *testing.B, n int) (pattern, dir string) {
 		src.WriteString("\n//lock:" + kinds[i%len(kinds)] + " key=m" + strconv.Itoa(i) + ":<r.Tenant>:<r.ID> lease=10s\n")
 		src.WriteString("func (s *Svc) M" + strconv.Itoa(i) + "(ctx context.Context, r *Req) (int, error) { " + call + " }\n")
 	}
-	if err := os.WriteFile(filepath.Join(dir, "svc.go"), []byte(src.String()), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	return "./" + filepath.Base(dir), dir
+	return writeBenchSource(b, src.String())
 }
 
 // BenchmarkGenerate200Calls is BenchmarkGenerate200 on the calling
