@@ -126,7 +126,14 @@ func TestLockersSharingABackendContend(t *testing.T) {
 	b := embedded.NewBackend(nil)
 	p1 := runtime.NewWithBackend(b)
 	defer p1.Close()
-	p2 := runtime.NewWithBackend(b)
+	// A waiter window as long as the lease: only the release's message can
+	// let p2's waiter in within 2s.
+	busy := make(chan struct{}, 16)
+	p2 := runtime.NewWithBackend(b, runtime.WithWaiterWindow(20*time.Second), runtime.WithObserver(func(e runtime.Event) {
+		if e.Kind == runtime.EventBusy {
+			busy <- struct{}{}
+		}
+	}))
 	defer p2.Close()
 	ctx := ctxTimeout(t, 10*time.Second)
 	lock := runtime.Lock{Kind: runtime.Mutex, Key: "order:7", Lease: 20 * time.Second}
@@ -141,6 +148,7 @@ func TestLockersSharingABackendContend(t *testing.T) {
 	if _, err := p2.Acquire(ctx, try); !errors.Is(err, runtime.ErrNotAcquired) {
 		t.Fatalf("second Locker while the first holds: %v, want ErrNotAcquired", err)
 	}
+	<-busy
 	if !hasKey(b, "lockgen:mutex:{order:7}") {
 		t.Fatalf("lock key not in the shared keyspace: %v", keys(b))
 	}
@@ -155,7 +163,14 @@ func TestLockersSharingABackendContend(t *testing.T) {
 		}
 		got <- err
 	}()
-	time.Sleep(20 * time.Millisecond) // let the waiter subscribe and sleep
+	// Its first attempt, then (subscribed) its second: asleep after that.
+	for range 2 {
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			t.Fatal("the waiter never got busy")
+		}
+	}
 	if err := h1.Release(); err != nil {
 		t.Fatal(err)
 	}
