@@ -39,7 +39,8 @@ type cleanups struct {
 func (c *cleanups) init() { c.stop = make(chan struct{}) }
 
 // wait waits for the clean-ups in flight, at most d, and then stops those
-// still running.
+// still running and any started later (the backend is closed next, so
+// they could not succeed).
 func (c *cleanups) wait(d time.Duration) {
 	done := make(chan struct{})
 	go func() {
@@ -51,8 +52,8 @@ func (c *cleanups) wait(d time.Duration) {
 	select {
 	case <-done:
 	case <-t.C:
-		c.stopOnce.Do(func() { close(c.stop) })
 	}
+	c.stopOnce.Do(func() { close(c.stop) })
 }
 
 // Pacing of the clean-up's release attempts.
