@@ -146,27 +146,29 @@ func TestWaiterSurvivesKilledPubSubConnection(t *testing.T) {
 	}
 }
 
-// gatedBackend lets a test order what the Locker cannot: the first
-// fair_acquire runs in Redis at once but its reply is held until
-// replyGate is closed, and every Subscribe waits for subscribeGate.
+// gatedBackend lets a test order what the Locker cannot: the nth call of
+// script runs in Redis at once but its reply is held until replyGate is
+// closed, and every Subscribe waits for subscribeGate.
 type gatedBackend struct {
 	runtime.Backend
-	first         atomic.Bool
-	attemptRan    chan struct{} // closed when the first fair_acquire has run
+	script        *lua.Script
+	nth           int64
+	calls         atomic.Int64
+	attemptRan    chan struct{} // closed when the nth call has run
 	replyGate     chan struct{}
 	subscribing   chan struct{} // closed when Subscribe is first called
 	subscribeOnce sync.Once
 	subscribeGate chan struct{}
 }
 
-func newGatedBackend(b runtime.Backend) *gatedBackend {
-	return &gatedBackend{Backend: b, attemptRan: make(chan struct{}), replyGate: make(chan struct{}),
+func newGatedBackend(b runtime.Backend, script *lua.Script, nth int64) *gatedBackend {
+	return &gatedBackend{Backend: b, script: script, nth: nth, attemptRan: make(chan struct{}), replyGate: make(chan struct{}),
 		subscribing: make(chan struct{}), subscribeGate: make(chan struct{})}
 }
 
 func (g *gatedBackend) Eval(ctx context.Context, c runtime.Call) (any, error) {
 	v, err := g.Backend.Eval(ctx, c)
-	if c.Script == lua.FairAcquire && g.first.CompareAndSwap(false, true) {
+	if c.Script == g.script && g.calls.Add(1) == g.nth {
 		close(g.attemptRan)
 		<-g.replyGate
 	}
@@ -204,7 +206,7 @@ func TestWakeBeforeAnotherWaitersSubscriptionIsNotMissed(t *testing.T) {
 		var gate *gatedBackend
 		observe, busy := busySignal()
 		waiters := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
-			gate = newGatedBackend(b)
+			gate = newGatedBackend(b, lua.FairAcquire, 1)
 			return gate
 		}, runtime.WithObserver(observe))
 		ctx := ctxTimeout(t, 20*time.Second)
@@ -240,6 +242,58 @@ func TestWakeBeforeAnotherWaitersSubscriptionIsNotMissed(t *testing.T) {
 			t.Fatalf("second waiter: %v", b.err)
 		} else if err := b.h.Release(); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// The same with a waiter that joined the channel before its attempt, while
+// another waiter's subscription was on its way: readers wait for a writer,
+// the second reader's busy reply is held back until the writer's release
+// has published "all" (heard by nobody) and the first reader's
+// subscription has gone live and let it in. The second reader must try
+// again rather than sleep until its retry time (the writer's lease, 30s).
+func TestWakeBeforeSubscriptionOnItsWayIsNotMissed(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, tg target) {
+		var gate *gatedBackend
+		observe, busy := busySignal()
+		readers := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
+			gate = newGatedBackend(b, lua.ReadAcquire, 2)
+			return gate
+		}, runtime.WithObserver(observe))
+		ctx := ctxTimeout(t, 20*time.Second)
+		write := runtime.Lock{Kind: runtime.Write, Key: "late-sub", Lease: 30 * time.Second}
+		read := runtime.Lock{Kind: runtime.Read, Key: "late-sub", Lease: 30 * time.Second}
+		w, err := tg.newLocker(t).Acquire(ctx, write)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := acquireAsync(ctx, readers, read)
+		awaitClosed(t, gate.subscribing, "the first reader's subscribe")
+		waitBusy(t, busy, 1) // the first reader's
+		second := acquireAsync(ctx, readers, read)
+		awaitClosed(t, gate.attemptRan, "the second reader's attempt") // it joined the channel first
+		if err := w.Release(); err != nil {
+			t.Fatal(err) // publishes "all"; nobody hears it
+		}
+		close(gate.subscribeGate)
+		a := <-first // subscribed, tried again, got in
+		if a.err != nil {
+			t.Fatalf("first reader: %v", a.err)
+		}
+		defer a.h.Release()
+		close(gate.replyGate)
+
+		const bound = 3 * time.Second
+		select {
+		case b := <-second:
+			if b.err != nil {
+				t.Fatalf("second reader: %v", b.err)
+			}
+			if err := b.h.Release(); err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(bound):
+			t.Fatalf("second reader, busy when the writer released, not let in within %v", bound)
 		}
 	})
 }
