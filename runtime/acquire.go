@@ -245,7 +245,7 @@ func (a *acquisition) awaitTurn() error {
 // attempt runs the acquire script once. busy says the lock was busy, and
 // retry when to try again at the latest.
 func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err error) {
-	window := a.l.waiterWindow
+	window := a.window()
 	if a.tryOnce {
 		window = 0
 	}
@@ -284,6 +284,12 @@ func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err 
 	a.l.observe(Event{Kind: EventBusy, Lock: a.spec.withLease(), Holder: a.holder, Waited: retry})
 	return g, true, retry, nil
 }
+
+// window is how long a busy mutex attempt registers the waiter for a
+// hand-over: the Locker's waiter window, but never longer than the lease,
+// since a lock handed over lives until the registration would have ended
+// and a waiter that died must not hold it longer than a lease.
+func (a *acquisition) window() time.Duration { return min(a.l.waiterWindow, a.spec.lease) }
 
 // callError says why a call got no usable reply. A waiter that was told
 // busy before, and whose last attempt got no reply before its wait ended,
@@ -422,7 +428,7 @@ func (a *acquisition) handedOver() (granted, bool) {
 	}
 	g := granted{fence: fence, from: placeKept, validFor: a.spec.lease}
 	if a.spec.Kind == Mutex {
-		g.from, g.validFor = a.regSent, a.l.waiterWindow
+		g.from, g.validFor = a.regSent, a.window()
 	}
 	left := time.Until(g.from.Add(g.validFor))
 	if a.spec.NoRenew || a.l.replicas > 0 || left < g.validFor/2 {

@@ -44,7 +44,7 @@ func WithHolderIDs(next func() string) Option { return func(l *Locker) { l.nextH
 func WithReleaseTimeout(d time.Duration) Option { return func(l *Locker) { l.releaseTimeout = d } }
 
 // WithWaiterWindow sets how long a mutex waiter stays registered for a
-// hand-over after each attempt (default 500ms). A waiting process renews
+// hand-over after each attempt (default 500ms; at most the lock's lease). A waiting process renews
 // its registration every window/3; a waiter that dies is skipped once its
 // registration has run out, so a dead waiter delays the lock by at most
 // about 4/3 of the window. A shorter window costs more attempts while a
