@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -295,5 +296,61 @@ func TestWakeBeforeSubscriptionOnItsWayIsNotMissed(t *testing.T) {
 		case <-time.After(bound):
 			t.Fatalf("second reader, busy when the writer released, not let in within %v", bound)
 		}
+	})
+}
+
+// stuckSubscribeBackend's Subscribe does not return until release is
+// closed, whatever its context says: go-redis dialing a Pub/Sub connection
+// to a stalled server waits out its own read timeout the same way.
+type stuckSubscribeBackend struct {
+	runtime.Backend
+	subscribing chan struct{} // closed when Subscribe is first called
+	once        sync.Once
+	release     chan struct{}
+}
+
+func (b *stuckSubscribeBackend) Subscribe(ctx context.Context, channel string, deliver func(string)) (func(), error) {
+	b.once.Do(func() { close(b.subscribing) })
+	<-b.release
+	return b.Backend.Subscribe(ctx, channel, deliver)
+}
+
+// A waiter's wait bounds its subscribe too: with the subscription stuck,
+// a waiter with a 300 ms wait behind a holder still returns ErrNotAcquired
+// at the end of its wait, and the subscription, once it goes through, is
+// dropped with the channel.
+func TestStuckSubscribeDoesNotStretchTheWait(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, tg target) {
+		stuck := &stuckSubscribeBackend{subscribing: make(chan struct{}), release: make(chan struct{})}
+		defer close(stuck.release)
+		waiters := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
+			stuck.Backend = b
+			return stuck
+		})
+		ctx := ctxTimeout(t, 20*time.Second)
+		for _, kind := range []runtime.Kind{runtime.Mutex, runtime.Fair} {
+			lock := runtime.Lock{Kind: kind, Key: "stuck-sub", Lease: 30 * time.Second}
+			h, err := tg.newLocker(t).Acquire(ctx, lock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const wait = 300 * time.Millisecond
+			lock.Wait = wait
+			start := time.Now()
+			_, err = waiters.Acquire(ctx, lock)
+			took := time.Since(start)
+			if !errors.Is(err, runtime.ErrNotAcquired) {
+				t.Errorf("%v waiter with its subscribe stuck: got %v, want ErrNotAcquired", kind, err)
+			}
+			// Generous for a busy machine; the stuck subscribe alone would
+			// hold it until the test ends.
+			if took > wait+2*time.Second {
+				t.Errorf("%v waiter with its subscribe stuck returned after %v; want about %v", kind, took, wait)
+			}
+			if err := h.Release(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		awaitClosed(t, stuck.subscribing, "the waiter's subscribe")
 	})
 }

@@ -40,6 +40,16 @@ type wakeups struct {
 	closed   bool
 }
 
+// settled reports whether the Subscribe of s has returned.
+func (s *wakeSub) settled() bool {
+	select {
+	case <-s.ready:
+		return true
+	default:
+		return false
+	}
+}
+
 // subscriptionLinger is how long a channel stays subscribed with no waiter.
 const subscriptionLinger = 2 * time.Second
 
@@ -146,42 +156,40 @@ func (m *wakeups) subscribed(w *waiter) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := w.ch.sub
-	if s == nil {
-		return false
-	}
-	select {
-	case <-s.ready:
-		return s.ok && !s.ended
-	default:
-		return false
-	}
+	return s != nil && s.settled() && s.ok && !s.ended
 }
 
 // subscribe makes sure w's channel is subscribed, bounded by ctx, and
-// reports whether it is. One waiter subscribes; the others wait for it.
+// reports whether it is. One waiter starts the subscription; it runs in a
+// goroutine of its own, so that no waiter waits for it longer than ctx
+// allows, whatever the backend does with ctx (go-redis, dialing a Pub/Sub
+// connection to a stalled server, waits out its own read timeout).
 func (m *wakeups) subscribe(ctx context.Context, w *waiter) bool {
 	m.mu.Lock()
 	wc := w.ch
 	s := wc.sub
-	if s != nil && s.ended {
-		s = nil
-	}
-	start := s == nil
-	if start {
+	if s == nil || s.ended {
 		s = &wakeSub{ready: make(chan struct{})}
 		wc.sub = s
+		go m.startSubscription(context.WithoutCancel(ctx), wc, s, m.closing[wc.name])
 	}
-	closing := m.closing[wc.name]
 	m.mu.Unlock()
-
-	if !start {
-		select {
-		case <-s.ready:
-		case <-ctx.Done():
-			return false
-		}
+	select {
+	case <-s.ready:
 		return m.subscribed(w)
+	case <-ctx.Done():
+		return false
 	}
+}
+
+// subscribeBound bounds a subscription that no waiter waits for any more.
+const subscribeBound = 5 * time.Second
+
+// startSubscription subscribes wc for s, once the unsubscribe of the same
+// channel in flight (closing, if not nil) has returned.
+func (m *wakeups) startSubscription(ctx context.Context, wc *wakeChannel, s *wakeSub, closing chan struct{}) {
+	ctx, cancel := context.WithTimeout(ctx, subscribeBound)
+	defer cancel()
 	var err error
 	if closing != nil {
 		select {
@@ -202,7 +210,6 @@ func (m *wakeups) subscribe(ctx context.Context, w *waiter) bool {
 	}
 	close(s.ready)
 	m.mu.Unlock()
-	return err == nil
 }
 
 // placeKept records that a request sent at sent kept w's place.
@@ -281,7 +288,13 @@ func (m *wakeups) unsubscribeIdle() {
 		if len(wc.waiters) > 0 || wc.idle.IsZero() {
 			continue
 		}
-		if left := subscriptionLinger - now.Sub(wc.idle); left > 0 {
+		left := subscriptionLinger - now.Sub(wc.idle)
+		if wc.sub != nil && !wc.sub.settled() {
+			// Its subscription is still being made: dropped now, it would
+			// stay subscribed with nobody to unsubscribe it.
+			left = max(left, subscriptionLinger/4)
+		}
+		if left > 0 {
 			if next == 0 || left < next {
 				next = left
 			}
