@@ -210,7 +210,7 @@ func (a *acquisition) run() (granted, error) {
 		}
 		if a.w == nil {
 			a.w = a.l.wakeups.join(a.spec.wake, a.holder, a.spec.Kind == Mutex, true)
-			a.l.wakeups.placeKept(a.w, a.regSent)
+			a.l.wakeups.placeKept(a.w, a.regSent, a.keptFor())
 		}
 		if !live && a.subscribe(retry) {
 			continue
@@ -274,7 +274,7 @@ func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err 
 		a.registered = true
 		a.regSent = sent
 		if a.w != nil {
-			a.l.wakeups.placeKept(a.w, sent)
+			a.l.wakeups.placeKept(a.w, sent, a.keptFor())
 		}
 	}
 	retry = time.Duration(max(n, 1)) * time.Millisecond
@@ -283,6 +283,15 @@ func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err 
 	}
 	a.l.observe(Event{Kind: EventBusy, Lock: a.spec.withLease(), Holder: a.holder, Waited: retry})
 	return g, true, retry, nil
+}
+
+// keptFor is how long a request that keeps the waiter's place keeps it:
+// the registration window of a mutex waiter, the lease of a fair one.
+func (a *acquisition) keptFor() time.Duration {
+	if a.spec.Kind == Mutex {
+		return a.window()
+	}
+	return a.spec.lease
 }
 
 // window is how long a busy mutex attempt registers the waiter for a
@@ -377,7 +386,7 @@ func (a *acquisition) keepPlace() {
 		call:    a.spec.call(a.spec.Kind.scripts().heartbeat, a.holder, a.l.publish),
 		lease:   a.spec.lease,
 		due:     a.regSent.Add(a.spec.lease / 3),
-		kept:    func(sent time.Time) { a.l.wakeups.placeKept(w, sent) },
+		kept:    func(sent time.Time) { a.l.wakeups.placeKept(w, sent, a.keptFor()) },
 		evicted: func() { trySignal(w) },
 	}
 	a.l.dog.addHeartbeat(a.hb)
@@ -422,19 +431,19 @@ func (a *acquisition) sleepUntil(ready <-chan struct{}, d time.Duration) error {
 // with one more attempt, which finds the lock the waiter's own and gives it
 // a full lease (and WAIT covers it).
 func (a *acquisition) handedOver() (granted, bool) {
-	fence, placeKept, ok := a.l.wakeups.grant(a.w)
+	seen, ok := a.l.wakeups.grant(a.w)
 	if !ok {
 		return granted{}, false
 	}
-	g := granted{fence: fence, from: placeKept, validFor: a.spec.lease}
+	g := granted{fence: seen.fence, from: seen.placeKept, validFor: a.spec.lease}
 	if a.spec.Kind == Mutex {
 		g.from, g.validFor = a.regSent, a.window()
 	}
 	left := time.Until(g.from.Add(g.validFor))
-	if a.spec.NoRenew || a.l.replicas > 0 || left < g.validFor/2 {
+	if a.spec.NoRenew || a.l.replicas > 0 || seen.lapsed || left < g.validFor/2 {
 		return granted{}, false // the next attempt claims it
 	}
-	a.l.observe(Event{Kind: EventAcquired, Lock: a.spec.withLease(), Holder: a.holder, Fence: fence, Waited: time.Since(a.start)})
+	a.l.observe(Event{Kind: EventAcquired, Lock: a.spec.withLease(), Holder: a.holder, Fence: g.fence, Waited: time.Since(a.start)})
 	return g, true
 }
 

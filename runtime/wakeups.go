@@ -85,6 +85,7 @@ type waiter struct {
 	// a hand-over was sent, among those whose reply said so (a fair acquire
 	// or heartbeat that kept its place). See acquisition.handedOver.
 	placeKept time.Time
+	lapsed    bool // a request kept the place after it may have lapsed
 	// granted says that a "grant:<fence>:<holder>" message handed the lock
 	// to this waiter, with fence grantFence.
 	granted    bool
@@ -212,23 +213,38 @@ func (m *wakeups) startSubscription(ctx context.Context, wc *wakeChannel, s *wak
 	m.mu.Unlock()
 }
 
-// placeKept records that a request sent at sent kept w's place.
-func (m *wakeups) placeKept(w *waiter, sent time.Time) {
+// placeKept records that a request sent at sent kept w's place for
+// keptFor. One sent when the previous one's place may have lapsed starts a
+// new registration, and a grant message that comes later may answer the
+// lapsed one (published while the waiter was frozen or cut off, and
+// delivered since): from then on w's grants are only hints (see grant).
+func (m *wakeups) placeKept(w *waiter, sent time.Time, keptFor time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if !w.placeKept.IsZero() && sent.Sub(w.placeKept) >= keptFor {
+		w.lapsed = true
+	}
 	if sent.After(w.placeKept) {
 		w.placeKept = sent
 	}
 }
 
 // grant reports whether a message handed the lock to w since the last
-// call, with its fence and the send time of the latest request that kept
-// w's place (fair).
-func (m *wakeups) grant(w *waiter) (fence int64, placeKept time.Time, ok bool) {
+// call, with its fence, the send time of the latest request that kept
+// w's place, and whether w's place may have lapsed since it first
+// registered (the grant may then be stale: it must be claimed).
+func (m *wakeups) grant(w *waiter) (g grantSeen, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	ok, w.granted = w.granted, false
-	return w.grantFence, w.placeKept, ok
+	return grantSeen{w.grantFence, w.placeKept, w.lapsed}, ok
+}
+
+// grantSeen is what a waiter knows of a grant message addressed to it.
+type grantSeen struct {
+	fence     int64
+	placeKept time.Time
+	lapsed    bool
 }
 
 // leave removes w. The next waiter in line gets its turn; a wake w did not

@@ -145,17 +145,17 @@ func TestGrantMessageMarksOnlyItsHolder(t *testing.T) {
 	other := m.joinExisting(ch, "h3", false)
 	m.deliver(w1.ch, &wakeSub{}, "grant:1234:h2")
 
-	if fence, _, ok := m.grant(w2); !ok || fence != 1234 {
-		t.Errorf("h2's grant: fence %d ok %v, want 1234 true", fence, ok)
+	if g, ok := m.grant(w2); !ok || g.fence != 1234 || g.lapsed {
+		t.Errorf("h2's grant: %+v ok %v, want fence 1234, not lapsed, true", g, ok)
 	}
-	if _, _, ok := m.grant(w2); ok {
+	if _, ok := m.grant(w2); ok {
 		t.Error("a grant was reported twice")
 	}
 	if !takeWake(w2) {
 		t.Error("h2 was not woken by its grant")
 	}
 	for _, w := range []*waiter{w1, other} {
-		if _, _, ok := m.grant(w); ok {
+		if _, ok := m.grant(w); ok {
 			t.Errorf("%s was handed h2's grant", w.holder)
 		}
 		if takeWake(w) {
@@ -168,9 +168,32 @@ func TestGrantMessageMarksOnlyItsHolder(t *testing.T) {
 		if !takeWake(w) {
 			t.Errorf("%s not woken by a malformed grant", w.holder)
 		}
-		if _, _, ok := m.grant(w); ok {
+		if _, ok := m.grant(w); ok {
 			t.Errorf("%s handed the lock by a malformed grant", w.holder)
 		}
+	}
+}
+
+// A request that keeps a waiter's place after its previous one may have
+// lapsed marks the waiter's grants as possibly stale, for good; requests
+// within the keep time do not.
+func TestPlaceKeptAfterALapseMarksGrantsStale(t *testing.T) {
+	m := newWakeups(&subscribeRecorder{})
+	w := m.join("mutex:{k}:wake", "h1", true, true)
+	t0 := time.Now()
+	const keep = 500 * time.Millisecond
+	for _, sent := range []time.Time{t0, t0.Add(keep / 2), t0.Add(keep - time.Millisecond)} {
+		m.placeKept(w, sent, keep)
+	}
+	m.deliver(w.ch, &wakeSub{}, "grant:7:h1")
+	if g, ok := m.grant(w); !ok || g.lapsed {
+		t.Fatalf("grant after places kept in time: %+v %v, want not lapsed", g, ok)
+	}
+	m.placeKept(w, t0.Add(2*keep), keep) // the previous place lapsed at t0+1.5*keep
+	m.placeKept(w, t0.Add(2*keep+time.Millisecond), keep)
+	m.deliver(w.ch, &wakeSub{}, "grant:8:h1")
+	if g, ok := m.grant(w); !ok || !g.lapsed || !g.placeKept.Equal(t0.Add(2*keep+time.Millisecond)) {
+		t.Fatalf("grant after a lapse: %+v %v, want lapsed, place kept at the latest request", g, ok)
 	}
 }
 
