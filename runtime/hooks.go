@@ -36,6 +36,10 @@ const (
 	// why otherwise (it gave up when the lease would have ended anyway, or
 	// the Locker was closed).
 	EventCleanedUp
+	// EventSkipped: a method annotated onbusy=skip found its lock busy and
+	// returned without running (Locker.SkipBusy). Event.Lock has only
+	// Method set; Event.Err is the busy error, which names the lock.
+	EventSkipped
 )
 
 func (k EventKind) String() string {
@@ -54,6 +58,8 @@ func (k EventKind) String() string {
 		return "released"
 	case EventCleanedUp:
 		return "cleaned_up"
+	case EventSkipped:
+		return "skipped"
 	}
 	return "unknown"
 }
@@ -65,8 +71,11 @@ type Event struct {
 	Holder string // holder id used in Redis
 	Fence  int64  // fencing token (Acquired, Renewed, Lost, Released)
 	Waited time.Duration
-	Held   time.Duration
-	Err    error
+	// Held is how long the lock was held (Lost, Released): from the moment
+	// this process learnt it was granted, so a wait for a hand-over does
+	// not count.
+	Held time.Duration
+	Err  error
 }
 
 // LogValue makes an Event print as a group of attributes with log/slog.
@@ -103,6 +112,14 @@ func (e Event) LogValue() slog.Value {
 // the watchdog), so it must be quick and must not call the Locker.
 type Observer func(Event)
 
+// ContextObserver is an Observer that also gets the context of the call
+// the event belongs to, for tracing: the context given to Acquire for
+// Acquired, Busy, GaveUp, Released, Renewed and Lost (so a span in it is
+// the caller's, and still open while the lock is held), the one given to
+// SkipBusy for Skipped, and context.Background() for CleanedUp, which runs
+// after the caller has returned. The same rules as for an Observer apply.
+type ContextObserver func(context.Context, Event)
+
 // SlogObserver logs events to logger: lost locks and failed releases at
 // Warn, acquisitions and releases at Info, busy, gave-up and renewed at
 // Debug.
@@ -122,8 +139,9 @@ func SlogObserver(logger *slog.Logger) Observer {
 	}
 }
 
-func (l *Locker) observe(e Event) {
+// observe tells every observer about e, which happened to the call of ctx.
+func (l *Locker) observe(ctx context.Context, e Event) {
 	for _, o := range l.observers {
-		o(e)
+		o(ctx, e)
 	}
 }
