@@ -166,10 +166,10 @@ func (l *Locker) releaseOne(h *Held, hl *heldLock) error {
 	if hl.claimed != nil {
 		hl.claimed.unclaim()
 	}
-	var err error
-	if l.holds.drop(hl.hold) {
-		err = l.releaseHold(h, hl)
+	if !l.holds.drop(hl.hold) {
+		return nil // the chain still holds it; a re-entry reports neither its acquire nor its release
 	}
+	err := l.releaseHold(h, hl)
 	l.observe(h.parent, Event{Kind: EventReleased, Lock: hl.spec.withLease(), Holder: hl.hold.key.holder, Fence: hl.hold.fence, Held: time.Since(hl.granted), Err: err})
 	return err
 }

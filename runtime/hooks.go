@@ -25,7 +25,10 @@ const (
 	// to the holder's context, Event.Held how long it had been held.
 	EventLost
 	// EventReleased: the lock was given back; Event.Held is the hold time,
-	// Event.Err the release error if there was one.
+	// Event.Err the release error if there was one. The release of a
+	// re-entry (a nested Acquire of a lock its call chain holds) reports
+	// nothing, as its Acquire did not: the hold is given back, once, by the
+	// last of them.
 	EventReleased
 	// EventCleanedUp: the background clean-up of a holder id has ended. It
 	// runs after a call whose outcome is unknown (an acquire or release that
@@ -80,11 +83,12 @@ type Event struct {
 
 // LogValue makes an Event print as a group of attributes with log/slog.
 func (e Event) LogValue() slog.Value {
-	attrs := []slog.Attr{
-		slog.String("event", e.Kind.String()),
-		slog.String("kind", e.Lock.Kind.String()),
-		slog.String("key", e.Lock.Key),
-		slog.String("holder", e.Holder),
+	attrs := []slog.Attr{slog.String("event", e.Kind.String())}
+	if e.Lock.Kind != 0 { // a skip names only the method
+		attrs = append(attrs, slog.String("kind", e.Lock.Kind.String()), slog.String("key", e.Lock.Key))
+	}
+	if e.Holder != "" {
+		attrs = append(attrs, slog.String("holder", e.Holder))
 	}
 	if e.Lock.Method != "" {
 		attrs = append(attrs, slog.String("method", e.Lock.Method))
@@ -121,13 +125,13 @@ type Observer func(Event)
 type ContextObserver func(context.Context, Event)
 
 // SlogObserver logs events to logger: lost locks and failed releases at
-// Warn, acquisitions and releases at Info, busy, gave-up and renewed at
-// Debug.
+// Warn, acquisitions, releases and skipped calls at Info, busy, gave-up and
+// renewed at Debug.
 func SlogObserver(logger *slog.Logger) Observer {
 	return func(e Event) {
 		level := slog.LevelDebug
 		switch e.Kind {
-		case EventAcquired, EventReleased:
+		case EventAcquired, EventReleased, EventSkipped:
 			level = slog.LevelInfo
 		case EventLost:
 			level = slog.LevelWarn

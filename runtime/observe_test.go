@@ -210,3 +210,43 @@ func TestSkipBusyIsVisible(t *testing.T) {
 		}
 	})
 }
+
+// A re-entry reports neither its acquire nor its release: each hold in
+// Redis is one EventAcquired and one EventReleased, whichever of the
+// chain's Helds lets go last.
+func TestReentryReportsOneAcquireAndOneRelease(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, tg target) {
+		for _, outerFirst := range []bool{true, false} {
+			log := newCtxLog()
+			l := tg.newLocker(t, runtime.WithContextObserver(log.observe))
+			lock := runtime.Lock{Kind: runtime.Mutex, Key: fmt.Sprintf("reentry-events:%v", outerFirst)}
+			outer, err := l.Acquire(ctxTimeout(t, 20*time.Second), lock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inner, err := l.Acquire(outer.Context(), lock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, last := inner, outer
+			if outerFirst {
+				first, last = outer, inner
+			}
+			if err := first.Release(); err != nil {
+				t.Fatal(err)
+			}
+			if err := last.Release(); err != nil {
+				t.Fatal(err)
+			}
+			counts := map[runtime.EventKind]int{}
+			log.mu.Lock()
+			for _, e := range log.events {
+				counts[e.Kind]++
+			}
+			log.mu.Unlock()
+			if counts[runtime.EventAcquired] != 1 || counts[runtime.EventReleased] != 1 {
+				t.Errorf("outer released first %v: %d acquired, %d released events; want 1 and 1", outerFirst, counts[runtime.EventAcquired], counts[runtime.EventReleased])
+			}
+		}
+	})
+}
