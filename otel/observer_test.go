@@ -12,6 +12,7 @@ import (
 	"github.com/lockgen/lockgen/runtime"
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -279,6 +280,22 @@ func TestBusyGaveUpAndSkipped(t *testing.T) {
 		}
 		if n, _ := tm.total(t, "lockgen.lock.wait.duration", outcome("busy")); n != 1 {
 			t.Errorf("wait histogram has %v busy points, want 1", n)
+		}
+		// A caller's deadline that ends the wait is a failed acquire.
+		short, cancel := context.WithTimeout(testCtx(t), 100*time.Millisecond)
+		defer cancel()
+		if _, err := l.Acquire(short, payLock("7")); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Acquire with a deadline: %v, want DeadlineExceeded", err)
+		}
+		spans = tm.ended("lockgen acquire Orders.Pay")
+		if len(spans) != 2 {
+			t.Fatalf("%d acquire spans, want 2", len(spans))
+		}
+		if v, _ := spanAttr(spans[1], "lockgen.outcome"); v.AsString() != "timeout" || spans[1].Status().Code != codes.Error {
+			t.Errorf("deadline span: outcome %q status %v, want timeout and Error", v.Emit(), spans[1].Status())
+		}
+		if spans[0].Status().Code == codes.Error {
+			t.Error("a busy lock the caller chose not to wait for marks its span as an error")
 		}
 		if n, _ := tm.total(t, "lockgen.call.skipped", methodPay); n != 1 {
 			t.Errorf("skipped counter %v, want 1", n)

@@ -34,7 +34,7 @@ func (o *Observer) acquireSpan(ctx context.Context, e runtime.Event) {
 		trace.WithAttributes(attrs...))
 	// Busy and canceled are answers the caller asked for (onbusy, a
 	// deadline of its own); anything else is a failure of the acquire.
-	if outcome == outcomeError || outcome == outcomeTimeout {
+	if (outcome == outcomeError || outcome == outcomeTimeout) && e.Err != nil {
 		span.RecordError(e.Err)
 		span.SetStatus(codes.Error, e.Err.Error())
 	}
