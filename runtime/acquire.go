@@ -135,7 +135,8 @@ type granted struct {
 
 // take re-enters a hold of the chain, or acquires the lock in Redis.
 func (a *acquisition) take(chain *chainLink) (*heldLock, error) {
-	hl := &heldLock{spec: *a.spec, acquired: time.Now()}
+	now := time.Now()
+	hl := &heldLock{spec: *a.spec, acquired: now, granted: now}
 	outer, claimed, err := chain.reentry(a.spec)
 	if err != nil {
 		return nil, err
@@ -165,7 +166,7 @@ func (a *acquisition) take(chain *chainLink) (*heldLock, error) {
 		return nil, err
 	}
 	hl.hold = a.l.holds.add(holdKey{a.spec.base, a.spec.Kind, a.holder}, g.fence)
-	hl.acquired, hl.validFor = g.from, g.validFor
+	hl.acquired, hl.validFor, hl.granted = g.from, g.validFor, time.Now()
 	return hl, nil
 }
 
@@ -266,7 +267,7 @@ func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err 
 			a.withdraw(p)
 			return g, false, 0, fmt.Errorf("%w: %s: %d of %d replicas acknowledged within %v", ErrNotReplicated, a.spec, acked, a.l.replicas, a.l.replicaTimeout)
 		}
-		a.l.observe(Event{Kind: EventAcquired, Lock: a.spec.withLease(), Holder: a.holder, Fence: n, Waited: time.Since(a.start)})
+		a.l.observe(a.ctx, Event{Kind: EventAcquired, Lock: a.spec.withLease(), Holder: a.holder, Fence: n, Waited: time.Since(a.start)})
 		return granted{fence: n, from: sent, validFor: a.spec.lease}, false, 0, nil
 	}
 	a.busyReplies++
@@ -281,7 +282,7 @@ func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err 
 	if a.spec.Kind == Mutex {
 		retry = min(retry, window/3)
 	}
-	a.l.observe(Event{Kind: EventBusy, Lock: a.spec.withLease(), Holder: a.holder, Waited: retry})
+	a.l.observe(a.ctx, Event{Kind: EventBusy, Lock: a.spec.withLease(), Holder: a.holder, Waited: retry})
 	return g, true, retry, nil
 }
 
@@ -443,7 +444,7 @@ func (a *acquisition) handedOver() (granted, bool) {
 	if a.spec.NoRenew || a.l.replicas > 0 || seen.lapsed || left < g.validFor/2 {
 		return granted{}, false // the next attempt claims it
 	}
-	a.l.observe(Event{Kind: EventAcquired, Lock: a.spec.withLease(), Holder: a.holder, Fence: g.fence, Waited: time.Since(a.start)})
+	a.l.observe(a.ctx, Event{Kind: EventAcquired, Lock: a.spec.withLease(), Holder: a.holder, Fence: g.fence, Waited: time.Since(a.start)})
 	return g, true
 }
 
@@ -453,7 +454,7 @@ func (a *acquisition) giveUp(err error) error {
 	if a.registered {
 		a.withdraw(finished(nil))
 	}
-	a.l.observe(Event{Kind: EventGaveUp, Lock: a.spec.withLease(), Holder: a.holder, Waited: time.Since(a.start), Err: err})
+	a.l.observe(a.ctx, Event{Kind: EventGaveUp, Lock: a.spec.withLease(), Holder: a.holder, Waited: time.Since(a.start), Err: err})
 	return err
 }
 

@@ -70,7 +70,7 @@ func (l *Locker) cleanUp(spec *lockSpec, holder string, p *pending) {
 		defer l.cleanups.wg.Done()
 		<-p.done
 		err := l.giveBack(spec, holder, p.err != nil)
-		l.observe(Event{Kind: EventCleanedUp, Lock: spec.withLease(), Holder: holder, Err: err})
+		l.observe(context.Background(), Event{Kind: EventCleanedUp, Lock: spec.withLease(), Holder: holder, Err: err})
 	}()
 }
 
@@ -86,7 +86,7 @@ func (l *Locker) releaseNow(spec *lockSpec, holder string, bound time.Duration, 
 	if err != nil {
 		return p
 	}
-	l.observe(Event{Kind: EventCleanedUp, Lock: spec.withLease(), Holder: holder})
+	l.observe(context.Background(), Event{Kind: EventCleanedUp, Lock: spec.withLease(), Holder: holder})
 	return nil
 }
 

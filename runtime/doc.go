@@ -126,9 +126,21 @@
 // # Observing
 //
 // WithObserver registers an Observer called on every Event (acquired,
-// busy, gave up, renewed, lost, released, cleaned up, with wait and hold
-// times). Events
-// are slog.LogValuers; SlogObserver logs them with a *slog.Logger.
+// busy, gave up, renewed, lost, released, cleaned up, skipped, with wait
+// and hold times). WithContextObserver registers one that also gets the
+// context of the Acquire call, so that a tracer can make spans children of
+// the caller's (module github.com/lockgen/lockgen/otel does, with
+// OpenTelemetry metrics and traces). Events are slog.LogValuers;
+// SlogObserver logs them with a *slog.Logger.
+//
+// # onbusy=skip
+//
+// A method annotated onbusy=skip returns zero values and a nil error when
+// its lock is busy, without running. The generated code passes the busy
+// error to Locker.SkipBusy, which reports EventSkipped; a caller that needs
+// to know whether its call ran wraps its context with TrackSkips and asks
+// Skips.Skipped afterwards. That one instance runs a job holds while the job
+// runs: an instance that starts after another has finished runs it again.
 //
 // # Replica safety
 //

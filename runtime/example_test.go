@@ -83,3 +83,37 @@ func ExampleSlogObserver() {
 	// level=INFO msg="lockgen acquired" lock.event=acquired lock.kind=semaphore lock.key=pool
 	// level=INFO msg="lockgen released" lock.event=released lock.kind=semaphore lock.key=pool
 }
+
+// onbusy=skip returns a nil error whether the method ran or not;
+// TrackSkips tells the caller which.
+func ExampleTrackSkips() {
+	l := embedded.New()
+	defer l.Close()
+	job := runtime.Lock{Kind: runtime.Mutex, Key: "nightly", Wait: runtime.NoWait, Method: "Jobs.Nightly"}
+
+	// What the generated wrapper of a //lock:mutex key=nightly onbusy=skip method does.
+	nightly := func(ctx context.Context) (err error) {
+		held, err := l.Acquire(ctx, job)
+		if err != nil {
+			if l.SkipBusy(ctx, "Jobs.Nightly", err) {
+				return nil
+			}
+			return err
+		}
+		defer held.ReleaseInto(&err)
+		return nil // the job's work
+	}
+
+	other, _ := l.Acquire(context.Background(), job) // another instance runs the job
+	ctx, skips := runtime.TrackSkips(context.Background())
+	err := nightly(ctx)
+	fmt.Println("err:", err, "skipped:", skips.Skipped(), skips.Methods())
+	other.Release()
+
+	ctx, skips = runtime.TrackSkips(context.Background())
+	err = nightly(ctx)
+	fmt.Println("err:", err, "skipped:", skips.Skipped())
+	// Output:
+	// err: <nil> skipped: true [Jobs.Nightly]
+	// err: <nil> skipped: false
+}

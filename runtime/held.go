@@ -30,8 +30,9 @@ type heldLock struct {
 	hold     *hold
 	claimed  *heldLock     // the chain's hold this re-entry claimed (exclusive kinds), if any
 	renewal  *renewal      // nil with NoRenew and for re-entries
-	acquired time.Time     // for events: when this Acquire got it
-	validFor time.Duration // with hold.from: how long Redis keeps it without a renewal
+	acquired time.Time     // the lease origin: a moment before Redis started counting the lease
+	granted  time.Time     // when this process learnt it had the lock, for Event.Held
+	validFor time.Duration // from acquired: how long Redis keeps it without a renewal
 
 	// reentered is set while a nested Acquire re-enters this hold (for
 	// exclusive kinds; see reentry.go).
@@ -165,11 +166,11 @@ func (l *Locker) releaseOne(h *Held, hl *heldLock) error {
 	if hl.claimed != nil {
 		hl.claimed.unclaim()
 	}
-	var err error
-	if l.holds.drop(hl.hold) {
-		err = l.releaseHold(h, hl)
+	if !l.holds.drop(hl.hold) {
+		return nil // the chain still holds it; a re-entry reports neither its acquire nor its release
 	}
-	l.observe(Event{Kind: EventReleased, Lock: hl.spec.withLease(), Holder: hl.hold.key.holder, Fence: hl.hold.fence, Held: time.Since(hl.acquired), Err: err})
+	err := l.releaseHold(h, hl)
+	l.observe(h.parent, Event{Kind: EventReleased, Lock: hl.spec.withLease(), Holder: hl.hold.key.holder, Fence: hl.hold.fence, Held: time.Since(hl.granted), Err: err})
 	return err
 }
 

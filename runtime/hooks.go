@@ -25,7 +25,10 @@ const (
 	// to the holder's context, Event.Held how long it had been held.
 	EventLost
 	// EventReleased: the lock was given back; Event.Held is the hold time,
-	// Event.Err the release error if there was one.
+	// Event.Err the release error if there was one. The release of a
+	// re-entry (a nested Acquire of a lock its call chain holds) reports
+	// nothing, as its Acquire did not: the hold is given back, once, by the
+	// last of them.
 	EventReleased
 	// EventCleanedUp: the background clean-up of a holder id has ended. It
 	// runs after a call whose outcome is unknown (an acquire or release that
@@ -36,6 +39,10 @@ const (
 	// why otherwise (it gave up when the lease would have ended anyway, or
 	// the Locker was closed).
 	EventCleanedUp
+	// EventSkipped: a method annotated onbusy=skip found its lock busy and
+	// returned without running (Locker.SkipBusy). Event.Lock has only
+	// Method set; Event.Err is the busy error, which names the lock.
+	EventSkipped
 )
 
 func (k EventKind) String() string {
@@ -54,6 +61,8 @@ func (k EventKind) String() string {
 		return "released"
 	case EventCleanedUp:
 		return "cleaned_up"
+	case EventSkipped:
+		return "skipped"
 	}
 	return "unknown"
 }
@@ -65,17 +74,21 @@ type Event struct {
 	Holder string // holder id used in Redis
 	Fence  int64  // fencing token (Acquired, Renewed, Lost, Released)
 	Waited time.Duration
-	Held   time.Duration
-	Err    error
+	// Held is how long the lock was held (Lost, Released): from the moment
+	// this process learnt it was granted, so a wait for a hand-over does
+	// not count.
+	Held time.Duration
+	Err  error
 }
 
 // LogValue makes an Event print as a group of attributes with log/slog.
 func (e Event) LogValue() slog.Value {
-	attrs := []slog.Attr{
-		slog.String("event", e.Kind.String()),
-		slog.String("kind", e.Lock.Kind.String()),
-		slog.String("key", e.Lock.Key),
-		slog.String("holder", e.Holder),
+	attrs := []slog.Attr{slog.String("event", e.Kind.String())}
+	if e.Lock.Kind != 0 { // a skip names only the method
+		attrs = append(attrs, slog.String("kind", e.Lock.Kind.String()), slog.String("key", e.Lock.Key))
+	}
+	if e.Holder != "" {
+		attrs = append(attrs, slog.String("holder", e.Holder))
 	}
 	if e.Lock.Method != "" {
 		attrs = append(attrs, slog.String("method", e.Lock.Method))
@@ -103,14 +116,22 @@ func (e Event) LogValue() slog.Value {
 // the watchdog), so it must be quick and must not call the Locker.
 type Observer func(Event)
 
+// ContextObserver is an Observer that also gets the context of the call
+// the event belongs to, for tracing: the context given to Acquire for
+// Acquired, Busy, GaveUp, Released, Renewed and Lost (so a span in it is
+// the caller's, and still open while the lock is held), the one given to
+// SkipBusy for Skipped, and context.Background() for CleanedUp, which runs
+// after the caller has returned. The same rules as for an Observer apply.
+type ContextObserver func(context.Context, Event)
+
 // SlogObserver logs events to logger: lost locks and failed releases at
-// Warn, acquisitions and releases at Info, busy, gave-up and renewed at
-// Debug.
+// Warn, acquisitions, releases and skipped calls at Info, busy, gave-up and
+// renewed at Debug.
 func SlogObserver(logger *slog.Logger) Observer {
 	return func(e Event) {
 		level := slog.LevelDebug
 		switch e.Kind {
-		case EventAcquired, EventReleased:
+		case EventAcquired, EventReleased, EventSkipped:
 			level = slog.LevelInfo
 		case EventLost:
 			level = slog.LevelWarn
@@ -122,8 +143,9 @@ func SlogObserver(logger *slog.Logger) Observer {
 	}
 }
 
-func (l *Locker) observe(e Event) {
+// observe tells every observer about e, which happened to the call of ctx.
+func (l *Locker) observe(ctx context.Context, e Event) {
 	for _, o := range l.observers {
-		o(e)
+		o(ctx, e)
 	}
 }

@@ -15,7 +15,7 @@ type Locker struct {
 	backend        Backend
 	prefix         string
 	lease          time.Duration
-	observers      []Observer
+	observers      []ContextObserver
 	replicas       int
 	replicaTimeout time.Duration
 	nextHolder     func() string

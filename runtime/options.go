@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -17,8 +18,18 @@ func WithKeyPrefix(prefix string) Option { return func(l *Locker) { l.prefix = p
 // 30s).
 func WithDefaultLease(d time.Duration) Option { return func(l *Locker) { l.lease = d } }
 
-// WithObserver adds an Observer; every one added is called, in order.
+// WithObserver adds an Observer; every one added (with WithObserver or
+// WithContextObserver) is called, in order.
 func WithObserver(o Observer) Option {
+	return func(l *Locker) {
+		l.observers = append(l.observers, func(_ context.Context, e Event) { o(e) })
+	}
+}
+
+// WithContextObserver adds a ContextObserver, for observers that need the
+// caller's context (a tracer: package github.com/lockgen/lockgen/otel);
+// every observer added is called, in order.
+func WithContextObserver(o ContextObserver) Option {
 	return func(l *Locker) { l.observers = append(l.observers, o) }
 }
 

@@ -79,9 +79,10 @@ type renewal struct {
 	spec     lockSpec
 	call     Call
 	fence    int64
-	acquired time.Time
-	due      time.Time // next renewal
-	deadline time.Time // local deadline, see above
+	granted  time.Time       // for Event.Held: when the first holder learnt it had the lock
+	ctx      context.Context // the first holder's Acquire context, for observers
+	due      time.Time       // next renewal
+	deadline time.Time       // local deadline, see above
 	sending  bool
 	failures int // failed attempts since the last success
 	holders  map[*Held]struct{}
@@ -164,7 +165,8 @@ func (d *watchdog) register(h *Held, spec lockSpec, holder string, fence int64, 
 			spec:     spec,
 			call:     Call{Script: spec.Kind.scripts().renew, Keys: spec.keys, Args: spec.args(holder, d.l.publish, false)},
 			fence:    fence,
-			acquired: sent,
+			granted:  time.Now(), // register runs right after the grant
+			ctx:      h.parent,
 			due:      sent.Add(validFor / 3),
 			deadline: sent.Add(validFor - driftMargin(validFor)),
 			holders:  map[*Held]struct{}{},
@@ -401,7 +403,7 @@ func (d *watchdog) apply(b *batch, sent time.Time, replies []Reply) {
 	d.mu.Unlock()
 
 	for _, r := range renewed {
-		d.l.observe(Event{Kind: EventRenewed, Lock: r.spec.withLease(), Holder: r.key.holder, Fence: r.fence})
+		d.l.observe(r.ctx, Event{Kind: EventRenewed, Lock: r.spec.withLease(), Holder: r.key.holder, Fence: r.fence})
 	}
 	for _, r := range lost {
 		d.lose(r, fmt.Errorf("%w: %s: renewal refused, the lock is no longer held", ErrLockLost, &r.spec))
@@ -479,5 +481,5 @@ func (d *watchdog) lose(r *renewal, cause error) {
 	for _, h := range holders {
 		h.lost(cause)
 	}
-	d.l.observe(Event{Kind: EventLost, Lock: r.spec.withLease(), Holder: r.key.holder, Fence: r.fence, Held: time.Since(r.acquired), Err: cause})
+	d.l.observe(r.ctx, Event{Kind: EventLost, Lock: r.spec.withLease(), Holder: r.key.holder, Fence: r.fence, Held: time.Since(r.granted), Err: cause})
 }

@@ -83,9 +83,9 @@ func lockedMethodDoc(wr *Wrapper, m *Method) jen.Code {
 	}
 	switch {
 	case m.Locked.OnBusySkip && several:
-		more = append(more, "If a lock is busy, "+m.Name+" returns zero values and a nil error without calling it.")
+		more = append(more, "If a lock is busy, "+m.Name+" returns zero values and a nil error without calling it; a caller learns of the skip with [runtime.TrackSkips].")
 	case m.Locked.OnBusySkip:
-		more = append(more, "If the lock is busy, "+m.Name+" returns zero values and a nil error without calling it.")
+		more = append(more, "If the lock is busy, "+m.Name+" returns zero values and a nil error without calling it; a caller learns of the skip with [runtime.TrackSkips].")
 	case several:
 		more = append(more, "If it does not get every lock, "+m.Name+" returns the error without calling it; a busy lock gives an error wrapping [runtime.ErrNotAcquired].")
 	default:

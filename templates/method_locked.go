@@ -73,7 +73,9 @@ func lockedMethod(wr *Wrapper, m *Method) jen.Code {
 		Add(recvField(m, "locker")).Dot("Acquire").Call(acquireArgs...))
 	onErr := []jen.Code{}
 	if m.Locked.OnBusySkip {
-		onErr = append(onErr, jen.If(jen.Qual("errors", "Is").Call(jen.Id(errName), jen.Qual(runtimePath, "ErrNotAcquired"))).Block(
+		// SkipBusy reports the skip (EventSkipped, TrackSkips), so that a
+		// call that did not run is visible though it returns nil.
+		onErr = append(onErr, jen.If(recvField(m, "locker").Dot("SkipBusy").Call(jen.Id(ctx), jen.Lit(method), jen.Id(errName))).Block(
 			c.fail(jen.Nil())))
 	}
 	onErr = append(onErr, c.fail(jen.Id(errName)))

@@ -24,7 +24,7 @@ func renderOrders(t *testing.T) string {
 	f := &File{
 		PkgPath: "example.com/shop",
 		PkgName: "shop",
-		Imports: []Import{{Path: runtimePath, Name: "runtime"}, {Path: "context", Name: "context"}, {Path: "errors", Name: "errors"}, {Path: "time", Name: "time"}},
+		Imports: []Import{{Path: runtimePath, Name: "runtime"}, {Path: "context", Name: "context"}, {Path: "time", Name: "time"}},
 		Wrappers: []Wrapper{{
 			TypeName: "Orders",
 			Methods: []Method{
@@ -61,7 +61,7 @@ func TestRenderIsGofmtClean(t *testing.T) {
 
 func TestRenderGroupsImports(t *testing.T) {
 	src := renderOrders(t)
-	want := "import (\n\t\"context\"\n\t\"errors\"\n\t\"time\"\n\n\t\"github.com/lockgen/lockgen/runtime\"\n)\n"
+	want := "import (\n\t\"context\"\n\t\"time\"\n\n\t\"github.com/lockgen/lockgen/runtime\"\n)\n"
 	if !strings.Contains(src, want) {
 		t.Errorf("import block not grouped; want\n%s\nin\n%s", want, src)
 	}
@@ -79,7 +79,7 @@ func TestRenderNamesTheLockForObservers(t *testing.T) {
 func TestRenderDocComments(t *testing.T) {
 	src := renderOrders(t)
 	for _, want := range []string{
-		"// Pay takes the fair lock order:<id> (lease 1m30s, renewed, tries once), then\n// calls [Orders.Pay]. If the lock is busy, Pay returns zero values and a nil\n// error without calling it.\nfunc (w *OrdersLocked) Pay(",
+		"// Pay takes the fair lock order:<id> (lease 1m30s, renewed, tries once), then\n// calls [Orders.Pay]. If the lock is busy, Pay returns zero values and a nil\n// error without calling it; a caller learns of the skip with\n// [runtime.TrackSkips].\nfunc (w *OrdersLocked) Pay(",
 		"// Count delegates to [Orders.Count] without a lock.\nfunc (w *OrdersLocked) Count(",
 		"//   - Pay: fair lock order:<id>\ntype OrdersLocked struct",
 	} {

@@ -6,7 +6,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/lockgen/lockgen/runtime"
@@ -101,7 +100,8 @@ func (w *OrderServiceLocked) Pay(ctx context.Context, orderID string, customer s
 
 // SettleNightly takes the mutex job:nightly-settlement (lease 1m, renewed,
 // tries once), then calls [OrderService.SettleNightly]. If the lock is busy,
-// SettleNightly returns zero values and a nil error without calling it.
+// SettleNightly returns zero values and a nil error without calling it; a
+// caller learns of the skip with [runtime.TrackSkips].
 func (w *OrderServiceLocked) SettleNightly(ctx context.Context, instance string) (err error) {
 	held, err := w.locker.Acquire(ctx, runtime.Lock{
 		Kind:     runtime.Mutex,
@@ -112,7 +112,7 @@ func (w *OrderServiceLocked) SettleNightly(ctx context.Context, instance string)
 		Template: "job:nightly-settlement",
 	})
 	if err != nil {
-		if errors.Is(err, runtime.ErrNotAcquired) {
+		if w.locker.SkipBusy(ctx, "OrderService.SettleNightly", err) {
 			return nil
 		}
 		return err

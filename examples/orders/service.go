@@ -91,7 +91,9 @@ func (s *OrderService) Export(ctx context.Context, tenant, who string) (rows int
 }
 
 // SettleNightly is the fleet-wide nightly job: every instance calls it on
-// its schedule, exactly one runs it, the others skip without error.
+// its schedule; while one runs it, the others skip without error
+// (runtime.TrackSkips tells them). An instance that starts after the job
+// finished runs it again: the lock excludes, it does not remember.
 //
 //lock:mutex key=job:nightly-settlement lease=1m wait=0 onbusy=skip
 func (s *OrderService) SettleNightly(ctx context.Context, instance string) error {

@@ -12,7 +12,6 @@ import (
 var bodyImports = []templates.Import{
 	{Path: "github.com/lockgen/lockgen/runtime", Name: "runtime"},
 	{Path: "context", Name: "context"},
-	{Path: "errors", Name: "errors"},
 	{Path: "strconv", Name: "strconv"},
 	{Path: "time", Name: "time"},
 }

@@ -6,7 +6,6 @@ package iface
 
 import (
 	"context"
-	"errors"
 	"io"
 	"strconv"
 
@@ -40,7 +39,8 @@ var _ Repository = (*RepositoryLocked)(nil)
 
 // Flush takes the mutex flush (default lease, renewed, tries once), then calls
 // [Repository.Flush]. If the lock is busy, Flush returns zero values and a nil
-// error without calling it.
+// error without calling it; a caller learns of the skip with
+// [runtime.TrackSkips].
 func (w *RepositoryLocked) Flush(ctx context.Context) (r0 int, r1 io.Reader, err error) {
 	held, err := w.locker.Acquire(ctx, runtime.Lock{
 		Kind:     runtime.Mutex,
@@ -50,7 +50,7 @@ func (w *RepositoryLocked) Flush(ctx context.Context) (r0 int, r1 io.Reader, err
 		Template: "flush",
 	})
 	if err != nil {
-		if errors.Is(err, runtime.ErrNotAcquired) {
+		if w.locker.SkipBusy(ctx, "Repository.Flush", err) {
 			return r0, r1, nil
 		}
 		return r0, r1, err

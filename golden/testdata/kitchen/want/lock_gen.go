@@ -6,7 +6,6 @@ package kitchen
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"time"
 
@@ -115,7 +114,7 @@ func (w *OrdersLocked) Plain(a int, b int) int {
 //
 // Without renewal, the context [Orders.Ship] gets ends before the lease does.
 // If a lock is busy, Ship returns zero values and a nil error without calling
-// it.
+// it; a caller learns of the skip with [runtime.TrackSkips].
 func (w *OrdersLocked) Ship(ctx context.Context, req *Request) (n int, s []string, err error) {
 	if req == nil {
 		return n, s, runtime.InvalidKeyError("key \"tenant:<req.Tenant().ID>:order:<req.OrderID>\": req is nil")
@@ -146,7 +145,7 @@ func (w *OrdersLocked) Ship(ctx context.Context, req *Request) (n int, s []strin
 		Template: "region:<req.Meta.Region>",
 	})
 	if err != nil {
-		if errors.Is(err, runtime.ErrNotAcquired) {
+		if w.locker.SkipBusy(ctx, "Orders.Ship", err) {
 			return n, s, nil
 		}
 		return n, s, err

@@ -6,7 +6,6 @@ package onbusyskip
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/lockgen/lockgen/runtime"
@@ -38,7 +37,7 @@ func NewJobsLocked(inner *Jobs, l *runtime.Locker) *JobsLocked {
 //   - read lock job:config (default lease, renewed, tries once)
 //
 // If a lock is busy, Export returns zero values and a nil error without
-// calling it.
+// calling it; a caller learns of the skip with [runtime.TrackSkips].
 func (w *JobsLocked) Export(ctx context.Context) (r0 int, err error) {
 	held, err := w.locker.Acquire(ctx, runtime.Lock{
 		Kind:     runtime.Semaphore,
@@ -55,7 +54,7 @@ func (w *JobsLocked) Export(ctx context.Context) (r0 int, err error) {
 		Template: "job:config",
 	})
 	if err != nil {
-		if errors.Is(err, runtime.ErrNotAcquired) {
+		if w.locker.SkipBusy(ctx, "Jobs.Export", err) {
 			return r0, nil
 		}
 		return r0, err
@@ -66,7 +65,8 @@ func (w *JobsLocked) Export(ctx context.Context) (r0 int, err error) {
 
 // Hourly takes the mutex job:hourly (default lease, renewed, waits at most
 // 2s), then calls [Jobs.Hourly]. If the lock is busy, Hourly returns zero
-// values and a nil error without calling it.
+// values and a nil error without calling it; a caller learns of the skip with
+// [runtime.TrackSkips].
 func (w *JobsLocked) Hourly(ctx context.Context) (err error) {
 	held, err := w.locker.Acquire(ctx, runtime.Lock{
 		Kind:     runtime.Mutex,
@@ -76,7 +76,7 @@ func (w *JobsLocked) Hourly(ctx context.Context) (err error) {
 		Template: "job:hourly",
 	})
 	if err != nil {
-		if errors.Is(err, runtime.ErrNotAcquired) {
+		if w.locker.SkipBusy(ctx, "Jobs.Hourly", err) {
 			return nil
 		}
 		return err
@@ -87,7 +87,8 @@ func (w *JobsLocked) Hourly(ctx context.Context) (err error) {
 
 // Nightly takes the mutex job:nightly (default lease, renewed, tries once),
 // then calls [Jobs.Nightly]. If the lock is busy, Nightly returns zero values
-// and a nil error without calling it.
+// and a nil error without calling it; a caller learns of the skip with
+// [runtime.TrackSkips].
 func (w *JobsLocked) Nightly(ctx context.Context) (err error) {
 	held, err := w.locker.Acquire(ctx, runtime.Lock{
 		Kind:     runtime.Mutex,
@@ -97,7 +98,7 @@ func (w *JobsLocked) Nightly(ctx context.Context) (err error) {
 		Template: "job:nightly",
 	})
 	if err != nil {
-		if errors.Is(err, runtime.ErrNotAcquired) {
+		if w.locker.SkipBusy(ctx, "Jobs.Nightly", err) {
 			return nil
 		}
 		return err

@@ -6,7 +6,6 @@ package selfuse
 
 import (
 	"context"
-	"errors"
 
 	"github.com/lockgen/lockgen/runtime"
 )
@@ -32,7 +31,8 @@ func NewJobsLocked(inner *Jobs, l *runtime.Locker) *JobsLocked {
 
 // Run takes the mutex job:nightly (default lease, renewed, tries once), then
 // calls [Jobs.Run]. If the lock is busy, Run returns zero values and a nil
-// error without calling it.
+// error without calling it; a caller learns of the skip with
+// [runtime.TrackSkips].
 func (w *JobsLocked) Run(ctx context.Context) (err error) {
 	held, err := w.locker.Acquire(ctx, runtime.Lock{
 		Kind:     runtime.Mutex,
@@ -42,7 +42,7 @@ func (w *JobsLocked) Run(ctx context.Context) (err error) {
 		Template: "job:nightly",
 	})
 	if err != nil {
-		if errors.Is(err, runtime.ErrNotAcquired) {
+		if w.locker.SkipBusy(ctx, "Jobs.Run", err) {
 			return nil
 		}
 		return err

@@ -1,0 +1,41 @@
+// Package lockotel reports lockgen's locks to OpenTelemetry: metrics, and
+// a span for every acquire. Its import path is
+// github.com/lockgen/lockgen/otel, a module of its own, so that the core
+// module does not depend on OpenTelemetry; it is named lockotel so that it
+// does not shadow go.opentelemetry.io/otel.
+//
+// Wiring a service, with the providers the OpenTelemetry set-up installed
+// globally:
+//
+//	obs, err := lockotel.New()
+//	if err != nil {
+//		return err
+//	}
+//	locker := runtime.New(rdb, runtime.WithContextObserver(obs.Observe))
+//
+// # Metrics
+//
+//   - lockgen.lock.wait.duration (histogram, s): how long Acquire waited,
+//     by lockgen.outcome: acquired, busy, canceled, timeout, error.
+//   - lockgen.lock.hold.duration (histogram, s): from the grant to the
+//     release, by lockgen.outcome: released, lost (the lease had run out or
+//     the lock was taken), error.
+//   - lockgen.lock.acquired, lockgen.lock.busy (per attempt that found
+//     the lock taken), lockgen.lock.gave_up (by outcome), lockgen.lock.lost,
+//     lockgen.lock.renewed, lockgen.call.skipped (onbusy=skip calls that did
+//     not run): counters.
+//
+// Every point carries lockgen.lock.kind, and lockgen.method and
+// lockgen.key.template when the lock names them (generated code always
+// does). The rendered key is left out, since one time series per key
+// overwhelms a metric back-end; WithKeyAttribute adds it as lockgen.key.
+//
+// # Traces
+//
+// Every acquire, granted or not, is a span "lockgen acquire <Type.Method>",
+// a child of the span in the context given to Acquire, starting when
+// Acquire was called, with the outcome, the wait, the holder id and the
+// fencing token as attributes. A lock lost while held adds an event
+// lockgen.lock_lost to that caller's span, which is still open while the
+// method runs; a skipped onbusy=skip call adds lockgen.skipped.
+package lockotel
