@@ -16,6 +16,7 @@ test: ensure-redis
 	$(GO) vet $(PACKAGES)
 	$(GO) test -count=1 -timeout 20m $(PACKAGES)
 	cd bench && $(GO) test -count=1 -timeout 10m ./...
+	cd examples/fencedsql && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 ## test-offline: only what needs no Redis (for a quick loop while editing)
 test-offline:
@@ -35,6 +36,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PACKAGES)
 	cd bench && $(GO) vet ./...
+	cd examples/fencedsql && $(GO) vet ./...
 	@if command -v staticcheck >/dev/null 2>&1; then staticcheck $(PACKAGES); else echo "staticcheck not installed; skipped (go install honnef.co/go/tools/cmd/staticcheck@latest)"; fi
 
 ## generate: regenerate every lock_gen.go in the repository
