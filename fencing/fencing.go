@@ -81,11 +81,11 @@ func Get(ctx context.Context, b runtime.Backend, key string) (value string, fenc
 	if err != nil {
 		return "", 0, fmt.Errorf("fencing: get %s: %w", key, err)
 	}
-	if xs, ok := v.([]any); ok && len(xs) == 0 {
-		return "", 0, fmt.Errorf("%w: %s", ErrNotFound, key)
-	}
 	xs, ok := v.([]any)
-	if ok && len(xs) == 2 {
+	switch {
+	case ok && len(xs) == 0:
+		return "", 0, fmt.Errorf("%w: %s", ErrNotFound, key)
+	case ok && len(xs) == 2:
 		value, okv := xs[0].(string)
 		fence, okf := xs[1].(int64)
 		if okv && okf {

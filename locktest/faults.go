@@ -34,10 +34,20 @@ func (f *faultBackend) stall() (resume func()) {
 	return func() {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		if f.stalled == ch {
+		if f.stalled == ch { // not yet resumed, nor stalled anew since
 			close(ch)
 			f.stalled = nil
 		}
+	}
+}
+
+// resumeAll lets every stalled call go.
+func (f *faultBackend) resumeAll() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.stalled != nil {
+		close(f.stalled)
+		f.stalled = nil
 	}
 }
 
@@ -105,8 +115,13 @@ func (f *faultBackend) EvalBatch(ctx context.Context, calls []runtime.Call) []ru
 }
 
 func (f *faultBackend) EvalWait(ctx context.Context, c runtime.Call, replicas int, timeout time.Duration) (any, int, error) {
-	v, err := f.Eval(ctx, c)
-	return v, 0, err
+	if err := f.pass(ctx); err != nil {
+		return nil, 0, err
+	}
+	if err := f.injected(c); err != nil {
+		return nil, 0, err
+	}
+	return f.inner.EvalWait(ctx, c, replicas, timeout)
 }
 
 func (f *faultBackend) Subscribe(ctx context.Context, channel string, deliver func(payload string)) (func(), error) {

@@ -54,12 +54,7 @@ func New(opts ...runtime.Option) *Locker {
 
 // Close lifts a stall, releases what Steal took and closes the Locker.
 func (l *Locker) Close() error {
-	l.faults.mu.Lock()
-	if l.faults.stalled != nil {
-		close(l.faults.stalled)
-		l.faults.stalled = nil
-	}
-	l.faults.mu.Unlock()
+	l.faults.resumeAll()
 	l.mu.Lock()
 	stolen, thieves := l.stolen, l.thieves
 	l.stolen, l.thieves = nil, map[string]*runtime.Locker{}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/embedded"
 	"github.com/lockgen/lockgen/locktest"
 	"github.com/lockgen/lockgen/runtime"
 )
@@ -180,5 +181,55 @@ func TestFailAcquires(t *testing.T) {
 	defer l.FailAcquires(nil)()
 	if _, err := l.Acquire(ctxTimeout(t, 10*time.Second), lock); !errors.Is(err, locktest.ErrInjected) {
 		t.Fatalf("Acquire: %v, want ErrInjected", err)
+	}
+}
+
+// Expire wakes the lock's waiters in other processes: one waiting with a
+// 20 s registration window (it would not try again by itself for 20 s)
+// gets the lock at once, with a higher fence.
+func TestExpireWakesWaiters(t *testing.T) {
+	l := newLocker(t)
+	busy := make(chan struct{}, 16)
+	other := runtime.NewWithBackend(embedded.NewBackend(l.Server()), runtime.WithWaiterWindow(20*time.Second),
+		runtime.WithObserver(func(e runtime.Event) {
+			if e.Kind == runtime.EventBusy {
+				busy <- struct{}{}
+			}
+		}))
+	defer other.Close()
+	lock := runtime.Lock{Kind: runtime.Mutex, Key: "q", Lease: time.Minute}
+	h, f1 := acquire(t, l, lock)
+	ctx := ctxTimeout(t, 10*time.Second)
+	got := make(chan int64, 1)
+	go func() {
+		hw, err := other.Acquire(ctx, lock)
+		if err != nil {
+			t.Error(err)
+			got <- 0
+			return
+		}
+		f, _ := runtime.Fence(hw.Context())
+		hw.Release()
+		got <- f
+	}()
+	// Its first attempt, then (subscribed) its second: asleep after that.
+	for range 2 {
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			t.Fatal("the waiter never got busy")
+		}
+	}
+	if err := l.Expire(lock); err != nil {
+		t.Fatal(err)
+	}
+	lostNow(t, h, "Expire")
+	select {
+	case f2 := <-got:
+		if f2 <= f1 {
+			t.Fatalf("waiter's fence %d, want above %d", f2, f1)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("waiter not woken within 5 s of Expire (its window is 20 s)")
 	}
 }
