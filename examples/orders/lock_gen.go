@@ -20,6 +20,7 @@ import (
 //   - Lookup: read lock order:<orderID>
 //   - Pay: fair lock payment:<orderID>
 //   - SettleNightly: mutex job:nightly-settlement
+//   - Ship: mutex ship:<orderID>
 //   - Update: write lock order:<orderID>
 type OrderServiceLocked struct {
 	inner  *OrderService
@@ -119,6 +120,25 @@ func (w *OrderServiceLocked) SettleNightly(ctx context.Context, instance string)
 	}
 	defer held.ReleaseInto(&err)
 	return w.inner.SettleNightly(held.Context(), instance)
+}
+
+// Ship takes the mutex ship:<orderID> (lease 30s, renewed, waits until ctx is
+// done), then calls [OrderService.Ship]. If it does not get the lock, Ship
+// returns the error without calling it; a busy lock gives an error wrapping
+// [runtime.ErrNotAcquired].
+func (w *OrderServiceLocked) Ship(ctx context.Context, orderID string, who string) (err error) {
+	held, err := w.locker.Acquire(ctx, runtime.Lock{
+		Kind:     runtime.Mutex,
+		Key:      "ship:" + runtime.EscapeKeyPart(orderID),
+		Lease:    30 * time.Second,
+		Method:   "OrderService.Ship",
+		Template: "ship:<orderID>",
+	})
+	if err != nil {
+		return err
+	}
+	defer held.ReleaseInto(&err)
+	return w.inner.Ship(held.Context(), orderID, who)
 }
 
 // Update takes the write lock order:<orderID> (lease 5s, renewed, waits until

@@ -1,6 +1,8 @@
 // Command orders is lockgen's demo: an order service whose methods carry
 // //lock: annotations, driven by concurrent callers. It prints who waited,
-// who got each lock in which order, and the fencing tokens.
+// who got each lock in which order, and the fencing tokens, and shows a
+// stalled holder's late write refused by its fencing token (package
+// fencing, with package locktest ending the lease at once).
 //
 //	go run ./examples/orders                        # embedded backend, no server
 //	go run ./examples/orders -redis 127.0.0.1:6379  # real Redis (or REDIS_URL=redis://...)
@@ -23,6 +25,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockgen/lockgen/embedded"
+	"github.com/lockgen/lockgen/fencing"
+	"github.com/lockgen/lockgen/locktest"
 	"github.com/lockgen/lockgen/runtime"
 )
 
@@ -45,7 +49,7 @@ func run(addr string, work time.Duration) error {
 	fmt.Printf("lockgen demo on %s; every call holds its lock %v\n", where, work)
 
 	failed := false
-	for _, scene := range []func(*runtime.Locker, time.Duration) bool{fairPayments, readWrite, exports, nightlyJob} {
+	for _, scene := range []func(*runtime.Locker, time.Duration) bool{fairPayments, readWrite, exports, nightlyJob, fencedWrite} {
 		if !scene(locker, work) {
 			failed = true
 		}
@@ -208,6 +212,54 @@ func nightlyJob(l *runtime.Locker, work time.Duration) bool {
 		want = ran <= 1 && ran+skipped == 4
 	}
 	return check(want, fmt.Sprintf("%d instance ran the job, %d skipped without error", ran, skipped))
+}
+
+// fencedWrite: ana ships order 42 and stalls before her write, past her
+// lease; ben gets the lock and ships; ana's late write reaches the store,
+// which refuses its older fencing token. It runs in process on a
+// locktest.Locker whatever the -redis flag says: locktest.Expire ends ana's
+// lease at once instead of after 30 s.
+func fencedWrite(_ *runtime.Locker, work time.Duration) bool {
+	title("fenced write   //lock:mutex key=ship:<orderID>   ana stalls past her lease, ben ships meanwhile (locktest)")
+	lt := locktest.New()
+	defer lt.Close()
+	r := NewReport()
+	svc := newService(lt.Locker, work, r)
+	store := embedded.NewBackend(lt.Server())
+	paused, resume := make(chan struct{}), make(chan struct{})
+	svc.inner.shipments = store
+	svc.inner.pause = func(who string) {
+		if who == "ana" {
+			close(paused)
+			<-resume
+		}
+	}
+	var anaErr error
+	done := make(chan struct{})
+	r.Asked("ana")
+	go func() {
+		defer close(done)
+		anaErr = svc.Ship(context.Background(), "42", "ana")
+	}()
+	<-paused
+	if err := lt.Expire(runtime.Lock{Kind: runtime.Mutex, Key: "ship:42"}); err != nil {
+		return check(false, "expire ana's lock: "+err.Error())
+	}
+	r.Note("ana", "stalls; her lease runs out")
+	r.Asked("ben")
+	r.Returned("ben", svc.Ship(context.Background(), "42", "ben"))
+	close(resume)
+	<-done
+	if errors.Is(anaErr, fencing.ErrStaleFence) {
+		r.Note("ana", "write refused by the store: stale fence")
+	} else {
+		r.Note("ana", fmt.Sprintf("write returned %v", anaErr))
+	}
+	r.Print(os.Stdout)
+	v, _, err := fencing.Get(context.Background(), store, "shipment:42")
+	told := check(slices.Equal(r.Order(lostWhilePaused), []string{"ana"}), "ana's context was cancelled with ErrLockLost while she stalled")
+	return check(errors.Is(anaErr, fencing.ErrStaleFence) && err == nil && v == "shipped by ben",
+		fmt.Sprintf("her late write was refused; the store says %q", v)) && told
 }
 
 func strictlyIncreasing(xs []int64) bool {

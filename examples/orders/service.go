@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockgen/lockgen/fencing"
 	"github.com/lockgen/lockgen/runtime"
 )
 
@@ -27,6 +28,13 @@ type OrderService struct {
 
 	work   time.Duration // how long each call holds its lock
 	report *Report       // what the demo prints
+
+	// shipments is where Ship writes, with the lock's fencing token: a
+	// Redis (here the embedded one) that refuses a token older than the
+	// last. pause, if set, runs between Ship's work and its write: the
+	// demo stalls a holder there, as a GC pause or a stopped VM would.
+	shipments runtime.Backend
+	pause     func(who string)
 }
 
 // ErrAlreadyPaid is returned by Pay for an order that was paid before.
@@ -102,6 +110,34 @@ func (s *OrderService) SettleNightly(ctx context.Context, instance string) error
 	time.Sleep(3 * s.work)
 	return nil
 }
+
+// Ship records who shipped an order. The write carries the lock's fencing
+// token, and the store refuses it if a newer holder has written since: a
+// holder that stalled past its lease cannot overwrite the one that took
+// the lock over, even if it never looks at its context.
+//
+//lock:mutex key=ship:<orderID> lease=30s
+func (s *OrderService) Ship(ctx context.Context, orderID, who string) error {
+	s.report.Granted(ctx, "ship", who)
+	defer s.report.Done("ship", who)
+	time.Sleep(s.work)
+	if s.pause != nil {
+		// The stall falls after the decision to write, where no look at ctx
+		// helps: the write goes out as it would have before the pause.
+		held := ctx
+		ctx = context.WithoutCancel(ctx)
+		s.pause(who)
+		if errors.Is(context.Cause(held), runtime.ErrLockLost) {
+			s.report.Note(who, lostWhilePaused)
+		}
+	}
+	fence, _ := runtime.Fence(ctx)
+	return fencing.Set(ctx, s.shipments, "shipment:"+orderID, "shipped by "+who, fence)
+}
+
+// lostWhilePaused is Ship's note for a holder that lost its lock while
+// paused.
+const lostWhilePaused = "wakes: lock lost (ErrLockLost), but the write is on its way"
 
 // Orders is not annotated: the wrapper delegates it unchanged.
 func (s *OrderService) Orders() int {
