@@ -3,12 +3,16 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockgen/lockgen/embedded"
 	"github.com/lockgen/lockgen/luashim"
+	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 )
 
@@ -110,7 +114,7 @@ func TestLatchWakesEveryAwaiter(t *testing.T) {
 			}()
 		}
 	}
-	waitSubscribers(t, tg, "@latch:{wake-all}:wake", 2)
+	waitSubscribers(t, tg.do, "@latch:{wake-all}:wake", 2)
 	sent := time.Now()
 	if n, err := lt.CountDown(ctx); n != 0 || err != nil {
 		t.Fatalf("CountDown = %d, %v", n, err)
@@ -133,13 +137,13 @@ func TestLatchWakesEveryAwaiter(t *testing.T) {
 	}
 }
 
-// waitSubscribers waits until n connections subscribe to channel (the
-// target's "@" prefix rewriting applies).
-func waitSubscribers(t *testing.T, tg target, channel string, n int64) {
+// waitSubscribers waits until n connections subscribe to channel, asking
+// with do (a target's do: its "@" prefix rewriting applies).
+func waitSubscribers(t *testing.T, do func(testing.TB, ...string) (any, error), channel string, n int64) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		v, err := tg.do(t, "PUBSUB", "NUMSUB", channel)
+		v, err := do(t, "PUBSUB", "NUMSUB", channel)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,7 +249,7 @@ func TestLatchAwaitReportsExpiry(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- lt.Await(ctx) }()
-	waitSubscribers(t, tg, "@latch:{lost}:wake", 1)
+	waitSubscribers(t, tg.do, "@latch:{lost}:wake", 1)
 	// As if nobody had used it for a TTL; the message wakes the awaiter
 	// at once instead of at its next re-check.
 	if _, err := tg.do(t, "DEL", "@latch:{lost}"); err != nil {
@@ -256,5 +260,71 @@ func TestLatchAwaitReportsExpiry(t *testing.T) {
 	}
 	if err := <-done; !errors.Is(err, runtime.ErrNoLatch) {
 		t.Fatalf("Await of an expired latch: %v, want ErrNoLatch", err)
+	}
+}
+
+// On a 3-master Cluster: the latch's keys share one slot (its hash tag),
+// and the last count-down's SPUBLISH releases awaiters of other Lockers
+// well before their 5 s re-check.
+func TestLatchCluster(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	rdb := cl.Client(t)
+	prefix := uniquePrefix(t)
+	newLocker := func() *runtime.Locker {
+		l := runtime.New(rdb, runtime.WithKeyPrefix(prefix))
+		t.Cleanup(func() { l.Close() })
+		return l
+	}
+	ctx := ctxTimeout(t, 30*time.Second)
+	setter := newLocker()
+	for _, key := range []string{"a", "b", "c", "d"} { // keys on several masters
+		lt := setter.Latch(key)
+		if ok, err := lt.TrySetCount(ctx, 2); !ok || err != nil {
+			t.Fatalf("%s: TrySetCount: %v, %v", key, ok, err)
+		}
+		done := make(chan error, 2)
+		for range 2 {
+			l := newLocker()
+			go func() { done <- l.Latch(key).Await(ctx) }()
+		}
+		if err := waitClusterSubscribers(ctx, rdb, prefix+"latch:{"+key+"}:wake", 2); err != nil {
+			t.Fatal(err)
+		}
+		if left, err := lt.CountDownAs(ctx, "p0"); left != 1 || err != nil {
+			t.Fatalf("%s: first CountDownAs = %d, %v; want 1", key, left, err)
+		}
+		sent := time.Now()
+		if left, err := lt.CountDownAs(ctx, "p1"); left != 0 || err != nil {
+			t.Fatalf("%s: last CountDownAs = %d, %v; want 0", key, left, err)
+		}
+		for range 2 {
+			if err := <-done; err != nil {
+				t.Fatalf("%s: Await: %v", key, err)
+			}
+		}
+		took := time.Since(sent)
+		t.Logf("latch %s on %s: both awaiters released %v after the count-down", key, masterOf(t, rdb, prefix+"latch:{"+key+"}"), took)
+		if took > 2*time.Second {
+			t.Errorf("%s: awaiters released %v after the count-down, want within 2s", key, took)
+		}
+	}
+}
+
+// waitClusterSubscribers waits until n connections of the channel's shard
+// subscribe to it (PUBSUB SHARDNUMSUB, asked of the master of its slot).
+func waitClusterSubscribers(ctx context.Context, rdb *redis.ClusterClient, channel string, n int64) error {
+	for {
+		got, err := rdb.PubSubShardNumSub(ctx, channel).Result()
+		if err != nil {
+			return err
+		}
+		if got[channel] == n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("PUBSUB SHARDNUMSUB %s = %d, want %d: %w", channel, got[channel], n, ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 }
