@@ -3,7 +3,6 @@ package runtime_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/lockgen/lockgen/embedded"
@@ -23,16 +22,8 @@ func ExampleLocker_Latch() {
 		return
 	}
 
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := drained.Await(ctx); err != nil {
-			fmt.Println(err)
-			return
-		}
-		fmt.Println("migrating")
-	}()
+	opened := make(chan error, 1)
+	go func() { opened <- drained.Await(ctx) }() // the migrator, in any process
 
 	for _, shard := range []string{"shard-1", "shard-2", "shard-2", "shard-3"} {
 		left, err := drained.CountDownAs(ctx, shard)
@@ -42,7 +33,11 @@ func ExampleLocker_Latch() {
 		}
 		fmt.Println(shard, "drained,", left, "to go")
 	}
-	wg.Wait()
+	if err := <-opened; err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("migrating")
 	// Output:
 	// shard-1 drained, 2 to go
 	// shard-2 drained, 1 to go
