@@ -328,3 +328,66 @@ func waitClusterSubscribers(ctx context.Context, rdb *redis.ClusterClient, chann
 		}
 	}
 }
+
+// go-redis resends a command whose connection dropped (MaxRetries defaults
+// to 3): the proxy forwards the count-down and cuts the connection before
+// the reply, the server has run it, the client runs it again. It counts
+// once, since the resent call carries the same party id.
+func TestLatchCountDownRetriedByTheClientCountsOnce(t *testing.T) {
+	p := redistest.StartProxy(t, redisServer(t).Addr)
+	prefix := uniquePrefix(t)
+	direct := runtime.New(redisClient(t), runtime.WithKeyPrefix(prefix))
+	defer direct.Close()
+	viaProxy := redis.NewClient(&redis.Options{Addr: p.Addr})
+	defer viaProxy.Close()
+	l := runtime.New(viaProxy, runtime.WithKeyPrefix(prefix))
+	defer l.Close()
+	ctx := ctxTimeout(t, 20*time.Second)
+	if ok, err := direct.Latch("retried").TrySetCount(ctx, 3); !ok || err != nil { // loads the scripts too
+		t.Fatalf("TrySetCount: %v, %v", ok, err)
+	}
+	lt := l.Latch("retried")
+	fired := p.CloseAfterNext("EVALSHA")
+	left, err := lt.CountDown(ctx)
+	select {
+	case <-fired:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the proxy did not cut a connection after an EVALSHA within 10s")
+	}
+	if err != nil || left != 2 {
+		t.Fatalf("CountDown cut after the request and resent = %d, %v; want 2", left, err)
+	}
+	if n, err := direct.Latch("retried").Count(ctx); n != 2 || err != nil {
+		t.Fatalf("Count = %d, %v; want 2: the resent count-down counted again", n, err)
+	}
+}
+
+// A lost wake message costs at most one re-check: the latch opened behind
+// the awaiter's back (no message) is seen within min(TTL/3, 5 s).
+func TestLatchAwaitRechecksWithoutAMessage(t *testing.T) {
+	const ttl = 3 * time.Second // re-checks every second
+	tg := redisTarget(t)
+	l := tg.newLocker(t)
+	lt := l.Latch("quiet", runtime.WithLatchTTL(ttl))
+	ctx := ctxTimeout(t, 30*time.Second)
+	if ok, err := lt.TrySetCount(ctx, 1); !ok || err != nil {
+		t.Fatalf("TrySetCount: %v, %v", ok, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- lt.Await(ctx) }()
+	waitSubscribers(t, tg.do, "@latch:{quiet}:wake", 1)
+	if _, err := tg.do(t, "HSET", "@latch:{quiet}", "c", "0"); err != nil {
+		t.Fatal(err)
+	}
+	opened := time.Now()
+	select {
+	case err := <-done:
+		took := time.Since(opened)
+		t.Logf("awaiter saw the silent opening after %v (re-check every %v)", took, ttl/3)
+		if err != nil {
+			t.Fatalf("Await: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the awaiter missed an opening without a message for 10s (re-check every %v)", ttl/3)
+	}
+}
