@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockgen/lockgen/embedded"
+	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/luashim"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
@@ -343,8 +344,12 @@ func TestLatchCountDownRetriedByTheClientCountsOnce(t *testing.T) {
 	l := runtime.New(viaProxy, runtime.WithKeyPrefix(prefix))
 	defer l.Close()
 	ctx := ctxTimeout(t, 20*time.Second)
-	if ok, err := direct.Latch("retried").TrySetCount(ctx, 3); !ok || err != nil { // loads the scripts too
+	if ok, err := direct.Latch("retried").TrySetCount(ctx, 3); !ok || err != nil {
 		t.Fatalf("TrySetCount: %v, %v", ok, err)
+	}
+	// Loaded, so that the EVALSHA cut is the one that runs the script.
+	if err := redisClient(t).ScriptLoad(ctx, lua.LatchCountDown.Source).Err(); err != nil {
+		t.Fatal(err)
 	}
 	lt := l.Latch("retried")
 	fired := p.CloseAfterNext("EVALSHA")
