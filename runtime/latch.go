@@ -19,7 +19,7 @@ var ErrNoLatch = errors.New("lockgen: no such latch")
 // set once to a count, parties count it down, and awaiters in every process
 // return when the count reaches zero. Get one with Locker.Latch; it is a
 // handle (no Redis call until an operation) and safe for concurrent use.
-// Every operation is one script call.
+// Every operation is one script call; Await makes one per check.
 //
 // A latch is one-shot: once open it stays open, and TrySetCount fails on it,
 // until it expires. Use a new key for each round ("migration:<run id>").
