@@ -100,7 +100,19 @@ var costCases = []costCase{
 	{"semaphore busy", semFamily, [][]string{{"semaphore_acquire", "A", "1000", "1"}}, nil, []string{"semaphore_acquire", "B", "1000", "1"}, 8},
 	{"semaphore renew", semFamily, [][]string{{"semaphore_acquire", "A", "1000", "1"}}, nil, []string{"semaphore_renew", "A", "1000"}, 7},
 	{"semaphore release, last holder", semFamily, [][]string{{"semaphore_acquire", "A", "1000", "1"}}, nil, []string{"semaphore_release", "A", "1000"}, 7},
+
+	{"latch set", latchFamily, nil, nil, []string{"latch_set", "S", "1000", "2"}, 4},
+	{"latch count down", latchFamily, latchSet, nil, []string{"latch_count_down", "P", "1000"}, 4},
+	{"latch count down, again", latchFamily, latchCounted, nil, []string{"latch_count_down", "P", "1000"}, 3},
+	{"latch count down, opens", latchFamily, latchCounted, nil, []string{"latch_count_down", "Q", "1000"}, 7},
+	{"latch count", latchFamily, latchSet, nil, []string{"latch_count", "W", "1000"}, 2},
 }
+
+// Latch setups: set to 2, and counted down once by P.
+var (
+	latchSet     = [][]string{{"latch_set", "S", "1000", "2"}}
+	latchCounted = [][]string{{"latch_set", "S", "1000", "2"}, {"latch_count_down", "P", "1000"}}
+)
 
 // TestCommandCost counts, with INFO commandstats on a private
 // redis-server, the commands each script issues on its common paths, and

@@ -29,7 +29,7 @@ var (
 	rwFamily    = family{"rw", []string{"", ":readers", ":wake"}, []string{"read_", "write_"}}
 	semFamily   = family{"sem", []string{"", ":holds", ":wake"}, []string{"semaphore_"}}
 
-	families = []family{mutexFamily, fairFamily, rwFamily, semFamily}
+	families = []family{mutexFamily, fairFamily, rwFamily, semFamily, latchFamily}
 )
 
 // scripts returns every script of the family (lua.All, so a script added

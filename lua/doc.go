@@ -18,9 +18,12 @@
 // lease in milliseconds (1..2^31), ARGV[3] the publish command (PUBLISH, or
 // SPUBLISH on Cluster). mutex_acquire adds ARGV[4], the registration window
 // in milliseconds (0..2^31; 0 registers nothing, for a caller that tries
-// once), and semaphore_acquire ARGV[4], the permits (1..2^31). Extra ARGV
-// are ignored. Malformed input is refused with an error reply starting
-// "ERR lockgen:" before anything is written.
+// once), and semaphore_acquire ARGV[4], the permits (1..2^31). The latch
+// scripts take the same three ARGV, ARGV[1] naming the caller (the setter,
+// the party counting down) and ARGV[2] being the latch's TTL, and latch_set
+// ARGV[4], the count (1..2^31). Extra ARGV are ignored. Malformed input is
+// refused with an error reply starting "ERR lockgen:" before anything is
+// written.
 //
 // Every acquire replies {1, fence} or {0, wait_ms}; wait_ms is at least 1
 // and at most the caller's lease. Renew replies 1 (the lease now ends
@@ -138,6 +141,16 @@
 // B:holds scores each holder by its deadline. A holder id holds at most one
 // permit.
 //
+// latch: B is a hash: c = the count left, g = the generation (server µs
+// when it was set), s = the id of the TrySetCount call that set it,
+// p:<party> for each party that counted down. latch_set writes only when B
+// is absent (a latch is one-shot); latch_count_down adds p:<party> with
+// HSETNX and counts only if it was new, and the call that reaches 0 drops
+// the p: fields and publishes "open" on B:wake. Every latch script restarts
+// B's TTL (ARGV[2]), so a latch lives while it is used and an open one stays
+// open for one TTL after its last use. A hash whose c or g is not a plain
+// integer, or that lacks s, is refused ("unexpected latch value").
+//
 // # Cost
 //
 // Redis commands per call on the common paths, counted with INFO
@@ -185,6 +198,11 @@
 //	semaphore busy                        8
 //	semaphore renew                       7
 //	semaphore release, last holder        7
+//	latch set                             4   HMGET TIME HSET PEXPIRE
+//	latch count down                      4   HMGET PEXPIRE HSETNX HSET
+//	latch count down, again               3   HMGET PEXPIRE HSETNX
+//	latch count down, opens               7   HMGET PEXPIRE HSETNX DEL HSET PEXPIRE PUBLISH
+//	latch count                           2   HMGET PEXPIRE
 //
 // A grant on a hot mutex costs a registration (4; 5 for the first on a
 // grant nobody had waited for, which also marks it) and a release that

@@ -292,3 +292,19 @@ local function lg_shared_end(hash, fence, ww, now_ms, now_us)
   end
   lg_retire_hash(hash, fence, now_us)
 end
+
+-- A latch (latch_* scripts) is one hash B: c = the count left, g = its
+-- generation (the server clock in µs when it was set), s = the id of the
+-- call that set it, p:<party> = 1 for each party that counted down (dropped
+-- when the count reaches 0). Every latch script restarts B's TTL.
+
+-- Reads a latch: count, generation, setter; nothing for an absent latch;
+-- an error reply as the fourth value for a hash no latch script wrote.
+local function lg_latch_read(key)
+  local st = redis.call('HMGET', key, 'c', 'g', 's')
+  if not st[1] and not st[2] and not st[3] then return nil end
+  if not string.find(st[1] or '', '^%d+$') or not string.find(st[2] or '', '^%d+$') or not st[3] then
+    return nil, nil, nil, lg_error('unexpected latch value')
+  end
+  return tonumber(st[1]), tonumber(st[2]), st[3]
+end

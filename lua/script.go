@@ -71,6 +71,10 @@ var (
 	SemaphoreAcquire = mustLoad("semaphore_acquire")
 	SemaphoreRenew   = mustLoad("semaphore_renew")
 	SemaphoreRelease = mustLoad("semaphore_release")
+
+	LatchSet       = mustLoad("latch_set")
+	LatchCountDown = mustLoad("latch_count_down")
+	LatchCount     = mustLoad("latch_count")
 )
 
 // All returns every script, sorted by name.

@@ -148,4 +148,11 @@
 // connection and gives the lock back (ErrNotReplicated) unless n replicas
 // acknowledged it, so that a failover does not lose a fresh lock. A WAIT
 // that fails is an unknown outcome: the grant is given back too.
+//
+// # Latches
+//
+// Locker.Latch returns a CountDownLatch: TrySetCount, CountDown (or
+// CountDownAs a named party, which counts once however often it retries),
+// Count, and Await, which every awaiter of every process leaves on the one
+// message of the last count-down. Every use restarts its TTL; see Latch.
 package runtime
