@@ -138,6 +138,19 @@
 // B:holds scores each holder by its deadline. A holder id holds at most one
 // permit.
 //
+// # Operations
+//
+// <family>_inspect (mutex, fair, rw, semaphore) reads a lock without
+// writing: { now_ms, last fence, holders <id, side, fence, deadline>,
+// waiters <id, deadline> in the order they are served, a waiting writer's
+// claim <id, until> }, all times in server ms, what has run out left out.
+// <family>_force_release removes every holder whatever its id (an
+// operator's tool): an exclusive lock goes to the first live fair waiter or
+// becomes a tombstone, a shared lock keeps f (and a waiting writer's
+// claim), each for as long as the removed leases would have run, so later
+// fences stay higher even if the server's clock steps back; waiters are
+// woken as after a release, and each removed holder's next renewal gets 0.
+//
 // # Cost
 //
 // Redis commands per call on the common paths, counted with INFO
