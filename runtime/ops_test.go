@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 )
 
@@ -361,4 +362,41 @@ func hostInID(host string) string {
 		}
 	}
 	return string(b)
+}
+
+// Ping fails, within its context, when the server is gone, and answers
+// again once it is back; it also checks the Pub/Sub connection waiters
+// use, which it opens if none has.
+func TestPingServerDown(t *testing.T) {
+	srv := redistest.Start(t)
+	l := runtime.New(srv.Client(t))
+	t.Cleanup(func() { l.Close() })
+	if err := l.Ping(ctxTimeout(t, 5*time.Second)); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+	srv.Kill()
+	start := time.Now()
+	err := l.Ping(ctxTimeout(t, 2*time.Second))
+	if err == nil {
+		t.Fatal("Ping with the server killed: nil error")
+	}
+	if took := time.Since(start); took > 4*time.Second {
+		t.Errorf("Ping took %v with a 2s context", took)
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	// go-redis redials on its own; the Pub/Sub connection too, on its
+	// receive loop's next read.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := l.Ping(ctxTimeout(t, 2*time.Second))
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Ping after the restart: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -213,3 +213,14 @@ func startSentinel(t *testing.T, name, master string) string {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// `lockgen locks` goes to the operator's tool; anything else stays the
+// generator's.
+func TestDispatch(t *testing.T) {
+	if code := dispatch([]string{"locks"}); code != exitUsage {
+		t.Errorf("lockgen locks: exit %d, want usage", code)
+	}
+	if code := dispatch([]string{"-o", "bad/name.go"}); code != exitUsage {
+		t.Errorf("lockgen -o bad/name.go: exit %d, want the generator's usage error", code)
+	}
+}
