@@ -22,8 +22,10 @@
 // are ignored. Malformed input is refused with an error reply starting
 // "ERR lockgen:" before anything is written.
 //
-// Every acquire replies {1, fence} or {0, wait_ms}; wait_ms is at least 1
-// and at most the caller's lease. Renew replies 1 (the lease now ends
+// Every acquire replies {1, fence} or {0, wait_ms[, holder[, left_ms]]};
+// wait_ms is at least 1 and at most the caller's lease; holder (and what is
+// left of its lease) is there when the script read it: a mutex or fair
+// holder, a writer. Renew replies 1 (the lease now ends
 // ARGV[2] ms from now) or 0 (not held). Release replies 1 (released) or 0
 // (not held by this holder id); a release that finds the lock not the
 // caller's withdraws whatever a busy acquire left for that holder id (a

@@ -477,7 +477,7 @@ func waitError(wctx, ctx context.Context, spec *lockSpec) error {
 
 // The first element of an acquire script's reply.
 const (
-	acquireBusy    = 0 // {0, wait_ms}
+	acquireBusy    = 0 // {0, wait_ms[, holder[, left_ms]]}
 	acquireGranted = 1 // {1, fence}
 )
 

@@ -64,17 +64,18 @@ func writeState(out io.Writer, st runtime.LockState) {
 		}
 	}
 	if len(st.Waiters) > 0 {
-		what := "registered (the next release hands it to the first)"
+		header := "  REGISTERED (next first)\tLIVES"
 		if st.Kind == runtime.Fair {
-			what = "queued, in order"
+			header = "  QUEUED (in order)\tPLACE LIVES"
 		}
-		fmt.Fprintf(w, "  WAITER\tLIVES\t%s\t\n", what)
+		fmt.Fprintln(w, header)
 		for _, q := range st.Waiters {
-			fmt.Fprintf(w, "  %s\t%s\t\t\n", q.ID, roundLeft(q.Left))
+			fmt.Fprintf(w, "  %s\t%s\n", q.ID, roundLeft(q.Left))
 		}
 	}
 	if q := st.WriterWaiting; q != nil {
-		fmt.Fprintf(w, "  WRITER WAITING\t%s\tnew readers wait %s\t\n", q.ID, roundLeft(q.Left))
+		fmt.Fprintln(w, "  WRITER WAITING\tNEW READERS WAIT")
+		fmt.Fprintf(w, "  %s\t%s\n", q.ID, roundLeft(q.Left))
 	}
 	w.Flush()
 }
