@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
+	"github.com/redis/go-redis/v9"
 )
 
 // holderNamed makes a Locker's holder ids "<name>", "<name>-2", ...: each
@@ -398,5 +401,40 @@ func TestPingServerDown(t *testing.T) {
 			t.Fatalf("Ping after the restart: %v", err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Ping checks the Pub/Sub connection on its own: with the command
+// connection fine and the Pub/Sub one stalled, it fails and says which.
+func TestPingChecksPubSub(t *testing.T) {
+	srv := redisServer(t)
+	proxy := redistest.StartProxy(t, srv.Addr)
+	var dials atomic.Int32
+	opts := srv.Options()
+	opts.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		// The command connection goes straight to the server (Ping dials
+		// it first), every later one through the proxy.
+		if dials.Add(1) > 1 {
+			addr = proxy.Addr
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
+	opts.PoolSize = 1
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() { rdb.Close() })
+	l := runtime.New(rdb)
+	t.Cleanup(func() { l.Close() })
+	if err := l.Ping(ctxTimeout(t, 5*time.Second)); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+	proxy.SetMode(redistest.Blackhole())
+	err := l.Ping(ctxTimeout(t, time.Second))
+	if err == nil || !strings.Contains(err.Error(), "Pub/Sub") {
+		t.Fatalf("Ping with the Pub/Sub connection stalled: %v, want a Pub/Sub error", err)
+	}
+	proxy.SetMode(redistest.Forward())
+	if err := l.Ping(ctxTimeout(t, 5*time.Second)); err != nil {
+		t.Errorf("Ping once the Pub/Sub connection flows again: %v", err)
 	}
 }
