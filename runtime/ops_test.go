@@ -438,3 +438,22 @@ func TestPingChecksPubSub(t *testing.T) {
 		t.Errorf("Ping once the Pub/Sub connection flows again: %v", err)
 	}
 }
+
+// On a Cluster, Ping asks every master, and Inspect and ForceRelease find
+// each lock's node.
+func TestOpsOnCluster(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	l := runtime.New(cl.Client(t), holderNamed("C"))
+	t.Cleanup(func() { l.Close() })
+	ctx := ctxTimeout(t, 20*time.Second)
+	if err := l.Ping(ctx); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+	lk := runtime.Lock{Kind: runtime.Fair, Key: "cluster:ops", Lease: 3 * time.Second}
+	h, fence := mustAcquire(t, ctx, l, lk)
+	checkHolders(t, mustInspect(t, ctx, l, lk), lk.Lease, runtime.HolderState{ID: "C", Kind: runtime.Fair, Fence: fence})
+	if n, err := l.ForceRelease(ctx, lk); err != nil || n != 1 {
+		t.Fatalf("ForceRelease = %d, %v; want 1", n, err)
+	}
+	lostWithin(t, h, lk.Lease)
+}
