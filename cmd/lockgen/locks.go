@@ -23,7 +23,7 @@ write: name the same read/write lock), semaphore:... (or sem:). KEY is the
 rendered key, without the prefix and braces. pattern matches KEYs
 (Redis glob: order:*). Redis: -redis URL, else $REDIS_URL, else
 redis://127.0.0.1:6379; redis-sentinel://host:port[,host:port]/MASTER[/DB]
-for Sentinel; a Cluster is recognised and every master scanned. Flags:
+for Sentinel; a Cluster is recognised and every master scanned.
 `
 
 // locksCmd is one run of `lockgen locks`: its flags and where it writes.
@@ -42,14 +42,17 @@ type locksCmd struct {
 }
 
 func runLocks(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		io.WriteString(stderr, locksUsage)
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") || args[0] == "help" {
+		io.WriteString(stderr, locksUsage+"Flags: lockgen locks SUBCOMMAND -h\n")
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help") {
+			return exitOK
+		}
 		return exitUsage
 	}
 	c := &locksCmd{fs: flag.NewFlagSet("lockgen locks "+args[0], flag.ContinueOnError), stdout: stdout, stderr: stderr, sub: args[0]}
 	c.fs.SetOutput(stderr)
 	c.fs.Usage = func() {
-		io.WriteString(stderr, locksUsage)
+		io.WriteString(stderr, locksUsage+"Flags:\n")
 		c.fs.PrintDefaults()
 	}
 	c.url = c.fs.String("redis", "", "Redis `URL` (default $REDIS_URL, else redis://127.0.0.1:6379)")
