@@ -18,6 +18,7 @@ func allScenarios() []*scenario {
 	all = append(all, malformedScenarios()...)
 	all = append(all, edgeScenarios()...)
 	all = append(all, latchScenarios()...)
+	all = append(all, opsScenarios()...)
 	return all
 }
 

@@ -26,7 +26,7 @@ type family struct {
 var (
 	mutexFamily = family{"mutex", []string{"", ":waiters", ":wake"}, []string{"mutex_"}}
 	fairFamily  = family{"fair", []string{"", ":queue", ":alive", ":wake"}, []string{"fair_"}}
-	rwFamily    = family{"rw", []string{"", ":readers", ":wake"}, []string{"read_", "write_"}}
+	rwFamily    = family{"rw", []string{"", ":readers", ":wake"}, []string{"read_", "write_", "rw_"}}
 	semFamily   = family{"sem", []string{"", ":holds", ":wake"}, []string{"semaphore_"}}
 
 	families = []family{mutexFamily, fairFamily, rwFamily, semFamily, latchFamily}
@@ -342,14 +342,17 @@ func sameGrant() check {
 }
 
 // busy: refused, retry within about ms (±tolerance on the real server).
+// The reply may name the holder (busyBy checks it).
 func busy(ms int64) check {
 	return func(r *run, st *step, got any) error {
-		ok, wait, err := pair(got)
-		if err != nil {
-			return err
+		a, ok := got.([]any)
+		if !ok || len(a) < 2 || len(a) > 4 {
+			return fmt.Errorf("reply %#v, want {0, wait_ms[, holder[, left_ms]]}", got)
 		}
-		if ok != 0 {
-			return fmt.Errorf("reply %v, want busy {0, wait_ms}", got)
+		flag, ok1 := a[0].(int64)
+		wait, ok2 := a[1].(int64)
+		if !ok1 || !ok2 || flag != 0 {
+			return fmt.Errorf("reply %v, want busy {0, wait_ms, ...}", got)
 		}
 		if wait < 1 || wait > st.lease.Milliseconds() {
 			return fmt.Errorf("wait %d ms outside 1..lease", wait)
@@ -608,13 +611,14 @@ func sameReply(a, b any, sa, sb time.Time, tol float64) bool {
 		if !ok || len(x) != len(y) {
 			return false
 		}
-		// {0, wait_ms}: the wait is time-valued.
-		busyPair := len(x) == 2 && x[0] == int64(0) && y[0] == int64(0)
+		// {0, wait_ms[, holder, left_ms]}: the wait and what is left of
+		// the holder's lease are time-valued.
+		busyReply := len(x) >= 2 && x[0] == int64(0) && y[0] == int64(0)
 		for i := range x {
 			xi, xok := x[i].(int64)
 			yi, yok := y[i].(int64)
 			if xok && yok {
-				if !sameNumber(float64(xi), float64(yi), sa, sb, busyPair && i == 1, tol) {
+				if !sameNumber(float64(xi), float64(yi), sa, sb, busyReply && (i == 1 || i == 3), tol) {
 					return false
 				}
 				continue

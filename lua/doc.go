@@ -25,8 +25,10 @@
 // refused with an error reply starting "ERR lockgen:" before anything is
 // written.
 //
-// Every acquire replies {1, fence} or {0, wait_ms}; wait_ms is at least 1
-// and at most the caller's lease. Renew replies 1 (the lease now ends
+// Every acquire replies {1, fence} or {0, wait_ms[, holder[, left_ms]]};
+// wait_ms is at least 1 and at most the caller's lease; holder (and what is
+// left of its lease) is there when the script read it: a mutex or fair
+// holder, a writer. Renew replies 1 (the lease now ends
 // ARGV[2] ms from now) or 0 (not held). Release replies 1 (released) or 0
 // (not held by this holder id); a release that finds the lock not the
 // caller's withdraws whatever a busy acquire left for that holder id (a
@@ -150,6 +152,19 @@
 // B's TTL (ARGV[2]), so a latch lives while it is used and an open one stays
 // open for one TTL after its last use. A hash whose c or g is not a plain
 // integer, or that lacks s, is refused ("unexpected latch value").
+//
+// # Operations
+//
+// <family>_inspect (mutex, fair, rw, semaphore) reads a lock without
+// writing: { now_ms, last fence, holders <id, side, fence, deadline>,
+// waiters <id, deadline> in the order they are served, a waiting writer's
+// claim <id, until> }, all times in server ms, what has run out left out.
+// <family>_force_release removes every holder whatever its id (an
+// operator's tool): an exclusive lock goes to the first live fair waiter or
+// becomes a tombstone, a shared lock keeps f (and a waiting writer's
+// claim), each for as long as the removed leases would have run, so later
+// fences stay higher even if the server's clock steps back; waiters are
+// woken as after a release, and each removed holder's next renewal gets 0.
 //
 // # Cost
 //

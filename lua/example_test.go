@@ -14,8 +14,8 @@ func ExampleAll() {
 	}
 	// Output:
 	// fair_acquire 40
+	// fair_force_release 40
 	// fair_heartbeat 40
-	// fair_release 40
 }
 
 // Scripts can be looked up by the name of their file, and a line number

@@ -13,8 +13,10 @@
 -- restarts, nothing else changes. A waiter asking again keeps its place.
 --
 -- Reply: {1, fence}   acquired
---        {0, wait_ms} queued: retry within wait_ms (the lock's PTTL), or on
---                     "grant:<fence>:<holder>" for the caller
+--        {0, wait_ms, holder, left_ms}
+--                     queued: retry within wait_ms (the lock's PTTL), or on
+--                     "grant:<fence>:<holder>" for the caller; holder holds
+--                     the lock for left_ms more (for the caller's errors)
 -- Wake: "grant:<fence>:<head>" when the lock is free and someone else is
 -- first in line: the lock is handed to it and the caller queues behind it.
 local queue, alive = KEYS[2], KEYS[3]
@@ -32,9 +34,9 @@ local now_ms, now_us = lg_now()
 local old_head = lg_fair_first(queue)
 if old_head then lg_fair_evict(queue, alive, now_ms) end
 
-local wait
+local wait, by
 if owner and owner ~= LG_TOMB then
-  wait = redis.call('PTTL', KEYS[1])
+  wait, by = redis.call('PTTL', KEYS[1]), owner
 else
   local head, head_deadline
   if old_head then head, head_deadline = lg_fair_live_head(queue, alive) end
@@ -50,7 +52,7 @@ else
   -- Free, but someone else is first: never jump the queue. The lock goes
   -- to the head now, and the caller waits behind it.
   lg_fair_hand_over(KEYS[1], queue, alive, head, head_deadline, fence, now_ms, now_us, pub, KEYS[4])
-  wait = head_deadline - now_ms
+  wait, by = head_deadline - now_ms, head
 end
 
 if not redis.call('ZSCORE', queue, holder) then
@@ -60,4 +62,4 @@ if not redis.call('ZSCORE', queue, holder) then
   redis.call('ZADD', queue, lg_int(arrival), holder)
 end
 lg_fair_keep_alive(queue, alive, holder, now_ms + lease)
-return { 0, lg_wait(wait, lease) }
+return { 0, lg_wait(wait, lease), by, wait }

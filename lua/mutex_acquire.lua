@@ -14,7 +14,9 @@
 -- lease restarts, nothing else changes. Re-entry is the runtime's business.
 --
 -- Reply: {1, fence}   acquired
---        {0, wait_ms} held by another holder. With a window, the caller is
+--        {0, wait_ms, holder[, left_ms]}
+--                     held by holder (for the caller's errors; left_ms, its
+--                     PTTL, only without a window). With a window, the caller is
 --                     registered until ARGV[4] ms from now (a release hands
 --                     the lock to a live registered waiter,
 --                     "grant:<fence>:<holder>"), and wait_ms is the window:
@@ -35,7 +37,10 @@ if owner == holder then
 end
 
 if owner and owner ~= LG_TOMB then
-  if window == 0 then return { 0, lg_wait(redis.call('PTTL', KEYS[1]), lease) } end
+  if window == 0 then
+    local left = redis.call('PTTL', KEYS[1])
+    return { 0, lg_wait(left, lease), owner, left }
+  end
   local now_ms = lg_now()
   redis.call('ZADD', KEYS[2], lg_int(now_ms + window), holder)
   -- The set lives as long as the newest registration. A shorter window
@@ -45,7 +50,7 @@ if owner and owner ~= LG_TOMB then
   if waiters == 0 then
     redis.call('SET', KEYS[1], lg_lock_encode(owner, fence, 1), 'KEEPTTL')
   end
-  return { 0, lg_wait(window, lease) }
+  return { 0, lg_wait(window, lease), owner }
 end
 
 -- Free, or only a tombstone remembering the last fence. A registration the

@@ -308,3 +308,68 @@ local function lg_latch_read(key)
   end
   return tonumber(st[1]), tonumber(st[2]), st[3]
 end
+
+-- Inspection and forced release (lockgen locks). The inspect scripts reply
+-- { now_ms, last_fence, holders, waiters, claim }: holders is a flat list of
+-- <id, side, fence, lease deadline ms>, waiters of <id, deadline ms> in the
+-- order they are served, claim <writer, deadline ms> or empty. Times are
+-- absolute server ms, so the caller sees what is left against now_ms.
+-- Entries whose time has run out are left out: the other scripts treat them
+-- as gone and drop them at their next call.
+
+-- The members of a sorted set whose score lies after now_ms, as a flat list
+-- of member, score (a number), lowest score first.
+local function lg_live_scored(set, now_ms)
+  local raw = redis.call('ZRANGEBYSCORE', set, '(' .. lg_int(now_ms), '+inf', 'WITHSCORES')
+  for i = 2, #raw, 2 do raw[i] = tonumber(raw[i]) end
+  return raw
+end
+
+-- A hash as a table of field -> value.
+local function lg_hash_table(hash)
+  local flat = redis.call('HGETALL', hash)
+  local t = {}
+  for i = 1, #flat, 2 do t[flat[i]] = flat[i + 1] end
+  return t
+end
+
+-- The state of a string lock (mutex, fair): its holder, if any, as the
+-- first reply fields.
+local function lg_inspect_string(key, side, now_ms)
+  local owner, fence, _, bad = lg_lock_decode(redis.call('GET', key))
+  if bad then return nil, nil, bad end
+  if not owner or owner == LG_TOMB then return {}, fence or 0 end
+  return { owner, side, fence, now_ms + redis.call('PTTL', key) }, fence
+end
+
+-- Appends to holders each live holder of a shared lock (its lease deadline in
+-- set, its fence in the hash field prefix .. id), as side.
+local function lg_inspect_shared(holders, fields, set, prefix, side, now_ms)
+  local live = lg_live_scored(set, now_ms)
+  for i = 1, #live, 2 do
+    local fence = lg_hold_decode(fields[prefix .. live[i]])
+    if fence then
+      local n = #holders
+      holders[n + 1], holders[n + 2], holders[n + 3], holders[n + 4] = live[i], side, fence, live[i + 1]
+    end
+  end
+  return holders
+end
+
+-- How long a string lock's tombstone keeps the last fence after a forced
+-- release: as long as the lease the holder was granted would still have run
+-- (it may act on its fence until its renewal is refused), and at least until
+-- the clock has passed the fence.
+local function lg_force_tomb(key, fence, now_us)
+  local keep = math.max(redis.call('PTTL', key), lg_tomb_ms(fence, now_us), 1)
+  redis.call('SET', key, lg_lock_encode(LG_TOMB, fence, 0), 'PX', lg_int(keep))
+end
+
+-- Removes every holder of a shared lock at once: the hash keeps the last
+-- fence and keep (a flat name, value list) until exp, the latest lease it had.
+local function lg_shared_clear(hash, set, keep, fence, exp, now_ms)
+  redis.call('DEL', hash, set)
+  keep[#keep + 1] = 'f'
+  keep[#keep + 1] = fence
+  lg_shared_write(hash, set, keep, exp, now_ms)
+end

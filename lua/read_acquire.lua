@@ -15,6 +15,7 @@
 -- Reply: {1, fence}   acquired; every reader has its own lease and fence
 --        {0, wait_ms} another holder writes, or a writer is waiting (new
 --                     readers let it in first); retry within wait_ms
+--        {0, wait_ms, writer, left_ms} when a writer holds it, for left_ms
 local readers = KEYS[2]
 local holder, lease, _, err = lg_args(3, 3)
 if err then return err end
@@ -33,14 +34,15 @@ if mine then
   return { 1, mine }
 end
 
-local wait
+local wait, by
 if writer and writer.holder ~= holder then
-  wait = writer.deadline - now_ms
+  wait, by = writer.deadline - now_ms, writer.holder
 elseif not writer and ww and ww > now_ms then
   wait = ww - now_ms
 end
 if wait then
   lg_mark_waiting(KEYS[1], readers, st[5], exp, now_ms)
+  if by then return { 0, lg_wait(wait, lease), by, wait } end
   return { 0, lg_wait(wait, lease) }
 end
 

@@ -55,11 +55,15 @@ var (
 	MutexAcquire = mustLoad("mutex_acquire")
 	MutexRenew   = mustLoad("mutex_renew")
 	MutexRelease = mustLoad("mutex_release")
+	MutexInspect = mustLoad("mutex_inspect")
+	MutexForce   = mustLoad("mutex_force_release")
 
 	FairAcquire   = mustLoad("fair_acquire")
 	FairRenew     = mustLoad("fair_renew")
 	FairRelease   = mustLoad("fair_release")
 	FairHeartbeat = mustLoad("fair_heartbeat")
+	FairInspect   = mustLoad("fair_inspect")
+	FairForce     = mustLoad("fair_force_release")
 
 	ReadAcquire  = mustLoad("read_acquire")
 	ReadRenew    = mustLoad("read_renew")
@@ -67,10 +71,14 @@ var (
 	WriteAcquire = mustLoad("write_acquire")
 	WriteRenew   = mustLoad("write_renew")
 	WriteRelease = mustLoad("write_release")
+	RWInspect    = mustLoad("rw_inspect")
+	RWForce      = mustLoad("rw_force_release")
 
 	SemaphoreAcquire = mustLoad("semaphore_acquire")
 	SemaphoreRenew   = mustLoad("semaphore_renew")
 	SemaphoreRelease = mustLoad("semaphore_release")
+	SemaphoreInspect = mustLoad("semaphore_inspect")
+	SemaphoreForce   = mustLoad("semaphore_force_release")
 
 	LatchSet       = mustLoad("latch_set")
 	LatchCountDown = mustLoad("latch_count_down")

@@ -14,6 +14,8 @@
 --                     refused (ww, set by wwh), so readers cannot starve it;
 --                     a writer that gives up withdraws that with
 --                     write_release.
+--        {0, wait_ms, writer, left_ms} when another writer holds it, for
+--                     left_ms
 local readers = KEYS[2]
 local holder, lease, _, err = lg_args(3, 3)
 if err then return err end
@@ -31,9 +33,9 @@ if writer and writer.holder == holder then
   return { 1, writer.fence }
 end
 
-local wait
+local wait, by
 if writer then
-  wait = writer.deadline - now_ms
+  wait, by = writer.deadline - now_ms, writer.holder
 elseif redis.call('ZCARD', readers) > 0 then
   wait = lg_first_deadline_in(readers, now_ms)
 end
@@ -42,6 +44,7 @@ if wait then
   -- the writer that set it, so that write_release withdraws only its own
   -- claim.
   lg_shared_write(KEYS[1], readers, { 'ww', lg_int(deadline), 'wwh', holder, 'wq', '1' }, exp, deadline)
+  if by then return { 0, lg_wait(wait, lease), by, wait } end
   return { 0, lg_wait(wait, lease) }
 end
 

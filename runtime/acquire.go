@@ -120,7 +120,8 @@ type acquisition struct {
 	registered  bool      // a busy reply registered the holder id in Redis (family.registers)
 	regSent     time.Time // when the latest attempt that registered a mutex waiter was sent
 	busyReplies int
-	cleaning    bool // a clean-up of the holder id has been started
+	heldBy      busyHolder // who held the lock at the last busy reply, if it said
+	cleaning    bool       // a clean-up of the holder id has been started
 	won         bool
 }
 
@@ -205,9 +206,9 @@ func (a *acquisition) run() (granted, error) {
 			a.won = true
 			return g, nil
 		case a.tryOnce:
-			return granted{}, a.giveUp(fmt.Errorf("%w: %s is busy", ErrNotAcquired, a.spec))
+			return granted{}, a.giveUp(a.heldBy.explain(fmt.Errorf("%w: %s is busy", ErrNotAcquired, a.spec)))
 		case !a.deadline.IsZero() && !time.Now().Before(a.deadline):
-			return granted{}, a.giveUp(fmt.Errorf("%w: %s still busy after %v", ErrNotAcquired, a.spec, time.Since(a.start).Round(time.Millisecond)))
+			return granted{}, a.giveUp(a.heldBy.explain(fmt.Errorf("%w: %s still busy after %v", ErrNotAcquired, a.spec, time.Since(a.start).Round(time.Millisecond))))
 		}
 		if a.w == nil {
 			a.w = a.l.wakeups.join(a.spec.wake, a.holder, a.spec.Kind == Mutex, true)
@@ -257,7 +258,7 @@ func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err 
 		a.withdraw(p)
 		return g, false, 0, a.callError(err)
 	}
-	flag, n, err := parseAcquire(reply)
+	flag, n, by, err := parseAcquire(reply)
 	if err != nil {
 		a.withdraw(p)
 		return g, false, 0, fmt.Errorf("lockgen: acquire %s: %w", a.spec, err)
@@ -271,6 +272,7 @@ func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err 
 		return granted{fence: n, from: sent, validFor: a.spec.lease}, false, 0, nil
 	}
 	a.busyReplies++
+	a.heldBy = by
 	if a.spec.Kind.family().registers && (a.spec.Kind != Mutex || window > 0) {
 		a.registered = true
 		a.regSent = sent
@@ -310,7 +312,7 @@ func (a *acquisition) callError(err error) error {
 	}
 	if errors.Is(err, errNoReply) {
 		if a.busyReplies > 0 {
-			return fmt.Errorf("%w: %s still busy after %v (the last attempt got no reply in time)", ErrNotAcquired, a.spec, time.Since(a.start).Round(time.Millisecond))
+			return a.heldBy.explain(fmt.Errorf("%w: %s still busy after %v (the last attempt got no reply in time)", ErrNotAcquired, a.spec, time.Since(a.start).Round(time.Millisecond)))
 		}
 		return fmt.Errorf("lockgen: acquire %s: no reply from Redis within the wait: %w", a.spec, context.DeadlineExceeded)
 	}
@@ -485,19 +487,23 @@ func waitError(wctx, ctx context.Context, spec *lockSpec) error {
 
 // The first element of an acquire script's reply.
 const (
-	acquireBusy    = 0 // {0, wait_ms}
+	acquireBusy    = 0 // {0, wait_ms[, holder[, left_ms]]}
 	acquireGranted = 1 // {1, fence}
 )
 
-// parseAcquire reads {flag, fence or wait_ms}.
-func parseAcquire(reply any) (flag, n int64, err error) {
+// parseAcquire reads {1, fence} or {0, wait_ms[, holder[, left_ms]]}: a
+// busy reply names the holder, and what is left of its lease, where the
+// script read them (by; zero otherwise).
+func parseAcquire(reply any) (flag, n int64, by busyHolder, err error) {
 	arr, ok := reply.([]any)
-	if ok && len(arr) == 2 {
+	if ok && len(arr) >= 2 && len(arr) <= 4 {
 		flag, ok1 := arr[0].(int64)
 		n, ok2 := arr[1].(int64)
-		if ok1 && ok2 && (flag == acquireBusy || flag == acquireGranted) {
-			return flag, n, nil
+		if ok1 && ok2 && (flag == acquireBusy || flag == acquireGranted) && (flag == acquireBusy || len(arr) == 2) {
+			if by, ok = parseBusyHolder(arr[2:]); ok {
+				return flag, n, by, nil
+			}
 		}
 	}
-	return 0, 0, fmt.Errorf("unexpected reply %#v", reply)
+	return 0, 0, busyHolder{}, fmt.Errorf("unexpected reply %#v", reply)
 }

@@ -349,6 +349,9 @@ type nodeSubscriber struct {
 	// subscription wrongly taken as ended costs a resubscription, one
 	// wrongly taken as alive would cost its waiters their wake messages.
 	unsubscribing map[string]int
+	// pings are the health checks waiting for their PONG, by payload
+	// (ping.go).
+	pings map[string]chan struct{}
 }
 
 // subscription is one channel subscribed on a node.
@@ -382,6 +385,7 @@ func newNodeSubscriber(node *redis.Client, sharded bool, slotMoved func()) *node
 		exited:        make(chan struct{}),
 		subs:          map[string]*subscription{},
 		unsubscribing: map[string]int{},
+		pings:         map[string]chan struct{}{},
 	}
 	ctx := context.Background()
 	if sharded {
@@ -455,6 +459,8 @@ func (ns *nodeSubscriber) handle(m any) {
 		case "unsubscribe", "sunsubscribe":
 			ns.unsubscribed(m.Channel)
 		}
+	case *redis.Pong:
+		ns.ponged(m.Payload)
 	}
 }
 

@@ -121,7 +121,19 @@
 //
 // All errors wrap a sentinel for errors.Is: ErrNotAcquired, ErrLockLost,
 // ErrNotHeld, ErrInvalidKey, ErrInvalidLock, ErrClosed, ErrNotReplicated, or
-// the context's error, or the Redis error wrapped with the lock's key.
+// the context's error, or the Redis error wrapped with the lock's key. A
+// busy lock whose holder Redis named gives a *BusyError (Holder, LeaseLeft)
+// that wraps ErrNotAcquired.
+//
+// # Operating
+//
+// Inspect reports what Redis holds for a lock (holders with fences and
+// leases, waiters in order, a waiting writer), ForceRelease takes a lock
+// from every holder for operators (the fence floor stays; the holders'
+// contexts are cancelled at their next renewal), and Ping checks the
+// connections a Locker depends on. The default holder ids,
+// "<host>:<pid>:<random>:<n>", say which process holds a lock. The command
+// `lockgen locks` (ls, show, release --force) is built on these.
 //
 // # Observing
 //

@@ -117,3 +117,39 @@ func ExampleTrackSkips() {
 	// err: <nil> skipped: true [Jobs.Nightly]
 	// err: <nil> skipped: false
 }
+
+// Who holds a lock, what a busy caller is told, and taking the lock back
+// as an operator would (lockgen locks does the same from a shell).
+func ExampleLocker_Inspect() {
+	ctx := context.Background()
+	b := embedded.NewBackend(nil) // two processes sharing one Redis
+	l := runtime.NewWithBackend(b, runtime.WithHolderIDs(func() string { return "billing-7:4711:1" }))
+	defer l.Close()
+	lock := runtime.Lock{Kind: runtime.Mutex, Key: "order:42", Lease: 30 * time.Second}
+	held, err := l.Acquire(ctx, lock)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer held.Release()
+
+	st, _ := l.Inspect(ctx, lock)
+	h := st.Holders[0]
+	fmt.Println(h.ID, h.Kind, h.LeaseLeft > 29*time.Second)
+
+	other := runtime.NewWithBackend(b, runtime.WithHolderIDs(func() string { return "billing-8:99:1" }))
+	defer other.Close()
+	once := lock
+	once.Wait = runtime.NoWait
+	_, err = other.Acquire(ctx, once)
+	var busy *runtime.BusyError
+	fmt.Println(errors.Is(err, runtime.ErrNotAcquired), errors.As(err, &busy) && busy.Holder == "billing-7:4711:1")
+
+	n, _ := other.ForceRelease(ctx, lock)
+	st, _ = l.Inspect(ctx, lock)
+	fmt.Println(n, st.Held(), st.LastFence == h.Fence)
+	// Output:
+	// billing-7:4711:1 mutex true
+	// true true
+	// 1 false true
+}

@@ -76,17 +76,25 @@ type family struct {
 // scriptSet is the scripts of one kind. release also withdraws what a busy
 // acquire registered, and is the clean-up after an acquire whose outcome is
 // unknown. heartbeat, where there is one, keeps a waiter registered while
-// it waits (fair).
+// it waits (fair). inspect and force are the operator's (Locker.Inspect,
+// Locker.ForceRelease); read and write share theirs, since they act on the
+// whole lock.
 type scriptSet struct {
 	acquire, renew, release, heartbeat *lua.Script
+	inspect, force                     *lua.Script
 }
 
 var families = [...]family{
-	Mutex:     {"mutex", []string{":waiters", ":wake"}, scriptSet{lua.MutexAcquire, lua.MutexRenew, lua.MutexRelease, nil}, true, false},
-	Fair:      {"fair", []string{":queue", ":alive", ":wake"}, scriptSet{lua.FairAcquire, lua.FairRenew, lua.FairRelease, lua.FairHeartbeat}, true, false},
-	Read:      {"rw", []string{":readers", ":wake"}, scriptSet{lua.ReadAcquire, lua.ReadRenew, lua.ReadRelease, nil}, false, false},
-	Write:     {"rw", []string{":readers", ":wake"}, scriptSet{lua.WriteAcquire, lua.WriteRenew, lua.WriteRelease, nil}, true, false},
-	Semaphore: {"sem", []string{":holds", ":wake"}, scriptSet{lua.SemaphoreAcquire, lua.SemaphoreRenew, lua.SemaphoreRelease, nil}, false, true},
+	Mutex: {"mutex", []string{":waiters", ":wake"},
+		scriptSet{lua.MutexAcquire, lua.MutexRenew, lua.MutexRelease, nil, lua.MutexInspect, lua.MutexForce}, true, false},
+	Fair: {"fair", []string{":queue", ":alive", ":wake"},
+		scriptSet{lua.FairAcquire, lua.FairRenew, lua.FairRelease, lua.FairHeartbeat, lua.FairInspect, lua.FairForce}, true, false},
+	Read: {"rw", []string{":readers", ":wake"},
+		scriptSet{lua.ReadAcquire, lua.ReadRenew, lua.ReadRelease, nil, lua.RWInspect, lua.RWForce}, false, false},
+	Write: {"rw", []string{":readers", ":wake"},
+		scriptSet{lua.WriteAcquire, lua.WriteRenew, lua.WriteRelease, nil, lua.RWInspect, lua.RWForce}, true, false},
+	Semaphore: {"sem", []string{":holds", ":wake"},
+		scriptSet{lua.SemaphoreAcquire, lua.SemaphoreRenew, lua.SemaphoreRelease, nil, lua.SemaphoreInspect, lua.SemaphoreForce}, false, true},
 }
 
 // family returns k's entry of the families table; k must be valid.

@@ -42,8 +42,9 @@ func WithReplicas(n int, timeout time.Duration) Option {
 	return func(l *Locker) { l.replicas, l.replicaTimeout = n, timeout }
 }
 
-// WithHolderIDs replaces the source of holder ids (default: a random
-// per-Locker prefix and a counter). Each call must return a new id of 1 to
+// WithHolderIDs replaces the source of holder ids (default:
+// "<host>:<pid>:<random>:<n>", so that a holder seen in Inspect or a busy
+// error can be traced to its process). Each call must return a new id of 1 to
 // 64 bytes of [A-Za-z0-9._:-], unique among all clients of the Redis server;
 // tests use it to get predictable ids.
 func WithHolderIDs(next func() string) Option { return func(l *Locker) { l.nextHolder = next } }

@@ -1,0 +1,18 @@
+-- mutex_inspect: what Redis holds for a mutex right now. Read-only.
+--
+-- KEYS[1] B, KEYS[2] B:waiters, KEYS[3] B:wake (unused)
+-- ARGV[1] holder id of the caller (checked, unused), ARGV[2] lease ms
+-- (checked, unused), ARGV[3] PUBLISH | SPUBLISH (checked, unused)
+--
+-- Reply: { now_ms, last_fence, holders, waiters, {} } (see the prelude's
+-- inspection helpers): holders is <holder, "mutex", fence, lease deadline>
+-- or empty; waiters the live registrations, <waiter, registration deadline>,
+-- the one a release would hand the lock to first. last_fence is 0 when the
+-- lock left nothing behind.
+local _, _, _, err = lg_args(3, 3)
+if err then return err end
+
+local now_ms = lg_now()
+local holders, fence, bad = lg_inspect_string(KEYS[1], 'mutex', now_ms)
+if bad then return bad end
+return { now_ms, fence, holders, lg_live_scored(KEYS[2], now_ms), {} }
