@@ -16,6 +16,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -33,15 +34,23 @@ import (
 func main() {
 	addr := flag.String("redis", "", "Redis address host:port (default: $REDIS_URL, else the embedded backend)")
 	work := flag.Duration("work", 40*time.Millisecond, "how long each call holds its lock")
+	logEvents := flag.Bool("log", false, "log every lock event (acquired, busy, lost, released...) to stderr with slog")
 	flag.Parse()
-	if err := run(*addr, *work); err != nil {
+	var opts []runtime.Option
+	if *logEvents {
+		// The same events feed the OpenTelemetry module (lockgen/otel):
+		// runtime.WithContextObserver(obs.Observe).
+		logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		opts = append(opts, runtime.WithObserver(runtime.SlogObserver(logger)))
+	}
+	if err := run(*addr, *work, opts...); err != nil {
 		fmt.Fprintln(os.Stderr, "orders:", err)
 		os.Exit(1)
 	}
 }
 
-func run(addr string, work time.Duration) error {
-	locker, where, err := newLocker(addr)
+func run(addr string, work time.Duration, opts ...runtime.Option) error {
+	locker, where, err := newLocker(addr, opts...)
 	if err != nil {
 		return err
 	}
@@ -60,22 +69,22 @@ func run(addr string, work time.Duration) error {
 	return nil
 }
 
-func newLocker(addr string) (*runtime.Locker, string, error) {
+func newLocker(addr string, opts ...runtime.Option) (*runtime.Locker, string, error) {
 	if addr == "" && os.Getenv("REDIS_URL") != "" {
-		opts, err := redis.ParseURL(os.Getenv("REDIS_URL"))
+		ropts, err := redis.ParseURL(os.Getenv("REDIS_URL"))
 		if err != nil {
 			return nil, "", fmt.Errorf("REDIS_URL: %w", err)
 		}
-		return runtime.New(redis.NewClient(opts)), "Redis at " + opts.Addr, nil
+		return runtime.New(redis.NewClient(ropts), opts...), "Redis at " + ropts.Addr, nil
 	}
 	if addr != "" {
 		rdb := redis.NewClient(&redis.Options{Addr: addr})
 		if err := rdb.Ping(context.Background()).Err(); err != nil {
 			return nil, "", fmt.Errorf("redis %s: %w", addr, err)
 		}
-		return runtime.New(rdb), "Redis at " + addr, nil
+		return runtime.New(rdb, opts...), "Redis at " + addr, nil
 	}
-	return embedded.New(), "the embedded backend (Lua scripts in-process, no server)", nil
+	return embedded.New(opts...), "the embedded backend (Lua scripts in-process, no server)", nil
 }
 
 // newService wraps a fresh OrderService in the generated OrderServiceLocked.
