@@ -17,6 +17,7 @@ func allScenarios() []*scenario {
 	all = append(all, idempotenceScenarios()...)
 	all = append(all, malformedScenarios()...)
 	all = append(all, edgeScenarios()...)
+	all = append(all, fenceFloorScenarios()...)
 	return all
 }
 

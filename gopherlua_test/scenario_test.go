@@ -21,13 +21,16 @@ type family struct {
 	name     string
 	suffixes []string
 	ops      []string
+	// floored are the suffixes of the keys that keep the last fence: they
+	// live lua.FenceFloor past what the lock needs them for.
+	floored []string
 }
 
 var (
-	mutexFamily = family{"mutex", []string{"", ":waiters", ":wake"}, []string{"mutex_"}}
-	fairFamily  = family{"fair", []string{"", ":queue", ":alive", ":wake"}, []string{"fair_"}}
-	rwFamily    = family{"rw", []string{"", ":readers", ":wake"}, []string{"read_", "write_"}}
-	semFamily   = family{"sem", []string{"", ":holds", ":wake"}, []string{"semaphore_"}}
+	mutexFamily = family{"mutex", []string{"", ":waiters", ":wake"}, []string{"mutex_"}, []string{""}}
+	fairFamily  = family{"fair", []string{"", ":queue", ":alive", ":wake"}, []string{"fair_"}, []string{""}}
+	rwFamily    = family{"rw", []string{"", ":readers", ":wake"}, []string{"read_", "write_"}, []string{"", ":readers"}}
+	semFamily   = family{"sem", []string{"", ":holds", ":wake"}, []string{"semaphore_"}, []string{"", ":holds"}}
 
 	families = []family{mutexFamily, fairFamily, rwFamily, semFamily}
 )
@@ -383,7 +386,11 @@ func fails(prefix string) check {
 type keyWant struct {
 	suffix string
 	absent bool
-	ttl    time.Duration // PTTL about this (within tolerance); 0: unchecked
+	// ttl: PTTL about this (within tolerance); 0: unchecked. For a key
+	// that keeps the fence (family.floored) it is what the lock needs:
+	// the rest of the lease, or of the tombstone's wait for the clock to
+	// pass the fence; the key lives lua.FenceFloor longer.
+	ttl time.Duration
 	// holder: the string lock (mutex, fair) is "<holder> <fence>
 	// <waiters>" with this holder and the fence of its grant, or the
 	// tombstone "! <last fence> 0" for holder tombstone.
@@ -431,6 +438,9 @@ func (kw keyWant) verify(r *run, keys []keyState) error {
 	}
 	if kw.ttl > 0 {
 		want := kw.ttl.Milliseconds()
+		if slices.Contains(r.sc.fam.floored, kw.suffix) {
+			want += lua.FenceFloor.Milliseconds()
+		}
 		if d := ks.PTTL - want; d > r.tol || -d > r.tol {
 			return fmt.Errorf("PTTL %d ms, want about %d", ks.PTTL, want)
 		}
@@ -698,11 +708,15 @@ func settled(a, other []keyState, tol float64) []keyState {
 	return out
 }
 
-// gone expects every data key of the family to be absent: nothing is left
-// behind.
-func gone(f family) []keyWant {
-	var out []keyWant
-	for _, s := range f.suffixes[:len(f.suffixes)-1] {
+// retired expects a lock that nobody holds or waits for: B keeps only the
+// last fence (a tombstone, or a hash with only f), for the floor; every
+// other data key is gone.
+func retired(f family) []keyWant {
+	out := []keyWant{{holder: tombstone}}
+	if f.name == rwFamily.name || f.name == semFamily.name {
+		out = []keyWant{{fields: []string{"f"}, fenced: true}}
+	}
+	for _, s := range f.suffixes[1 : len(f.suffixes)-1] {
 		out = append(out, keyWant{suffix: s, absent: true})
 	}
 	return out
