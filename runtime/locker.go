@@ -12,7 +12,8 @@ import (
 // Redis node that carries the wake-ups of all its waiters. Make one per
 // process (per Redis deployment) and share it; it is safe for concurrent use.
 type Locker struct {
-	backend        Backend
+	backend        Backend // given, wrapped by options and withPermissionErrors
+	given          Backend // as given, for Backend()
 	prefix         string
 	lease          time.Duration
 	observers      []Observer
@@ -49,6 +50,7 @@ func New(rdb redis.UniversalClient, opts ...Option) *Locker {
 func NewWithBackend(b Backend, opts ...Option) *Locker {
 	l := &Locker{
 		backend:        b,
+		given:          b,
 		prefix:         "lockgen:",
 		lease:          30 * time.Second,
 		releaseTimeout: 5 * time.Second,
@@ -62,11 +64,12 @@ func NewWithBackend(b Backend, opts ...Option) *Locker {
 		l.nextHolder = defaultHolderIDs()
 	}
 	l.optErr = l.checkOptions()
+	l.backend = withPermissionErrors(l.backend)
 	l.publish = b.PublishCommand()
 	if cl, ok := b.(callLimiter); ok {
 		l.callBound, l.honorsDeadline = cl.callLimit()
 	}
-	l.wakeups = newWakeups(b)
+	l.wakeups = newWakeups(l.backend)
 	l.dog = newWatchdog(l)
 	l.holds.init()
 	l.cleanups.init()
@@ -90,7 +93,7 @@ func (l *Locker) Close() error {
 }
 
 // Backend returns the backend the Locker runs its scripts on.
-func (l *Locker) Backend() Backend { return l.backend }
+func (l *Locker) Backend() Backend { return l.given }
 
 func (l *Locker) isClosed() bool {
 	select {
