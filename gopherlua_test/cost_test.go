@@ -59,8 +59,8 @@ var costAfter = map[string]*regexp.Regexp{
 var costCases = []costCase{
 	{"mutex uncontended acquire", mutexFamily, nil, nil, []string{"mutex_acquire", "A", "1000", "500"}, 4},
 	{"mutex acquire, own lock", mutexFamily, mutexHeld, nil, []string{"mutex_acquire", "A", "1000", "500"}, 2},
-	{"mutex busy, registers, marks", mutexFamily, mutexHeld, nil, []string{"mutex_acquire", "B", "1000", "500"}, 6},
-	{"mutex busy, registers", mutexFamily, mutexRegistered, nil, []string{"mutex_acquire", "C", "1000", "1000"}, 5},
+	{"mutex busy, registers, marks", mutexFamily, mutexHeld, nil, []string{"mutex_acquire", "B", "1000", "500"}, 5},
+	{"mutex busy, registers", mutexFamily, mutexRegistered, nil, []string{"mutex_acquire", "C", "1000", "1000"}, 4},
 	{"mutex busy, window 0", mutexFamily, mutexHeld, nil, []string{"mutex_acquire", "B", "1000", "0"}, 2},
 	{"mutex renew", mutexFamily, mutexHeld, nil, []string{"mutex_renew", "A", "1000"}, 2},
 	{"mutex release, no waiters", mutexFamily, mutexHeld, nil, []string{"mutex_release", "A", "1000"}, 3},

@@ -30,14 +30,17 @@ func fenceFloorScenarios() []*scenario {
 				{at: 2200 * ms, script: mren, holder: "B", lease: sec, want: integer(1),
 					expect: []keyWant{{holder: "B", ttl: sec}}},
 				// B's lease ended at 3.2 s without a release: its key,
-				// kept for the floor, still carries its fence.
+				// kept for the floor, still carries its fence. C's first
+				// registration does not look at the lease; its second
+				// attempt does.
+				{at: 3400 * ms, script: macq, holder: "C", lease: sec, extra: window(500 * ms), want: busy(500)},
 				{at: 3500 * ms, script: macq, holder: "C", lease: sec, extra: window(500 * ms), want: granted(),
 					expect: []keyWant{{holder: "C", waiters: "0", ttl: sec}}},
 				{at: 3600 * ms, script: macq, holder: "D", lease: sec, extra: window(0), want: busy(900)},
 				// Another step back, by 3.1 s: a live lease only looks
 				// longer (C's now ends 4 s from now); it never ends early.
 				{at: 500 * ms, script: macq, holder: "D", lease: sec, extra: window(0), want: busy(1000)},
-				{at: 4600 * ms, script: macq, holder: "E", lease: sec, extra: window(500 * ms), want: granted()},
+				{at: 4600 * ms, script: macq, holder: "E", lease: sec, extra: window(0), want: granted()},
 			},
 		},
 		{

@@ -132,14 +132,19 @@ func mutexScenarios() []*scenario {
 			wakes: nil,
 		},
 		{
-			// B's registration goes with B:waiters's TTL; the lock, free
-			// after A's lease, is B's at its next attempt, unmarked.
+			// B's registration goes with B:waiters's TTL. After A's
+			// lease, A's key is only the fence floor: B, registering
+			// anew, is told to come back (no PTTL on a new
+			// registration), and its next attempt, renewing the
+			// registration, finds the lease over and takes the lock.
 			name: "mutex-expiry", fam: mutexFamily,
 			steps: []step{
 				{at: 0, script: acq, holder: "A", lease: 2000 * ms, extra: window(500 * ms), want: granted()},
 				{at: 100 * ms, script: acq, holder: "B", lease: 2000 * ms, extra: window(500 * ms), want: busy(500),
 					expect: []keyWant{{suffix: ":waiters", ttl: 500 * ms}}},
 				{at: 700 * ms, raw: []string{"EXISTS", "lockgen:mutex:{mutex-expiry}:waiters"}, want: integer(0)},
+				{at: 2150 * ms, script: acq, holder: "B", lease: 2000 * ms, extra: window(500 * ms), want: busy(500),
+					expect: []keyWant{{holder: "A"}, {suffix: ":waiters", members: []string{"B"}}}},
 				{at: 2200 * ms, script: acq, holder: "B", lease: 2000 * ms, extra: window(500 * ms), want: granted(),
 					expect: []keyWant{{holder: "B", waiters: "0", ttl: 2000 * ms}, {suffix: ":waiters", absent: true}}},
 				{at: 2300 * ms, script: ren, holder: "A", lease: 2000 * ms, want: integer(0), unchanged: true},

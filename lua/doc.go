@@ -52,7 +52,8 @@
 // holder's deadline for read/write and semaphore) and changes nothing else.
 // A busy acquire repeated registers, queues or claims once, moving its
 // deadline on. No retry can add a hold, and the one release after any
-// number of them leaves nothing behind.
+// number of them leaves nothing behind but the last fence (for the fence
+// floor, below).
 //
 // # Clock and fences
 //
@@ -162,8 +163,8 @@
 //	path                                cmds  commands
 //	mutex uncontended acquire             4   GET TIME SET ZREM
 //	mutex acquire, own lock               2   GET PEXPIRE
-//	mutex busy, registers, marks          6   GET PTTL TIME ZADD PEXPIRE SET
-//	mutex busy, registers                 5   GET PTTL TIME ZADD PEXPIRE
+//	mutex busy, registers, marks          5   GET TIME ZADD PEXPIRE SET
+//	mutex busy, registers                 4   GET TIME ZADD PEXPIRE
 //	mutex busy, window 0                  2   GET PTTL
 //	mutex renew                           2   GET PEXPIRE
 //	mutex release, no waiters             3   GET TIME SET(tombstone)
@@ -198,11 +199,11 @@
 //	semaphore renew                       7
 //	semaphore release, last holder        9
 //
-// A grant on a hot mutex costs a registration (5; 6 for the first on a
+// A grant on a hot mutex costs a registration (4; 5 for the first on a
 // grant nobody had waited for, which also marks it) and a release that
-// hands over (5): 10 commands, in two script calls, with no acquire by the
-// waiter it was handed to. The registration's PTTL tells a live lease from
-// the fence floor of one that ended.
+// hands over (5): 9 commands, in two script calls, with no acquire by the
+// waiter it was handed to. Only a registration renewed asks PTTL whether
+// the holder's lease ended (its key then being only the fence floor).
 //
 // The scripts are checked in package gopherlua_test: scenario tables run
 // in the gopher-lua shim and on a real redis-server, which must agree, with

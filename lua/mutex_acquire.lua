@@ -35,28 +35,39 @@ if owner == holder then
   return { 1, fence }
 end
 
--- Held by someone else until its lease ends; after that its key is only
--- the fence floor.
-local left = owner and owner ~= LG_TOMB and lg_lease_left(KEYS[1])
-if left and left >= 0 then
-  if window == 0 then return { 0, lg_wait(left, lease) } end
-  local now_ms = lg_now()
-  redis.call('ZADD', KEYS[2], lg_int(now_ms + window), holder)
-  -- The set lives as long as the newest registration. A shorter window
-  -- (a setting of each caller's Locker) may cut an older, longer one
-  -- short: the release then finds none live and wakes everyone instead.
-  redis.call('PEXPIRE', KEYS[2], window)
-  if waiters == 0 then
-    redis.call('SET', KEYS[1], lg_lock_encode(owner, fence, 1), 'KEEPTTL')
+-- Held by someone else, unless its lease has ended: then its key is only
+-- the fence floor. A caller registering for the first time does not ask
+-- (PTTL) and is told to come back; its next attempt renews the
+-- registration, and that asks. So a lease that ended without a release
+-- costs a newcomer one attempt more, and the registrations of a hot lock,
+-- all new, cost no PTTL.
+local now_ms, now_us
+if owner and owner ~= LG_TOMB then
+  if window == 0 then
+    local left = lg_lease_left(KEYS[1])
+    if left >= 0 then return { 0, lg_wait(left, lease) } end
+  else
+    now_ms, now_us = lg_now()
+    local new = redis.call('ZADD', KEYS[2], lg_int(now_ms + window), holder) == 1
+    if new or lg_lease_left(KEYS[1]) >= 0 then
+      -- The set lives as long as the newest registration. A shorter
+      -- window (a setting of each caller's Locker) may cut an older,
+      -- longer one short: the release then finds none live and wakes
+      -- everyone instead.
+      redis.call('PEXPIRE', KEYS[2], window)
+      if waiters == 0 then
+        redis.call('SET', KEYS[1], lg_lock_encode(owner, fence, 1), 'KEEPTTL')
+      end
+      return { 0, lg_wait(window, lease) }
+    end
   end
-  return { 0, lg_wait(window, lease) }
 end
 
 -- Free, or only a tombstone remembering the last fence (left by a release,
--- or by a lease that ended). A registration the
--- caller may have left while it waited must not outlive this grant: a
--- release would hand the lock to a caller that holds it already.
-local _, now_us = lg_now()
+-- or by a lease that ended). A registration the caller may have left while
+-- it waited must not outlive this grant: a release would hand the lock to a
+-- caller that holds it already.
+if not now_us then now_ms, now_us = lg_now() end
 fence = lg_next_fence(fence, now_us)
 redis.call('SET', KEYS[1], lg_lock_encode(holder, fence, 0), 'PX', lg_lease_ttl(lease))
 redis.call('ZREM', KEYS[2], holder)

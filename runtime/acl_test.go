@@ -64,11 +64,17 @@ func TestACLMinimalUserUsesEveryKind(t *testing.T) {
 func useEveryKind(ctx context.Context, ca, cb redis.UniversalClient) error {
 	var mu sync.Mutex
 	var denied error
+	renewed, busy := make(chan struct{}, 1), make(chan struct{}, 1)
 	observe := runtime.WithObserver(func(e runtime.Event) {
-		if errors.Is(e.Err, runtime.ErrNoPermission) {
+		switch {
+		case errors.Is(e.Err, runtime.ErrNoPermission):
 			mu.Lock()
 			denied = errors.Join(denied, e.Err)
 			mu.Unlock()
+		case e.Kind == runtime.EventRenewed:
+			signal(renewed)
+		case e.Kind == runtime.EventBusy:
+			signal(busy)
 		}
 	})
 	a := runtime.New(ca, observe)
@@ -83,6 +89,8 @@ func useEveryKind(ctx context.Context, ca, cb redis.UniversalClient) error {
 		{Kind: runtime.Semaphore, Key: "s", Permits: 1},
 	} {
 		lock.Lease, lock.Wait = 300*time.Millisecond, 5*time.Second
+		drain(renewed)
+		drain(busy)
 		h, err := a.Acquire(ctx, lock)
 		if err != nil {
 			return fmt.Errorf("%v: %w", lock.Kind, err)
@@ -99,7 +107,15 @@ func useEveryKind(ctx context.Context, ca, cb redis.UniversalClient) error {
 			}
 			waiting <- err
 		}()
-		time.Sleep(500 * time.Millisecond) // renewals (every 100 ms) and the waiter's busy attempts
+		// Held through a renewal, with the other Locker waiting.
+		for _, ev := range []chan struct{}{renewed, busy} {
+			select {
+			case <-ev:
+			case <-h.Context().Done():
+			case <-time.After(5 * time.Second):
+				return fmt.Errorf("%v: no renewal or no busy waiter within 5s", lock.Kind)
+			}
+		}
 		lost := context.Cause(h.Context())
 		err = errors.Join(lost, h.Release(), <-waiting)
 		if err != nil {
@@ -124,6 +140,14 @@ func TestACLClusterUserUsesEveryKind(t *testing.T) {
 	defer cb.Close()
 	if err := useEveryKind(ctx, ca, cb); err != nil {
 		t.Error(err)
+	}
+}
+
+// signal records an event in c (capacity 1) without blocking.
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
 	}
 }
 

@@ -94,9 +94,10 @@ func (g *restartGuard) openIn(ctx context.Context) (time.Duration, uint64, error
 	return time.Until(openAt), dials, nil
 }
 
-// ask reads INFO server from every master: a server up for u seconds (INFO
-// rounds down) started at most u seconds ago, so grants open at now - u +
-// maxLease, the latest over the masters.
+// ask reads INFO server from every master. uptime_in_seconds is counted
+// from a start time cut to whole seconds, so a server that reports u may
+// have started anywhere from u-1 to u+1 seconds ago: grants open at
+// now - u + 1 s + maxLease, the latest over the masters.
 func (g *restartGuard) ask(ctx context.Context) (time.Time, error) {
 	var mu sync.Mutex
 	var openAt time.Time
@@ -109,7 +110,7 @@ func (g *restartGuard) ask(ctx context.Context) (time.Time, error) {
 		if err != nil {
 			return err
 		}
-		at := time.Now().Add(-up + g.maxLease)
+		at := time.Now().Add(-up + time.Second + g.maxLease)
 		mu.Lock()
 		defer mu.Unlock()
 		if at.After(openAt) {

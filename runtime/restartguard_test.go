@@ -18,7 +18,7 @@ import (
 // grant); with WithRestartGuard(L) never before the old lease ended, and
 // still within about L of the restart.
 func TestRestartGuardRefusesEarlyGrants(t *testing.T) {
-	const lease, trials = 2 * time.Second, 3
+	const lease, trials = 3 * time.Second, 3
 	srv := redistest.Start(t)
 	prefix := uniquePrefix(t)
 	old := runtime.New(srv.Client(t), runtime.WithKeyPrefix(prefix))
