@@ -56,20 +56,34 @@ type restartGuard struct {
 	dials    atomic.Uint64 // connections the client has dialled
 
 	mu      sync.Mutex
+	hooked  map[*redis.Client]bool // Cluster node clients that count dials
 	checked bool
 	atDials uint64    // dials when the last check started
 	openAt  time.Time // when grants are allowed, as of the last check
 }
 
-// watchDials counts the connections the client dials. On Cluster, the
-// node clients dial, so each new node gets the hook.
+// watchDials counts the connections the client dials. On Cluster the node
+// clients dial: each node made from now on gets the hook, and those made
+// before get it when ask meets them.
 func (g *restartGuard) watchDials() {
-	hook := dialCounter{&g.dials}
 	if cc, ok := g.rdb.(*redis.ClusterClient); ok {
-		cc.OnNewNode(func(c *redis.Client) { c.AddHook(hook) })
+		cc.OnNewNode(g.hookNode)
 		return
 	}
-	g.rdb.AddHook(hook)
+	g.rdb.AddHook(dialCounter{&g.dials})
+}
+
+// hookNode adds the dial counter to a Cluster node's client, once.
+func (g *restartGuard) hookNode(c *redis.Client) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.hooked == nil {
+		g.hooked = map[*redis.Client]bool{}
+	}
+	if !g.hooked[c] {
+		g.hooked[c] = true
+		c.AddHook(dialCounter{&g.dials})
+	}
 }
 
 // openIn returns how long grants must still wait (0 or less: allowed), and
@@ -121,7 +135,10 @@ func (g *restartGuard) ask(ctx context.Context) (time.Time, error) {
 	var err error
 	switch c := g.rdb.(type) {
 	case *redis.ClusterClient:
-		err = c.ForEachMaster(ctx, one)
+		err = c.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			g.hookNode(node)
+			return one(ctx, node)
+		})
 	case *redis.Client:
 		err = one(ctx, c)
 	default:

@@ -110,3 +110,22 @@ func TestRestartGuardOptionErrors(t *testing.T) {
 		t.Errorf("embedded backend with WithRestartGuard: %v, want ErrInvalidLock", err)
 	}
 }
+
+// On Cluster every master is asked: a guarded Locker grants nothing before
+// the cluster's nodes have been up for the guard's lease.
+func TestRestartGuardOnClusterWaitsForTheMasters(t *testing.T) {
+	const longest = 4 * time.Second
+	before := time.Now() // every node starts after this
+	cl := redistest.StartCluster(t, 3)
+	l := runtime.New(cl.Client(t), runtime.WithKeyPrefix(uniquePrefix(t)), runtime.WithRestartGuard(longest))
+	defer l.Close()
+	ctx := ctxTimeout(t, 30*time.Second)
+	h, err := l.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "c", Wait: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Release()
+	if up := time.Since(before); up < longest {
+		t.Errorf("granted %v after the cluster started, before the guard's %v", up.Round(time.Millisecond), longest)
+	}
+}
