@@ -1,16 +1,83 @@
 package gopherlua_test
 
-import "github.com/lockgen/lockgen/lua"
+import (
+	"time"
 
-// fenceFloorScenarios step the shim's clock back by seconds, as a failover
-// to a replica whose clock is behind (or a restart on another host) does:
-// every grant's fence must still rise (granted and handed check it against
-// every fence seen before), whether the last holder released (a tombstone)
-// or its lease simply ended (its key lives on for the fence floor,
-// lua.FenceFloor). A real server's clock cannot step back, so these run
-// in the shim only; runtime's failover test shows the same on two
-// redis-servers.
+	"github.com/lockgen/lockgen/lua"
+)
+
+// fenceFloorScenarios: after a failover to a master whose clock is behind
+// (or a restart on another host), every grant's fence must still rise
+// (granted and handed check it against every fence seen before), whether
+// the last holder released (a tombstone) or its lease simply ended (its key
+// lives on for the fence floor, lua.FenceFloor). The *-floor-ahead
+// scenarios run on both targets: the lock arrives with a fence 5 s ahead of
+// the clock (step.ahead), as from a master whose clock ran ahead. The
+// *-floor-step-back ones step the shim's clock itself back by seconds, which
+// a real server's clock cannot do, so they run in the shim only; runtime's
+// failover test shows the same on two redis-servers.
 func fenceFloorScenarios() []*scenario {
+	return append(floorAheadScenarios(), floorStepBackScenarios()...)
+}
+
+func floorAheadScenarios() []*scenario {
+	const ahead = 5 * time.Second
+	macq, mrel := lua.MutexAcquire, lua.MutexRelease
+	facq, frel := lua.FairAcquire, lua.FairRelease
+	racq, wacq, wrel := lua.ReadAcquire, lua.WriteAcquire, lua.WriteRelease
+	sacq, srel := lua.SemaphoreAcquire, lua.SemaphoreRelease
+	return []*scenario{
+		{
+			name: "mutex-floor-ahead", fam: mutexFamily,
+			steps: []step{
+				{at: 0, ahead: ahead},
+				{at: 10 * ms, script: macq, holder: "A", lease: 500 * ms, extra: window(0), want: granted()},
+				// A's lease ended at 510 ms without a release. B's first
+				// registration does not look; its renewal does.
+				{at: 700 * ms, script: macq, holder: "B", lease: 500 * ms, extra: window(200 * ms), want: busy(200),
+					expect: []keyWant{{holder: "A", waiters: "1"}}},
+				{at: 750 * ms, script: macq, holder: "B", lease: 500 * ms, extra: window(200 * ms), want: granted(),
+					expect: []keyWant{{holder: "B", waiters: "0", ttl: 500 * ms}}},
+				{at: 800 * ms, script: mrel, holder: "B", lease: 500 * ms, want: integer(1), expect: retired(mutexFamily)},
+				{at: 850 * ms, script: macq, holder: "C", lease: 500 * ms, extra: window(0), want: granted()},
+			},
+		},
+		{
+			name: "fair-floor-ahead", fam: fairFamily,
+			steps: []step{
+				{at: 0, ahead: ahead},
+				{at: 10 * ms, script: facq, holder: "A", lease: 500 * ms, want: granted()},
+				{at: 700 * ms, script: facq, holder: "B", lease: 500 * ms, want: granted(),
+					expect: []keyWant{{holder: "B", ttl: 500 * ms}}},
+				{at: 750 * ms, script: frel, holder: "B", lease: 500 * ms, want: integer(1), expect: retired(fairFamily)},
+				{at: 800 * ms, script: facq, holder: "C", lease: 500 * ms, want: granted()},
+			},
+		},
+		{
+			name: "rw-floor-ahead", fam: rwFamily,
+			steps: []step{
+				{at: 0, ahead: ahead},
+				{at: 10 * ms, script: racq, holder: "R", lease: 500 * ms, want: granted()},
+				{at: 700 * ms, script: wacq, holder: "W", lease: 500 * ms, want: granted(), expect: []keyWant{{fenced: true}}},
+				{at: 750 * ms, script: wrel, holder: "W", lease: 500 * ms, want: integer(1), expect: retired(rwFamily)},
+				{at: 800 * ms, script: racq, holder: "R2", lease: 500 * ms, want: granted()},
+			},
+		},
+		{
+			name: "sem-floor-ahead", fam: semFamily,
+			steps: []step{
+				{at: 0, ahead: ahead},
+				{at: 10 * ms, script: sacq, holder: "A", lease: 500 * ms, extra: []string{"1"}, want: granted()},
+				{at: 700 * ms, script: sacq, holder: "B", lease: 500 * ms, extra: []string{"1"}, want: granted(),
+					expect: []keyWant{{fenced: true}}},
+				{at: 750 * ms, script: srel, holder: "B", lease: 500 * ms, want: integer(1), expect: retired(semFamily)},
+				{at: 800 * ms, script: sacq, holder: "C", lease: 500 * ms, extra: []string{"1"}, want: granted()},
+			},
+		},
+	}
+}
+
+func floorStepBackScenarios() []*scenario {
 	const sec = 1000 * ms
 	macq, mren, mrel := lua.MutexAcquire, lua.MutexRenew, lua.MutexRelease
 	facq, fhb, frel := lua.FairAcquire, lua.FairHeartbeat, lua.FairRelease

@@ -80,7 +80,12 @@ type step struct {
 	args   []string // replaces the whole ARGV (malformed input)
 	keys   []string // replaces KEYS (malformed input)
 	raw    []string // a plain command instead of a script
-	pub    string   // PUBLISH unless set
+	// ahead, instead of a script: leave in B the fence floor that a
+	// release on a master whose clock runs this far ahead would have left
+	// (a fence ahead of the target's clock), as if the lock had just
+	// failed over from there; it becomes the last fence seen.
+	ahead time.Duration
+	pub   string // PUBLISH unless set
 
 	want      check     // reply check; nil: anything
 	expect    []keyWant // key state after the step
@@ -261,6 +266,9 @@ func (st *step) side() string {
 }
 
 func (st *step) label() string {
+	if st.ahead != 0 {
+		return "floor planted " + st.ahead.String() + " ahead"
+	}
 	if st.raw != nil {
 		return strings.Join(st.raw, " ")
 	}
@@ -268,6 +276,9 @@ func (st *step) label() string {
 }
 
 func (r *run) exec(st *step) any {
+	if st.ahead != 0 {
+		return r.plantFloor(st)
+	}
 	if st.raw != nil {
 		return r.tg.do(st.raw...)
 	}
@@ -287,6 +298,23 @@ func (r *run) exec(st *step) any {
 		args = append([]string{st.holder, strconv.FormatInt(st.lease.Milliseconds(), 10), pub}, st.extra...)
 	}
 	return r.tg.eval(st.script, keys, args)
+}
+
+// plantFloor writes what a release on a master st.ahead ahead of the
+// target's clock leaves: a tombstone (mutex, fair) or a hash holding only f
+// (read/write, semaphore), living until that fence plus the floor.
+func (r *run) plantFloor(st *step) any {
+	fence := r.tg.start().Add(st.at + st.ahead).UnixMicro()
+	f := strconv.FormatInt(fence, 10)
+	ttl := strconv.FormatInt((st.ahead + lua.FenceFloor).Milliseconds(), 10)
+	b := r.sc.keyNames()[0]
+	r.lastFence = fence
+	if r.sc.fam.name == rwFamily.name || r.sc.fam.name == semFamily.name {
+		r.tg.do("DEL", b)
+		r.tg.do("HSET", b, "f", f)
+		return r.tg.do("PEXPIRE", b, ttl)
+	}
+	return r.tg.do("SET", b, tombstone+" "+f+" 0", "PX", ttl)
 }
 
 // Reply checks.
