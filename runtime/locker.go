@@ -13,7 +13,7 @@ import (
 // process (per Redis deployment) and share it; it is safe for concurrent use.
 type Locker struct {
 	backend        Backend // given, wrapped by options and withPermissionErrors
-	given          Backend // as given, for Backend()
+	given          Backend // as given: type-assert this one, not backend
 	prefix         string
 	lease          time.Duration
 	observers      []Observer
