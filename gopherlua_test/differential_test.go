@@ -19,6 +19,7 @@ func allScenarios() []*scenario {
 	all = append(all, edgeScenarios()...)
 	all = append(all, latchScenarios()...)
 	all = append(all, opsScenarios()...)
+	all = append(all, fenceFloorScenarios()...)
 	return all
 }
 

@@ -102,7 +102,7 @@ func fairScenarios() []*scenario {
 				{at: 500 * ms, script: hb, holder: "B", lease: 2000 * ms, want: integer(0), unchanged: true},
 				{at: 600 * ms, script: ren, holder: "A", lease: 3000 * ms, want: integer(1), leaseOnly: true,
 					expect: []keyWant{{holder: "A", ttl: 3000 * ms}}},
-				{at: 700 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(1), expect: gone(fairFamily)},
+				{at: 700 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(1), expect: retired(fairFamily)},
 				{at: 700 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(0), unchanged: true},
 			},
 		},
@@ -133,7 +133,7 @@ func fairScenarios() []*scenario {
 					expect: []keyWant{{holder: "D", ttl: 910 * ms, handed: true},
 						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
 				{at: 510 * ms, script: acq, holder: "D", lease: 1000 * ms, want: sameGrant()},
-				{at: 600 * ms, script: rel, holder: "D", lease: 1000 * ms, want: integer(1), expect: gone(fairFamily)},
+				{at: 600 * ms, script: rel, holder: "D", lease: 1000 * ms, want: integer(1), expect: retired(fairFamily)},
 			},
 			wakes: []string{grantWake("B"), grantWake("D")},
 		},
@@ -154,7 +154,7 @@ func fairScenarios() []*scenario {
 				{at: 250 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(0), unchanged: true},
 				{at: 300 * ms, script: acq, holder: "C", lease: 1000 * ms, want: sameGrant(), leaseOnly: true,
 					expect: []keyWant{{holder: "C", ttl: 1000 * ms}}},
-				{at: 400 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(1), expect: gone(fairFamily)},
+				{at: 400 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(1), expect: retired(fairFamily)},
 			},
 			wakes: []string{grantWake("B"), grantWake("C")},
 		},
@@ -170,7 +170,7 @@ func fairScenarios() []*scenario {
 					expect: []keyWant{{holder: "C", ttl: 720 * ms, handed: true},
 						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
 				{at: 400 * ms, script: acq, holder: "C", lease: 1000 * ms, want: sameGrant()},
-				{at: 500 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(1), expect: gone(fairFamily)},
+				{at: 500 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(1), expect: retired(fairFamily)},
 			},
 			wakes: []string{grantWake("C")},
 		},
@@ -211,12 +211,13 @@ func fairScenarios() []*scenario {
 					expect: []keyWant{{holder: "D", ttl: 500 * ms, handed: true},
 						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
 				{at: 1450 * ms, script: acq, holder: "D", lease: 500 * ms, want: sameGrant()},
-				{at: 1500 * ms, script: rel, holder: "D", lease: 500 * ms, want: integer(1), expect: gone(fairFamily)},
+				{at: 1500 * ms, script: rel, holder: "D", lease: 500 * ms, want: integer(1), expect: retired(fairFamily)},
 			},
 			wakes: []string{grantWake("B"), grantWake("D")},
 		},
 		{
-			// Everything of an abandoned queue goes away by itself.
+			// Everything of an abandoned queue goes away by itself; the
+			// lock whose lease ended keeps only its fence, for the floor.
 			name: "fair-abandoned", fam: fairFamily,
 			steps: []step{
 				{at: 0, script: acq, holder: "A", lease: 300 * ms, want: granted()},
@@ -224,8 +225,8 @@ func fairScenarios() []*scenario {
 				{at: 20 * ms, script: acq, holder: "C", lease: 300 * ms, want: busy(280),
 					// The sets live as long as the latest deadline (B's).
 					expect: []keyWant{{suffix: ":queue", ttl: 390 * ms}, {suffix: ":alive", ttl: 390 * ms}}},
-				{at: 700 * ms, raw: []string{"EXISTS", "lockgen:fair:{fair-abandoned}", "lockgen:fair:{fair-abandoned}:queue", "lockgen:fair:{fair-abandoned}:alive"},
-					want: integer(0)},
+				{at: 700 * ms, raw: []string{"EXISTS", "lockgen:fair:{fair-abandoned}:queue", "lockgen:fair:{fair-abandoned}:alive"},
+					want: integer(0), expect: []keyWant{{holder: "A"}}},
 			},
 		},
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 // latchFamily: a latch is one hash and its wake channel.
-var latchFamily = family{"latch", []string{"", ":wake"}, []string{"latch_"}}
+var latchFamily = family{"latch", []string{"", ":wake"}, []string{"latch_"}, nil}
 
 // latchReply checks a {flag, generation} reply of latch_set (flag 1 set, 0
 // exists) or latch_count (flag = the count). gen says which generation:
@@ -157,4 +157,14 @@ func latchMalformed() *scenario {
 		}
 	}
 	return sc
+}
+
+// gone expects every data key of the family to be absent (a latch keeps no
+// fence, so nothing is left of it).
+func gone(f family) []keyWant {
+	var out []keyWant
+	for _, s := range f.suffixes[:len(f.suffixes)-1] {
+		out = append(out, keyWant{suffix: s, absent: true})
+	}
+	return out
 }

@@ -56,7 +56,7 @@ func mutexScenarios() []*scenario {
 					expect: []keyWant{{holder: "C", waiters: "1", ttl: 700 * ms, handed: true}, {suffix: ":waiters", absent: true}}},
 				// Marked, but nobody is registered any more: retired,
 				// nothing published.
-				{at: 800 * ms, script: rel, holder: "C", lease: 3000 * ms, want: integer(1), expect: gone(mutexFamily)},
+				{at: 800 * ms, script: rel, holder: "C", lease: 3000 * ms, want: integer(1), expect: retired(mutexFamily)},
 			},
 			wakes: []string{grantWake("B"), grantWake("C"), "all"},
 		},
@@ -82,7 +82,7 @@ func mutexScenarios() []*scenario {
 					expect: []keyWant{{holder: "D", waiters: "1", ttl: 1100 * ms, handed: true}, {suffix: ":waiters", members: []string{"C"}}}},
 				{at: 800 * ms, script: rel, holder: "D", lease: 1000 * ms, want: integer(1),
 					expect: []keyWant{{holder: "C", waiters: "1", ttl: 1350 * ms, handed: true}, {suffix: ":waiters", absent: true}}},
-				{at: 900 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(1), expect: gone(mutexFamily)},
+				{at: 900 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(1), expect: retired(mutexFamily)},
 			},
 			wakes: []string{grantWake("E"), grantWake("D"), grantWake("C"), "all"},
 		},
@@ -102,7 +102,7 @@ func mutexScenarios() []*scenario {
 						deadlines: []time.Duration{400 * ms, 3100 * ms}, ttl: 200 * ms}}},
 				// The shorter window cut C's registration short with the set:
 				// nobody to hand the lock to, so every waiter is woken.
-				{at: 1000 * ms, script: rel, holder: "A", lease: 5000 * ms, want: integer(1), expect: gone(mutexFamily)},
+				{at: 1000 * ms, script: rel, holder: "A", lease: 5000 * ms, want: integer(1), expect: retired(mutexFamily)},
 				{at: 1100 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(0), unchanged: true},
 			},
 			wakes: []string{"all"},
@@ -126,28 +126,33 @@ func mutexScenarios() []*scenario {
 				{at: 250 * ms, script: ren, holder: "B", lease: 1000 * ms, want: integer(0), unchanged: true},
 				{at: 1200 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: window(2000 * ms), want: granted(),
 					expect: []keyWant{{holder: "C", waiters: "0", ttl: 1000 * ms}, {suffix: ":waiters", absent: true}}},
-				{at: 1300 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(1), expect: gone(mutexFamily)},
+				{at: 1300 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(1), expect: retired(mutexFamily)},
 			},
 			// Nobody was handed anything.
 			wakes: nil,
 		},
 		{
-			// B's registration goes with B:waiters's TTL; the lock, free
-			// after A's lease, is B's at its next attempt, unmarked.
+			// B's registration goes with B:waiters's TTL. After A's
+			// lease, A's key is only the fence floor: B, registering
+			// anew, is told to come back (no PTTL on a new
+			// registration), and its next attempt, renewing the
+			// registration, finds the lease over and takes the lock.
 			name: "mutex-expiry", fam: mutexFamily,
 			steps: []step{
 				{at: 0, script: acq, holder: "A", lease: 2000 * ms, extra: window(500 * ms), want: granted()},
 				{at: 100 * ms, script: acq, holder: "B", lease: 2000 * ms, extra: window(500 * ms), want: busy(500),
 					expect: []keyWant{{suffix: ":waiters", ttl: 500 * ms}}},
 				{at: 700 * ms, raw: []string{"EXISTS", "lockgen:mutex:{mutex-expiry}:waiters"}, want: integer(0)},
+				{at: 2150 * ms, script: acq, holder: "B", lease: 2000 * ms, extra: window(500 * ms), want: busy(500),
+					expect: []keyWant{{holder: "A"}, {suffix: ":waiters", members: []string{"B"}}}},
 				{at: 2200 * ms, script: acq, holder: "B", lease: 2000 * ms, extra: window(500 * ms), want: granted(),
 					expect: []keyWant{{holder: "B", waiters: "0", ttl: 2000 * ms}, {suffix: ":waiters", absent: true}}},
 				{at: 2300 * ms, script: ren, holder: "A", lease: 2000 * ms, want: integer(0), unchanged: true},
 				{at: 2300 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(0), unchanged: true},
 				{at: 2300 * ms, script: ren, holder: "B", lease: 2000 * ms, want: integer(1), leaseOnly: true,
 					expect: []keyWant{{holder: "B", ttl: 2000 * ms}}},
-				{at: 2400 * ms, script: rel, holder: "B", lease: 2000 * ms, want: integer(1), expect: gone(mutexFamily)},
-				{at: 2500 * ms, raw: []string{"EXISTS", "lockgen:mutex:{mutex-expiry}", "lockgen:mutex:{mutex-expiry}:waiters"}, want: integer(0)},
+				{at: 2400 * ms, script: rel, holder: "B", lease: 2000 * ms, want: integer(1), expect: retired(mutexFamily)},
+				{at: 2500 * ms, raw: []string{"EXISTS", "lockgen:mutex:{mutex-expiry}:waiters"}, want: integer(0)},
 			},
 			wakes: nil,
 		},
@@ -162,7 +167,7 @@ func mutexScenarios() []*scenario {
 						{suffix: ":waiters", members: []string{"B"}, deadlines: []time.Duration{100*ms + maxWindow}, ttl: maxWindow}}},
 				{at: 200 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(0),
 					expect: []keyWant{{suffix: ":waiters", absent: true}}},
-				{at: 300 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(1), expect: gone(mutexFamily)},
+				{at: 300 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(1), expect: retired(mutexFamily)},
 			},
 			// B withdrew: marked, nobody live, so everyone is woken.
 			wakes: []string{"all"},
@@ -175,7 +180,7 @@ func mutexScenarios() []*scenario {
 				{at: 20 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(0), unchanged: true},
 				{at: 30 * ms, script: ren, holder: "A", lease: 3000 * ms, want: integer(1), leaseOnly: true,
 					expect: []keyWant{{holder: "A", ttl: 3000 * ms}}},
-				{at: 40 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(1), expect: gone(mutexFamily)},
+				{at: 40 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(1), expect: retired(mutexFamily)},
 				{at: 50 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(0)},
 				{at: 60 * ms, script: ren, holder: "A", lease: 1000 * ms, want: integer(0)},
 			},

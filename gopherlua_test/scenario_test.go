@@ -21,13 +21,16 @@ type family struct {
 	name     string
 	suffixes []string
 	ops      []string
+	// floored are the suffixes of the keys that keep the last fence: they
+	// live lua.FenceFloor past what the lock needs them for.
+	floored []string
 }
 
 var (
-	mutexFamily = family{"mutex", []string{"", ":waiters", ":wake"}, []string{"mutex_"}}
-	fairFamily  = family{"fair", []string{"", ":queue", ":alive", ":wake"}, []string{"fair_"}}
-	rwFamily    = family{"rw", []string{"", ":readers", ":wake"}, []string{"read_", "write_", "rw_"}}
-	semFamily   = family{"sem", []string{"", ":holds", ":wake"}, []string{"semaphore_"}}
+	mutexFamily = family{"mutex", []string{"", ":waiters", ":wake"}, []string{"mutex_"}, []string{""}}
+	fairFamily  = family{"fair", []string{"", ":queue", ":alive", ":wake"}, []string{"fair_"}, []string{""}}
+	rwFamily    = family{"rw", []string{"", ":readers", ":wake"}, []string{"read_", "write_", "rw_"}, []string{"", ":readers"}}
+	semFamily   = family{"sem", []string{"", ":holds", ":wake"}, []string{"semaphore_"}, []string{"", ":holds"}}
 
 	families = []family{mutexFamily, fairFamily, rwFamily, semFamily, latchFamily}
 )
@@ -77,7 +80,12 @@ type step struct {
 	args   []string // replaces the whole ARGV (malformed input)
 	keys   []string // replaces KEYS (malformed input)
 	raw    []string // a plain command instead of a script
-	pub    string   // PUBLISH unless set
+	// ahead, instead of a script: leave in B the fence floor that a
+	// release on a master whose clock runs this far ahead would have left
+	// (a fence ahead of the target's clock), as if the lock had just
+	// failed over from there; it becomes the last fence seen.
+	ahead time.Duration
+	pub   string // PUBLISH unless set
 
 	want      check     // reply check; nil: anything
 	expect    []keyWant // key state after the step
@@ -258,6 +266,9 @@ func (st *step) side() string {
 }
 
 func (st *step) label() string {
+	if st.ahead != 0 {
+		return "floor planted " + st.ahead.String() + " ahead"
+	}
 	if st.raw != nil {
 		return strings.Join(st.raw, " ")
 	}
@@ -265,6 +276,9 @@ func (st *step) label() string {
 }
 
 func (r *run) exec(st *step) any {
+	if st.ahead != 0 {
+		return r.plantFloor(st)
+	}
 	if st.raw != nil {
 		return r.tg.do(st.raw...)
 	}
@@ -284,6 +298,23 @@ func (r *run) exec(st *step) any {
 		args = append([]string{st.holder, strconv.FormatInt(st.lease.Milliseconds(), 10), pub}, st.extra...)
 	}
 	return r.tg.eval(st.script, keys, args)
+}
+
+// plantFloor writes what a release on a master st.ahead ahead of the
+// target's clock leaves: a tombstone (mutex, fair) or a hash holding only f
+// (read/write, semaphore), living until that fence plus the floor.
+func (r *run) plantFloor(st *step) any {
+	fence := r.tg.start().Add(st.at + st.ahead).UnixMicro()
+	f := strconv.FormatInt(fence, 10)
+	ttl := strconv.FormatInt((st.ahead + lua.FenceFloor).Milliseconds(), 10)
+	b := r.sc.keyNames()[0]
+	r.lastFence = fence
+	if r.sc.fam.name == rwFamily.name || r.sc.fam.name == semFamily.name {
+		r.tg.do("DEL", b)
+		r.tg.do("HSET", b, "f", f)
+		return r.tg.do("PEXPIRE", b, ttl)
+	}
+	return r.tg.do("SET", b, tombstone+" "+f+" 0", "PX", ttl)
 }
 
 // Reply checks.
@@ -386,7 +417,11 @@ func fails(prefix string) check {
 type keyWant struct {
 	suffix string
 	absent bool
-	ttl    time.Duration // PTTL about this (within tolerance); 0: unchecked
+	// ttl: PTTL about this (within tolerance); 0: unchecked. For a key
+	// that keeps the fence (family.floored) it is what the lock needs:
+	// the rest of the lease, or of the tombstone's wait for the clock to
+	// pass the fence; the key lives lua.FenceFloor longer.
+	ttl time.Duration
 	// holder: the string lock (mutex, fair) is "<holder> <fence>
 	// <waiters>" with this holder and the fence of its grant, or the
 	// tombstone "! <last fence> 0" for holder tombstone.
@@ -434,6 +469,9 @@ func (kw keyWant) verify(r *run, keys []keyState) error {
 	}
 	if kw.ttl > 0 {
 		want := kw.ttl.Milliseconds()
+		if slices.Contains(r.sc.fam.floored, kw.suffix) {
+			want += lua.FenceFloor.Milliseconds()
+		}
 		if d := ks.PTTL - want; d > r.tol || -d > r.tol {
 			return fmt.Errorf("PTTL %d ms, want about %d", ks.PTTL, want)
 		}
@@ -702,11 +740,15 @@ func settled(a, other []keyState, tol float64) []keyState {
 	return out
 }
 
-// gone expects every data key of the family to be absent: nothing is left
-// behind.
-func gone(f family) []keyWant {
-	var out []keyWant
-	for _, s := range f.suffixes[:len(f.suffixes)-1] {
+// retired expects a lock that nobody holds or waits for: B keeps only the
+// last fence (a tombstone, or a hash with only f), for the floor; every
+// other data key is gone.
+func retired(f family) []keyWant {
+	out := []keyWant{{holder: tombstone}}
+	if f.name == rwFamily.name || f.name == semFamily.name {
+		out = []keyWant{{fields: []string{"f"}, fenced: true}}
+	}
+	for _, s := range f.suffixes[1 : len(f.suffixes)-1] {
 		out = append(out, keyWant{suffix: s, absent: true})
 	}
 	return out

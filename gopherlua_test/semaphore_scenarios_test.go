@@ -27,7 +27,7 @@ func semaphoreScenarios() []*scenario {
 				{at: 100 * ms, script: ren, holder: "B", lease: 2000 * ms, want: integer(1),
 					expect: []keyWant{{suffix: ":holds", members: []string{"C", "B"}, ttl: 2000 * ms}, {ttl: 2000 * ms, fenced: true}}},
 				{at: 200 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(1)},
-				{at: 210 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(1), expect: gone(semFamily)},
+				{at: 210 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(1), expect: retired(semFamily)},
 			},
 			// Every release after the first busy reply wakes one waiter,
 			// until the semaphore is empty.
@@ -48,7 +48,7 @@ func semaphoreScenarios() []*scenario {
 				{at: 500 * ms, script: acq, holder: "C", lease: 300 * ms, extra: two, want: granted()},
 				{at: 510 * ms, script: acq, holder: "D", lease: 1000 * ms, extra: two, want: busy(290)},
 				// C's lease ends at 800 ms; B's release then frees two permits.
-				{at: 900 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(1), expect: gone(semFamily)},
+				{at: 900 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(1), expect: retired(semFamily)},
 			},
 			wakes: []string{"n:2"},
 		},

@@ -57,21 +57,34 @@
 // holder's deadline for read/write and semaphore) and changes nothing else.
 // A busy acquire repeated registers, queues or claims once, moving its
 // deadline on. No retry can add a hold, and the one release after any
-// number of them leaves nothing behind.
+// number of them leaves nothing behind but the last fence (for the fence
+// floor, below).
 //
 // # Clock and fences
 //
 // A script reads the server's TIME at most once. Queue order, liveness and
 // fences all come from that clock, never from the caller's. A fence is
 // max(now in µs, last fence + 1). The last fence is kept in the lock's own
-// key; when a lock ends while its fence is not yet behind the clock (a
-// release in the microsecond of the grant), a tombstone holding only the
-// fence lives until the clock has passed it. No key lives forever.
+// key B, and B outlives what the lock needs it for by the fence floor,
+// LG_FLOOR_MS ([FenceFloor], 10 s): a mutex or fair B has PX lease + floor
+// (the rest of the holder's lease is PTTL - floor; a negative rest means
+// the lease ended and B is only a tombstone with a holder's name), a
+// release leaves the tombstone "! <fence> 0" until the clock has passed the
+// fence plus the floor, and a shared lock's hash and set expire at the
+// last deadline + floor (a release of the last hold leaves a hash with
+// only f). So a new grant on a master whose clock is behind the one that
+// issued the last fence (a failover, a restart on another host) still
+// finds that fence, as long as the step back is at most the floor. No key
+// lives forever: an idle lock's keys are gone a floor after its last use.
+// An acquire or renew that finds the lock its own holder's after the lease
+// ended (nobody took it in between) is the same grant: it restarts the
+// lease with the same fence.
 //
 // # Data model
 //
-// mutex, fair: B is a string "<holder> <fence> <waiters>" with the lease as
-// its TTL, so one GET reads the whole lock and one SET ... PX writes it. A
+// mutex, fair: B is a string "<holder> <fence> <waiters>" with the lease
+// (plus the fence floor) as its TTL, so one GET reads the whole lock and one
+// SET ... PX writes it. A
 // tombstone is "! <fence> 0": holder "!", which no holder id can be. Any
 // other value is refused ("unexpected lock value").
 //
@@ -81,7 +94,7 @@
 // and sets B's waiters flag to 1 if it was 0 (SET ... KEEPTTL); its reply
 // is {0, min(window, lease)}: the caller must try again (renewing its
 // registration) before the window ends. With window 0 nothing is written
-// and the reply is {0, min(PTTL, lease)}. B:waiters expires with its newest
+// and the reply is {0, min(PTTL - floor, lease)}. B:waiters expires with its newest
 // registration (PEXPIRE window); windows are a setting of each caller's
 // Locker, so a shorter one may cut an older registration short, which the
 // release then meets as "nobody live" (below). An acquire that takes a free
@@ -94,7 +107,7 @@
 // its registration - now, and "grant:<fence>:<waiter>" is published on
 // B:wake; the waiter holds the lock without another call. The new grant
 // stays marked, since others may still be registered. With the flag 1 but
-// nobody live registered, the release retires the lock (DEL, or a fence
+// nobody live registered, the release retires the lock (a fence
 // tombstone) and publishes "all", so that the first waiter of each process
 // tries at once (one spurious message when contention ends); with the flag
 // 0 it publishes nothing. A waiter that missed the message finds
@@ -182,37 +195,37 @@
 //	mutex busy, registers                 4   GET TIME ZADD PEXPIRE
 //	mutex busy, window 0                  2   GET PTTL
 //	mutex renew                           2   GET PEXPIRE
-//	mutex release, no waiters             3   GET TIME DEL
+//	mutex release, no waiters             3   GET TIME SET(tombstone)
 //	mutex release, hands over             5   GET TIME ZPOPMIN SET PUBLISH
-//	mutex release, registrations lapsed   6   GET TIME ZPOPMIN×2 PUBLISH(all) DEL
+//	mutex release, registrations lapsed   6   GET TIME ZPOPMIN×2 PUBLISH(all) SET(tombstone)
 //	mutex acquire, handed (missed)        2   GET PEXPIRE
 //	mutex release by a waiter             2   GET ZREM
 //	fair uncontended acquire              4   GET TIME ZRANGE SET
 //	fair acquire, own lock                2   GET PEXPIRE
 //	fair busy (joins queue)              11
 //	fair busy (queued)                   10
-//	fair heartbeat                        9
+//	fair heartbeat                       10
 //	fair heartbeat, empty queue           3   GET TIME ZRANGE
 //	fair renew                            2   GET PEXPIRE
-//	fair release, no waiters              4   GET TIME ZRANGE DEL
+//	fair release, no waiters              4   GET TIME ZRANGE SET(tombstone)
 //	fair release, hands over             10   GET TIME ZRANGE ZRANGEBYSCORE ZRANGE ZSCORE ZREM×2 SET PUBLISH
 //	fair acquire, handed (missed)         2   GET PEXPIRE
-//	fair release by a waiter              6   GET TIME ZRANGE ZRANGEBYSCORE ZREM×2
+//	fair release by a waiter              7   GET PTTL TIME ZRANGE ZRANGEBYSCORE ZREM×2
 //	read uncontended acquire              7   TIME ZRANGEBYSCORE HMGET ZADD HSET PEXPIREAT×2
 //	read acquire, own hold                7   TIME ZRANGEBYSCORE HMGET ZADD HSET PEXPIREAT×2
 //	read renew                            7
-//	read release, last reader             7
+//	read release, last reader             9
 //	write uncontended acquire             7
 //	write acquire, own hold               6   TIME ZRANGEBYSCORE HMGET HSET PEXPIREAT×2
 //	write busy (readers)                  8
 //	write renew                           5
-//	write release, no waiters             6
+//	write release, no waiters             8
 //	write release, claim withdrawn        7   TIME ZRANGEBYSCORE HMGET HDEL PUBLISH HDEL ZCARD
 //	semaphore uncontended acquire         8
 //	semaphore acquire, own permit         7
 //	semaphore busy                        8
 //	semaphore renew                       7
-//	semaphore release, last holder        7
+//	semaphore release, last holder        9
 //	latch set                             4   HMGET TIME HSET PEXPIRE
 //	latch count down                      4   HMGET PEXPIRE HSETNX HSET
 //	latch count down, again               3   HMGET PEXPIRE HSETNX
@@ -222,7 +235,8 @@
 // A grant on a hot mutex costs a registration (4; 5 for the first on a
 // grant nobody had waited for, which also marks it) and a release that
 // hands over (5): 9 commands, in two script calls, with no acquire by the
-// waiter it was handed to.
+// waiter it was handed to. Only a registration renewed asks PTTL whether
+// the holder's lease ended (its key then being only the fence floor).
 //
 // The scripts are checked in package gopherlua_test: scenario tables run
 // in the gopher-lua shim and on a real redis-server, which must agree, with

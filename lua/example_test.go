@@ -32,5 +32,5 @@ func ExampleByName() {
 	// true true
 	// prelude.lua 5
 	// mutex_release.lua 1
-	// [LG_TOMB lg_error]
+	// [LG_TOMB LG_FLOOR_MS]
 }

@@ -14,9 +14,10 @@
 --
 -- Reply: {1, fence}   acquired
 --        {0, wait_ms, holder, left_ms}
---                     queued: retry within wait_ms (the lock's PTTL), or on
---                     "grant:<fence>:<holder>" for the caller; holder holds
---                     the lock for left_ms more (for the caller's errors)
+--                     queued: retry within wait_ms (what is left of the
+--                     lock's lease), or on "grant:<fence>:<holder>" for the
+--                     caller; holder holds the lock for left_ms more (for
+--                     the caller's errors)
 -- Wake: "grant:<fence>:<head>" when the lock is free and someone else is
 -- first in line: the lock is handed to it and the caller queues behind it.
 local queue, alive = KEYS[2], KEYS[3]
@@ -26,7 +27,7 @@ if err then return err end
 local owner, fence, _, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
 if owner == holder then
-  redis.call('PEXPIRE', KEYS[1], lease)
+  redis.call('PEXPIRE', KEYS[1], lg_lease_ttl(lease))
   return { 1, fence }
 end
 
@@ -34,10 +35,9 @@ local now_ms, now_us = lg_now()
 local old_head = lg_fair_first(queue)
 if old_head then lg_fair_evict(queue, alive, now_ms) end
 
-local wait, by
-if owner and owner ~= LG_TOMB then
-  wait, by = redis.call('PTTL', KEYS[1]), owner
-else
+local wait = owner and owner ~= LG_TOMB and lg_lease_left(KEYS[1])
+local by = owner
+if not (wait and wait >= 0) then
   local head, head_deadline
   if old_head then head, head_deadline = lg_fair_live_head(queue, alive) end
   if not head or head == holder then
@@ -46,7 +46,7 @@ else
       redis.call('ZREM', alive, holder)
     end
     fence = lg_next_fence(fence, now_us)
-    redis.call('SET', KEYS[1], lg_lock_encode(holder, fence, 0), 'PX', lease)
+    redis.call('SET', KEYS[1], lg_lock_encode(holder, fence, 0), 'PX', lg_lease_ttl(lease))
     return { 1, fence }
   end
   -- Free, but someone else is first: never jump the queue. The lock goes

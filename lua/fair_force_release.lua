@@ -18,7 +18,7 @@ if err then return err end
 
 local owner, fence, _, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
-if not owner or owner == LG_TOMB then return 0 end
+if lg_lock_free(KEYS[1], owner) then return 0 end
 
 local now_ms, now_us = lg_now()
 if lg_fair_first(queue) then

@@ -26,7 +26,7 @@ if redis.call('ZSCORE', queue, holder) then
   lg_fair_keep_alive(queue, alive, holder, now_ms + lease)
   kept = 1
 end
-if not owner or owner == LG_TOMB then
+if lg_lock_free(KEYS[1], owner) then
   lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4])
 end
 return kept

@@ -26,7 +26,7 @@ if owner ~= holder then
   if old_head then
     redis.call('ZREM', queue, holder)
     redis.call('ZREM', alive, holder)
-    if not owner or owner == LG_TOMB then
+    if lg_lock_free(KEYS[1], owner) then
       lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4])
     end
   end

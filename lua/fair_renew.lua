@@ -12,12 +12,12 @@ if err then return err end
 local owner, fence, _, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
 if owner == holder then
-  redis.call('PEXPIRE', KEYS[1], lease)
+  redis.call('PEXPIRE', KEYS[1], lg_lease_ttl(lease))
   return 1
 end
 
 local old_head = lg_fair_first(queue)
-if old_head and (not owner or owner == LG_TOMB) then
+if old_head and lg_lock_free(KEYS[1], owner) then
   local now_ms, now_us = lg_now()
   lg_fair_evict(queue, alive, now_ms)
   lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4])

@@ -2,6 +2,7 @@
 -- handed to.
 --
 -- KEYS[1] B          the lock: string "<holder> <fence> <waiters>", PX lease
+--                    + the fence floor (lg_lease_ttl)
 -- KEYS[2] B:waiters  zset waiter -> deadline of its registration (server ms);
 --                    its TTL reaches the latest deadline
 -- KEYS[3] B:wake     wake channel (only mutex_release publishes)
@@ -22,7 +23,7 @@
 --                     "grant:<fence>:<holder>"), and wait_ms is the window:
 --                     it must try again (renewing its registration, or
 --                     taking a lock that expired) before then. Without, it
---                     is the lock's PTTL, at most the caller's lease.
+--                     is what is left of the lock's lease, at most the caller's lease.
 local holder, lease, _, err = lg_args(3, 4)
 if err then return err end
 local window = lg_count(ARGV[4], 2147483648)
@@ -32,32 +33,44 @@ local owner, fence, waiters, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
 
 if owner == holder then
-  redis.call('PEXPIRE', KEYS[1], lease)
+  redis.call('PEXPIRE', KEYS[1], lg_lease_ttl(lease))
   return { 1, fence }
 end
 
+-- Held by someone else, unless its lease has ended: then its key is only
+-- the fence floor. A caller registering for the first time does not ask
+-- (PTTL) and is told to come back; its next attempt renews the
+-- registration, and that asks. So a lease that ended without a release
+-- costs a newcomer one attempt more, and the registrations of a hot lock,
+-- all new, cost no PTTL.
+local now_ms, now_us
 if owner and owner ~= LG_TOMB then
   if window == 0 then
-    local left = redis.call('PTTL', KEYS[1])
-    return { 0, lg_wait(left, lease), owner, left }
+    local left = lg_lease_left(KEYS[1])
+    if left >= 0 then return { 0, lg_wait(left, lease), owner, left } end
+  else
+    now_ms, now_us = lg_now()
+    local new = redis.call('ZADD', KEYS[2], lg_int(now_ms + window), holder) == 1
+    if new or lg_lease_left(KEYS[1]) >= 0 then
+      -- The set lives as long as the newest registration. A shorter
+      -- window (a setting of each caller's Locker) may cut an older,
+      -- longer one short: the release then finds none live and wakes
+      -- everyone instead.
+      redis.call('PEXPIRE', KEYS[2], window)
+      if waiters == 0 then
+        redis.call('SET', KEYS[1], lg_lock_encode(owner, fence, 1), 'KEEPTTL')
+      end
+      return { 0, lg_wait(window, lease), owner }
+    end
   end
-  local now_ms = lg_now()
-  redis.call('ZADD', KEYS[2], lg_int(now_ms + window), holder)
-  -- The set lives as long as the newest registration. A shorter window
-  -- (a setting of each caller's Locker) may cut an older, longer one
-  -- short: the release then finds none live and wakes everyone instead.
-  redis.call('PEXPIRE', KEYS[2], window)
-  if waiters == 0 then
-    redis.call('SET', KEYS[1], lg_lock_encode(owner, fence, 1), 'KEEPTTL')
-  end
-  return { 0, lg_wait(window, lease), owner }
 end
 
--- Free, or only a tombstone remembering the last fence. A registration the
--- caller may have left while it waited must not outlive this grant: a
--- release would hand the lock to a caller that holds it already.
-local _, now_us = lg_now()
+-- Free, or only a tombstone remembering the last fence (left by a release,
+-- or by a lease that ended). A registration the caller may have left while
+-- it waited must not outlive this grant: a release would hand the lock to a
+-- caller that holds it already.
+if not now_us then now_ms, now_us = lg_now() end
 fence = lg_next_fence(fence, now_us)
-redis.call('SET', KEYS[1], lg_lock_encode(holder, fence, 0), 'PX', lease)
+redis.call('SET', KEYS[1], lg_lock_encode(holder, fence, 0), 'PX', lg_lease_ttl(lease))
 redis.call('ZREM', KEYS[2], holder)
 return { 1, fence }

@@ -17,7 +17,7 @@ if err then return err end
 
 local owner, fence, waiters, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
-if not owner or owner == LG_TOMB then return 0 end
+if lg_lock_free(KEYS[1], owner) then return 0 end
 
 local _, now_us = lg_now()
 lg_force_tomb(KEYS[1], fence, now_us)

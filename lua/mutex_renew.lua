@@ -12,5 +12,5 @@ local owner, _, _, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
 if owner ~= holder then return 0 end
 
-redis.call('PEXPIRE', KEYS[1], lease)
+redis.call('PEXPIRE', KEYS[1], lg_lease_ttl(lease))
 return 1

@@ -6,6 +6,15 @@
 -- only to remember the last fence (see lg_retire_*).
 local LG_TOMB = '!'
 
+-- The fence floor: every key of a lock that holds a fence lives this many ms
+-- longer than the lock needs it (past the end of the last lease, or past the
+-- release). A lease that ends leaves its key behind as a tombstone for this
+-- long, so a new grant on any master whose clock is at most this far behind
+-- the clock of the master that issued the last fence still finds that fence
+-- and goes above it (docs/design.md, "Fences"). Exclusive locks (mutex,
+-- fair) read the rest of a holder's lease as PTTL minus the floor.
+local LG_FLOOR_MS = 10000
+
 local function lg_error(msg)
   return redis.error_reply('ERR lockgen: ' .. msg)
 end
@@ -80,9 +89,32 @@ local function lg_wait(ms, lease)
 end
 
 -- Milliseconds a tombstone must live so that a later grant cannot reuse a
--- fence: until the clock has passed it.
+-- fence: until the clock has passed it, and the floor after that.
 local function lg_tomb_ms(fence, now_us)
-  return math.floor((fence - now_us) / 1000) + 1
+  if fence < now_us then return LG_FLOOR_MS end
+  return math.floor((fence - now_us) / 1000) + 1 + LG_FLOOR_MS
+end
+
+-- The TTL of an exclusive lock's key for a lease of ms: the key outlives the
+-- lease by the floor, so that a lease that ends keeps its fence.
+local function lg_lease_ttl(ms)
+  return lg_int(ms + LG_FLOOR_MS)
+end
+
+-- The ms left of the lease of the exclusive lock in key, whose holder is
+-- someone else: negative once the lease has ended and only the floor is
+-- left (0 in its last ms: Redis keeps a key in the ms of its expiry). A lock
+-- whose key has no TTL (damaged by hand) counts as ended.
+local function lg_lease_left(key)
+  return redis.call('PTTL', key) - LG_FLOOR_MS
+end
+
+-- Whether a lock read as owner (lg_lock_decode) is free for a new grant:
+-- absent, a tombstone, or a lease that has ended. The caller's own lock is
+-- never free; nor is it checked, since its lease ending with nobody else
+-- granted in between changes nothing (the same grant, the same fence).
+local function lg_lock_free(key, owner)
+  return not owner or owner == LG_TOMB or lg_lease_left(key) < 0
 end
 
 -- Exclusive locks (mutex, fair) keep one string: holder, fence and a flag
@@ -118,25 +150,21 @@ end
 -- acquire, which finds the lock its own) gives the lock its full lease.
 local function lg_hand_over(key, holder, fence, waiters, now_us, ttl_ms, pub, wake)
   fence = lg_next_fence(fence, now_us)
-  redis.call('SET', key, lg_lock_encode(holder, fence, waiters), 'PX', lg_int(ttl_ms))
+  redis.call('SET', key, lg_lock_encode(holder, fence, waiters), 'PX', lg_lease_ttl(ttl_ms))
   redis.call(pub, wake, 'grant:' .. lg_int(fence) .. ':' .. holder)
 end
 
--- Ends an exclusive lock: deletes its key, or, if the fence is not yet behind
--- the clock, leaves a tombstone holding the fence until it is.
+-- Ends an exclusive lock: leaves a tombstone holding the fence until the
+-- clock has passed it, and the floor after that.
 local function lg_retire_string(key, fence, now_us)
-  if fence >= now_us then
-    redis.call('SET', key, lg_lock_encode(LG_TOMB, fence, 0), 'PX', lg_tomb_ms(fence, now_us))
-  else
-    redis.call('DEL', key)
-  end
+  redis.call('SET', key, lg_lock_encode(LG_TOMB, fence, 0), 'PX', lg_tomb_ms(fence, now_us))
 end
 
 -- The same for the hash of a shared lock (read/write, semaphore): the
 -- tombstone keeps only field f, the last fence.
 local function lg_retire_hash(key, fence, now_us)
   redis.call('DEL', key)
-  if fence and fence >= now_us then
+  if fence then
     redis.call('HSET', key, 'f', lg_int(fence))
     redis.call('PEXPIRE', key, lg_tomb_ms(fence, now_us))
   end
@@ -238,8 +266,10 @@ local function lg_shared_write(hash, set, fields, exp, deadline)
   fields[#fields + 1] = 'exp'
   fields[#fields + 1] = lg_int(exp)
   redis.call('HSET', hash, unpack(fields))
-  redis.call('PEXPIREAT', hash, lg_int(exp))
-  redis.call('PEXPIREAT', set, lg_int(exp))
+  -- Both keys keep the last fence (and the deadlines that purge its
+  -- holders) for the floor after the last lease.
+  redis.call('PEXPIREAT', hash, lg_int(exp + LG_FLOOR_MS))
+  redis.call('PEXPIREAT', set, lg_int(exp + LG_FLOOR_MS))
   return exp
 end
 
@@ -339,7 +369,9 @@ local function lg_inspect_string(key, side, now_ms)
   local owner, fence, _, bad = lg_lock_decode(redis.call('GET', key))
   if bad then return nil, nil, bad end
   if not owner or owner == LG_TOMB then return {}, fence or 0 end
-  return { owner, side, fence, now_ms + redis.call('PTTL', key) }, fence
+  local left = lg_lease_left(key)
+  if left < 0 then return {}, fence end -- a lease that ended: only the floor
+  return { owner, side, fence, now_ms + left }, fence
 end
 
 -- Appends to holders each live holder of a shared lock (its lease deadline in
@@ -358,8 +390,8 @@ end
 
 -- How long a string lock's tombstone keeps the last fence after a forced
 -- release: as long as the lease the holder was granted would still have run
--- (it may act on its fence until its renewal is refused), and at least until
--- the clock has passed the fence.
+-- (it may act on its fence until its renewal is refused) and the floor after
+-- it (the key's PTTL), and at least until the clock has passed the fence.
 local function lg_force_tomb(key, fence, now_us)
   local keep = math.max(redis.call('PTTL', key), lg_tomb_ms(fence, now_us), 1)
   redis.call('SET', key, lg_lock_encode(LG_TOMB, fence, 0), 'PX', lg_int(keep))

@@ -217,6 +217,9 @@ func (a *acquisition) run() (granted, error) {
 		if !live && a.subscribe(retry) {
 			continue
 		}
+		if err := a.l.wakeups.denial(a.w); err != nil {
+			return granted{}, a.giveUp(err) // no silent fall-back to timers (noperm.go)
+		}
 		a.keepPlace()
 		if err := a.sleepUntil(nil, retry); err != nil {
 			return granted{}, a.giveUp(err)

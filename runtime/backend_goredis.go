@@ -529,6 +529,8 @@ func (ns *nodeSubscriber) refused(err redis.Error) {
 		for ch := range ns.subs {
 			ended = append(ended, ch)
 		}
+	case "NOPERM":
+		ns.refusePending(err) // noperm.go
 	}
 	ns.mu.Unlock()
 	ns.forget(ended)

@@ -107,6 +107,8 @@ func (l *Locker) giveBack(spec *lockSpec, holder string, confirm bool) error {
 				return nil
 			}
 			backoff = cleanupBackoffMin
+		} else if permissionDenied(err) {
+			return fmt.Errorf("lockgen: clean-up of %s for %s: %w", spec, holder, err)
 		} else {
 			lastErr = err
 			backoff = min(max(2*backoff, cleanupBackoffMin), cleanupBackoffMax)

@@ -120,7 +120,8 @@
 // # Errors
 //
 // All errors wrap a sentinel for errors.Is: ErrNotAcquired, ErrLockLost,
-// ErrNotHeld, ErrInvalidKey, ErrInvalidLock, ErrClosed, ErrNotReplicated, or
+// ErrNotHeld, ErrInvalidKey, ErrInvalidLock, ErrClosed, ErrNotReplicated,
+// ErrNoPermission (an ACL denial, never retried; it names the command), or
 // the context's error, or the Redis error wrapped with the lock's key. A
 // busy lock whose holder Redis named gives a *BusyError (Holder, LeaseLeft)
 // that wraps ErrNotAcquired.

@@ -182,6 +182,9 @@ func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(h.parent), l.releaseTimeout)
 	defer cancel()
 	reply, err := l.backend.Eval(ctx, call)
+	if permissionDenied(err) {
+		return fmt.Errorf("lockgen: release %s: %w (the lock stays until its lease ends)", &hl.spec, err)
+	}
 	if err != nil {
 		l.cleanUp(&hl.spec, holder, finished(err))
 		return fmt.Errorf("lockgen: release %s: %w (retrying in the background)", &hl.spec, err)

@@ -12,7 +12,8 @@ import (
 // Redis node that carries the wake-ups of all its waiters. Make one per
 // process (per Redis deployment) and share it; it is safe for concurrent use.
 type Locker struct {
-	backend        Backend
+	backend        Backend // given, wrapped by options and withPermissionErrors
+	given          Backend // as given: type-assert this one, not backend
 	prefix         string
 	lease          time.Duration
 	observers      []ContextObserver
@@ -24,6 +25,7 @@ type Locker struct {
 	callBound      time.Duration // the backend's own bound on a call, 0 if unknown (callLimiter)
 	honorsDeadline bool          // the backend stops a call at its context's deadline
 	optErr         error         // a bad Option, reported by every Acquire
+	guardErr       error         // a bad WithRestartGuard (restartguard.go)
 
 	publish  string
 	wakeups  *wakeups
@@ -48,6 +50,7 @@ func New(rdb redis.UniversalClient, opts ...Option) *Locker {
 func NewWithBackend(b Backend, opts ...Option) *Locker {
 	l := &Locker{
 		backend:        b,
+		given:          b,
 		prefix:         "lockgen:",
 		lease:          30 * time.Second,
 		releaseTimeout: 5 * time.Second,
@@ -61,11 +64,12 @@ func NewWithBackend(b Backend, opts ...Option) *Locker {
 		l.nextHolder = defaultHolderIDs()
 	}
 	l.optErr = l.checkOptions()
+	l.backend = withPermissionErrors(l.backend)
 	l.publish = b.PublishCommand()
 	if cl, ok := b.(callLimiter); ok {
 		l.callBound, l.honorsDeadline = cl.callLimit()
 	}
-	l.wakeups = newWakeups(b)
+	l.wakeups = newWakeups(l.backend)
 	l.dog = newWatchdog(l)
 	l.holds.init()
 	l.cleanups.init()
@@ -89,7 +93,7 @@ func (l *Locker) Close() error {
 }
 
 // Backend returns the backend the Locker runs its scripts on.
-func (l *Locker) Backend() Backend { return l.backend }
+func (l *Locker) Backend() Backend { return l.given }
 
 func (l *Locker) isClosed() bool {
 	select {

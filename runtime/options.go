@@ -64,6 +64,9 @@ func WithReleaseTimeout(d time.Duration) Option { return func(l *Locker) { l.rel
 func WithWaiterWindow(d time.Duration) Option { return func(l *Locker) { l.waiterWindow = d } }
 
 func (l *Locker) checkOptions() error {
+	if l.guardErr != nil {
+		return l.guardErr
+	}
 	if l.lease < time.Millisecond || l.lease > maxLease {
 		return fmt.Errorf("%w: default lease %v outside 1ms..%v", ErrInvalidLock, l.lease, maxLease)
 	}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,10 +64,11 @@ type wakeChannel struct {
 // wakeSub is one Subscribe of a channel. ok and unsub are set before
 // ready is closed; ended is set when the server ended it or it failed.
 type wakeSub struct {
-	ready chan struct{}
-	ok    bool
-	ended bool
-	unsub func()
+	ready  chan struct{}
+	ok     bool
+	ended  bool
+	unsub  func()
+	denied error // the NOPERM that refused it, if that is why it failed
 }
 
 // waiter is one acquire call waiting on one lock.
@@ -183,6 +185,17 @@ func (m *wakeups) subscribe(ctx context.Context, w *waiter) bool {
 	}
 }
 
+// denial returns why w's channel could not be subscribed if Redis denied
+// it (ErrNoPermission), else nil.
+func (m *wakeups) denial(w *waiter) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s := w.ch.sub; s != nil && s.settled() {
+		return s.denied
+	}
+	return nil
+}
+
 // subscribeBound bounds a subscription that no waiter waits for any more.
 const subscribeBound = 5 * time.Second
 
@@ -206,6 +219,9 @@ func (m *wakeups) startSubscription(ctx context.Context, wc *wakeChannel, s *wak
 	m.mu.Lock()
 	s.ok, s.unsub = err == nil, unsub
 	s.ended = s.ended || err != nil
+	if permissionDenied(err) {
+		s.denied = fmt.Errorf("lockgen: subscribe %s: %w", wc.name, err)
+	}
 	if m.closed && unsub != nil {
 		s.ended = true
 	}

@@ -86,6 +86,7 @@ type renewal struct {
 	sending  bool
 	failures int // failed attempts since the last success
 	holders  map[*Held]struct{}
+	denied   error // the NOPERM that ended it (noperm.go)
 }
 
 // heartbeat keeps a fair waiter's place in the queue while it waits.
@@ -406,7 +407,7 @@ func (d *watchdog) apply(b *batch, sent time.Time, replies []Reply) {
 		d.l.observe(r.ctx, Event{Kind: EventRenewed, Lock: r.spec.withLease(), Holder: r.key.holder, Fence: r.fence})
 	}
 	for _, r := range lost {
-		d.lose(r, fmt.Errorf("%w: %s: renewal refused, the lock is no longer held", ErrLockLost, &r.spec))
+		d.lose(r, lostCause(r))
 	}
 	for _, f := range kept {
 		f(sent)
@@ -426,6 +427,11 @@ func (d *watchdog) applyRenewals(rs []*renewal, sent, now time.Time, replies []R
 			continue // released or lost meanwhile
 		}
 		switch v, ok := rep.Value.(int64); {
+		case permissionDenied(rep.Err):
+			// Retrying cannot help: the holder hears it now.
+			r.denied = rep.Err
+			delete(d.renewals, r.key)
+			lost = append(lost, r)
 		case rep.Err != nil || !ok:
 			// Try again soon; the deadline decides when to give up.
 			r.failures++

@@ -1,0 +1,10 @@
+package lua
+
+import "time"
+
+// FenceFloor is how long every key that keeps a lock's last fence outlives
+// what the lock needs it for (LG_FLOOR_MS in prelude.lua): past the end of
+// the last lease, or past the release. A new grant on a master whose clock
+// is at most this far behind the clock that issued the last fence still
+// finds that fence and goes above it (docs/design.md, "Fences").
+const FenceFloor = 10 * time.Second

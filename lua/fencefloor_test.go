@@ -1,0 +1,17 @@
+package lua
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// The Go constant and the prelude's must agree: tests and the runtime's
+// documentation read the floor from FenceFloor, the scripts from
+// LG_FLOOR_MS.
+func TestFenceFloorMatchesThePrelude(t *testing.T) {
+	want := fmt.Sprintf("local LG_FLOOR_MS = %d\n", FenceFloor.Milliseconds())
+	if !strings.Contains(Prelude(), want) {
+		t.Errorf("prelude.lua does not define %q", strings.TrimSpace(want))
+	}
+}
