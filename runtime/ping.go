@@ -29,7 +29,7 @@ func (l *Locker) Ping(ctx context.Context) error {
 	if l.isClosed() {
 		return ErrClosed
 	}
-	if p, ok := l.backend.(Pinger); ok {
+	if p, ok := l.given.(Pinger); ok {
 		return p.Ping(ctx)
 	}
 	spec, err := l.resolve(Lock{Kind: Mutex, Key: "ping", Lease: l.lease})

@@ -37,9 +37,9 @@ func WithRestartGuard(longest time.Duration) Option {
 			l.guardErr = fmt.Errorf("%w: WithRestartGuard(%v): want 1ms..%v", ErrInvalidLock, longest, maxLease)
 			return
 		}
-		gb, ok := l.backend.(*goRedisBackend)
+		gb, ok := l.given.(*goRedisBackend)
 		if !ok {
-			l.guardErr = fmt.Errorf("%w: WithRestartGuard needs a go-redis backend (New), not %T", ErrInvalidLock, l.backend)
+			l.guardErr = fmt.Errorf("%w: WithRestartGuard needs a go-redis backend (New), not %T", ErrInvalidLock, l.given)
 			return
 		}
 		g := &restartGuard{maxLease: longest, rdb: gb.rdb}
