@@ -194,7 +194,7 @@
 //	mutex busy, registers, marks          5   GET TIME ZADD PEXPIRE SET
 //	mutex busy, registers                 4   GET TIME ZADD PEXPIRE
 //	mutex busy, window 0                  2   GET PTTL
-//	mutex renew                           2   GET PEXPIRE
+//	mutex renew                           3   GET PTTL PEXPIRE
 //	mutex release, no waiters             3   GET TIME SET(tombstone)
 //	mutex release, hands over             5   GET TIME ZPOPMIN SET PUBLISH
 //	mutex release, registrations lapsed   6   GET TIME ZPOPMIN×2 PUBLISH(all) SET(tombstone)
@@ -206,7 +206,7 @@
 //	fair busy (queued)                   10
 //	fair heartbeat                       10
 //	fair heartbeat, empty queue           3   GET TIME ZRANGE
-//	fair renew                            2   GET PEXPIRE
+//	fair renew                            3   GET PTTL PEXPIRE
 //	fair release, no waiters              4   GET TIME ZRANGE SET(tombstone)
 //	fair release, hands over             10   GET TIME ZRANGE ZRANGEBYSCORE ZRANGE ZSCORE ZREM×2 SET PUBLISH
 //	fair acquire, handed (missed)         2   GET PEXPIRE

@@ -11,7 +11,9 @@ if err then return err end
 
 local owner, fence, _, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
-if owner == holder then
+-- A lease that ended is lost, even if nobody took the lock since (see
+-- mutex_renew); the first waiter gets it below.
+if owner == holder and lg_lease_left(KEYS[1]) >= 0 then
   redis.call('PEXPIRE', KEYS[1], lg_lease_ttl(lease))
   return 1
 end

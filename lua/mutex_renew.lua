@@ -10,7 +10,9 @@ if err then return err end
 
 local owner, _, _, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
-if owner ~= holder then return 0 end
+-- A lease that ended is lost, even if nobody took the lock since: the
+-- holder's runtime has given it up by its own clock, or will hear it now.
+if owner ~= holder or lg_lease_left(KEYS[1]) < 0 then return 0 end
 
 redis.call('PEXPIRE', KEYS[1], lg_lease_ttl(lease))
 return 1

@@ -111,8 +111,9 @@ end
 
 -- Whether a lock read as owner (lg_lock_decode) is free for a new grant:
 -- absent, a tombstone, or a lease that has ended. The caller's own lock is
--- never free; nor is it checked, since its lease ending with nobody else
--- granted in between changes nothing (the same grant, the same fence).
+-- never free for its acquire: a retried acquire after its lease ended, with
+-- nobody else granted in between, is the same grant with the same fence.
+-- (Its renewal is refused then: mutex_renew, fair_renew.)
 local function lg_lock_free(key, owner)
   return not owner or owner == LG_TOMB or lg_lease_left(key) < 0
 end
