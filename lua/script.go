@@ -55,6 +55,9 @@ var (
 	MutexAcquire = mustLoad("mutex_acquire")
 	MutexRenew   = mustLoad("mutex_renew")
 	MutexRelease = mustLoad("mutex_release")
+	// MutexFloor is the quorum Locker's renewal: it also raises the
+	// lock's fence to a floor (lua/mutex_floor.lua).
+	MutexFloor = mustLoad("mutex_floor")
 
 	FairAcquire   = mustLoad("fair_acquire")
 	FairRenew     = mustLoad("fair_renew")
