@@ -24,6 +24,7 @@ type Locker struct {
 	callBound      time.Duration // the backend's own bound on a call, 0 if unknown (callLimiter)
 	honorsDeadline bool          // the backend stops a call at its context's deadline
 	optErr         error         // a bad Option, reported by every Acquire
+	quorum         bool          // NewQuorum: only the Mutex kind
 
 	publish  string
 	wakeups  *wakeups
