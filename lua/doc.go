@@ -18,7 +18,10 @@
 // lease in milliseconds (1..2^31), ARGV[3] the publish command (PUBLISH, or
 // SPUBLISH on Cluster). mutex_acquire adds ARGV[4], the registration window
 // in milliseconds (0..2^31; 0 registers nothing, for a caller that tries
-// once), and semaphore_acquire ARGV[4], the permits (1..2^31). Extra ARGV
+// once), semaphore_acquire ARGV[4], the permits (1..2^31), and
+// mutex_floor ARGV[4], the fence floor (the quorum Locker's renewal: it
+// raises the lock's fence to the floor and keeps the key until the server
+// clock has passed it; it replies the fence, or 0 if not held). Extra ARGV
 // are ignored. Malformed input is refused with an error reply starting
 // "ERR lockgen:" before anything is written.
 //

@@ -120,8 +120,8 @@
 // # Errors
 //
 // All errors wrap a sentinel for errors.Is: ErrNotAcquired, ErrLockLost,
-// ErrNotHeld, ErrInvalidKey, ErrInvalidLock, ErrClosed, ErrNotReplicated, or
-// the context's error, or the Redis error wrapped with the lock's key.
+// ErrNotHeld, ErrInvalidKey, ErrInvalidLock, ErrClosed, ErrNotReplicated,
+// ErrNoQuorum (quorum Locker), or the context's error, or the Redis error wrapped with the lock's key.
 //
 // # Observing
 //
@@ -136,4 +136,19 @@
 // connection and gives the lock back (ErrNotReplicated) unless n replicas
 // acknowledged it, so that a failover does not lose a fresh lock. A WAIT
 // that fails is an unknown outcome: the grant is given back too.
+//
+// # A quorum of independent servers
+//
+// NewQuorum(clients) returns a Locker that takes each mutex on N >= 3
+// independent deployments (RedLock) and grants it when a majority granted
+// it within the lease, less the time the acquisition took and a drift
+// margin; partial grants are given back at once. Renewals must be
+// confirmed by a majority before the local deadline, or the holder's
+// context is cancelled. Fencing tokens keep rising across holders even
+// when the servers' clocks disagree: the highest token of the granting
+// majority is written back to it as a floor. Exclusion assumes bounded
+// clock rate drift and no holder paused past its lease, and a server that
+// restarts without persistence forgets its locks: see the README. Other
+// kinds and WithReplicas fail with ErrInvalidLock; an acquire that fewer
+// than a majority answer fails with ErrNoQuorum.
 package runtime
