@@ -318,6 +318,97 @@ func TestQuorumServerRestartedEmpty(t *testing.T) {
 	held.Release()
 }
 
+// A waiter is woken by the release, not by its retry timer: with a 30 s
+// lease its registration window is 30 s and it would retry only every 10 s.
+// It subscribes on every server that is up, so this holds with one of 3
+// down too.
+func TestQuorumWaiterWokenByRelease(t *testing.T) {
+	for _, down := range []int{0, 1} {
+		t.Run(map[int]string{0: "all up", 1: "one down"}[down], func(t *testing.T) {
+			q := startQuorum(t, 3)
+			if down == 1 {
+				q.servers[2].Kill()
+			}
+			busy := make(chan struct{}, 10)
+			holder := q.locker(t, runtime.WithWaiterWindow(30*time.Second))
+			waiter := q.locker(t, runtime.WithWaiterWindow(30*time.Second), runtime.WithObserver(func(e runtime.Event) {
+				if e.Kind == runtime.EventBusy {
+					select {
+					case busy <- struct{}{}:
+					default:
+					}
+				}
+			}))
+			ctx := ctxTimeout(t, time.Minute)
+			lock := runtime.Lock{Kind: runtime.Mutex, Key: "w", Lease: 30 * time.Second, Wait: 20 * time.Second}
+			held, err := holder.Acquire(ctx, lock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make(chan error, 1)
+			go func() {
+				h, err := waiter.Acquire(ctx, lock)
+				if err == nil {
+					h.Release()
+				}
+				got <- err
+			}()
+			// The second busy reply comes after the subscription.
+			for range 2 {
+				select {
+				case <-busy:
+				case <-time.After(20 * time.Second):
+					t.Fatal("the waiter did not get busy twice")
+				}
+			}
+			released := time.Now()
+			if err := held.Release(); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-got:
+				if err != nil {
+					t.Fatalf("waiter: %v", err)
+				}
+				t.Logf("granted %v after the release", time.Since(released).Round(time.Millisecond))
+			case <-time.After(5 * time.Second):
+				t.Fatal("the waiter was not woken by the release within 5 s (its retry timer is 10 s)")
+			}
+		})
+	}
+}
+
+// When a majority can no longer confirm the renewals, the holder's context
+// is cancelled (ErrLockLost) at its local deadline, inside the lease.
+func TestQuorumHolderToldWhenMajorityLost(t *testing.T) {
+	q := startQuorum(t, 3)
+	l := q.locker(t)
+	const lease = 2 * time.Second
+	start := time.Now()
+	held, err := l.Acquire(ctxTimeout(t, time.Minute), mutexLock("a", lease))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.servers[0].Kill()
+	q.servers[1].Kill()
+	select {
+	case <-held.Context().Done():
+	case <-time.After(2 * lease):
+		t.Fatal("the holder's context is still live two leases after 2 of 3 servers went down")
+	}
+	took := time.Since(start)
+	if !errors.Is(context.Cause(held.Context()), runtime.ErrLockLost) {
+		t.Errorf("cause %v, want ErrLockLost", context.Cause(held.Context()))
+	}
+	// Its local deadline falls 1% + 2 ms before the lease ends; allow for
+	// a busy machine's timer slack.
+	if took > lease+500*time.Millisecond {
+		t.Errorf("cancelled %v after the acquire started, lease %v", took, lease)
+	}
+	t.Logf("holder told %v after the acquire started (lease %v)", took.Round(time.Millisecond), lease)
+	held.Release()
+}
+
 // A quorum Locker takes only mutexes; its constructor checks its input.
 func TestQuorumRefuses(t *testing.T) {
 	q := startQuorum(t, 3)
