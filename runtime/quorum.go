@@ -153,18 +153,54 @@ func (q *quorumBackend) EvalWait(ctx context.Context, c Call, replicas int, time
 // publishes with SPUBLISH).
 func (q *quorumBackend) PublishCommand() string { return "PUBLISH" }
 
-// Close ends the follow-ups and closes every server's backend.
+// Close ends the follow-ups and closes every server's backend, in
+// parallel. It waits for each at most closeWait: a call to a frozen server
+// returns only at the client's own timeout, and closing a Pub/Sub
+// connection to one can take as long; those finish in the background.
 func (q *quorumBackend) Close() error {
-	var errs []error
+	var err error
 	q.once.Do(func() {
+		q.mu.Lock()
 		close(q.stop)
-		q.tasks.Wait()
-		for _, m := range q.members {
-			errs = append(errs, m.b.Close())
+		q.mu.Unlock()
+		deadline := time.Now().Add(closeWait)
+		waitUntil(deadline, q.tasks.Wait)
+		errs := make([]error, len(q.members))
+		var closing sync.WaitGroup
+		for i, m := range q.members {
+			closing.Add(1)
+			go func() {
+				defer closing.Done()
+				errs[i] = m.b.Close()
+			}()
+		}
+		if waitUntil(deadline.Add(closeWait), closing.Wait) {
+			err = errors.Join(errs...)
 		}
 	})
-	return errors.Join(errs...)
+	return err
 }
+
+// waitUntil runs wait and returns true once it returns, or false at
+// deadline (wait then goes on in the background).
+func waitUntil(deadline time.Time, wait func()) bool {
+	done := make(chan struct{})
+	go func() {
+		wait()
+		close(done)
+	}()
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// closeWait bounds how long Close waits for follow-ups.
+const closeWait = time.Second
 
 var mutexScripts = Mutex.scripts()
 

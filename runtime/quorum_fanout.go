@@ -135,7 +135,8 @@ const minGrace = 10 * time.Millisecond
 // bound passes, or, once settled reports the outcome known, a grace as long
 // as the fan-out has taken so far (at least minGrace). Servers still
 // running then are left to finish in the background (see above). Each
-// server's calls run on a context that ctx cannot cancel, bounded by bound.
+// server's calls run on a context that ctx cannot cancel, bounded by the
+// longest lease among them: past it, no reply matters.
 func (q *quorumBackend) fanOut(ctx context.Context, members []int, calls []Call, bound time.Duration, settled func([]memberAnswer) bool) []memberAnswer {
 	if members == nil {
 		for i := range q.members {
@@ -146,7 +147,7 @@ func (q *quorumBackend) fanOut(ctx context.Context, members []int, calls []Call,
 	results := make(chan indexedAnswer, len(members))
 	mcs := make(map[int]*memberCall, len(members))
 	for _, i := range members {
-		mcs[i] = q.start(ctx, q.members[i], calls, bound, results)
+		mcs[i] = q.start(ctx, q.members[i], calls, results)
 	}
 	answers := make([]memberAnswer, len(q.members))
 	expire := time.NewTimer(bound)
@@ -182,8 +183,9 @@ wait:
 
 // start sends calls to m in a goroutine of their own; the answer goes to
 // results unless the fan-out abandons the call first.
-func (q *quorumBackend) start(ctx context.Context, m *quorumMember, calls []Call, bound time.Duration, results chan<- indexedAnswer) *memberCall {
+func (q *quorumBackend) start(ctx context.Context, m *quorumMember, calls []Call, results chan<- indexedAnswer) *memberCall {
 	mc := &memberCall{}
+	bound := time.Duration(0)
 	replies := make([]Reply, len(calls))
 	var sent []Call
 	var at []int
@@ -192,6 +194,7 @@ func (q *quorumBackend) start(ctx context.Context, m *quorumMember, calls []Call
 			replies[i] = Reply{Err: errServerBusy}
 			continue
 		}
+		bound = max(bound, leaseOf(c))
 		args := append([]string(nil), c.Args...)
 		args[2] = m.pub
 		sent = append(sent, Call{Script: c.Script, Keys: c.Keys, Args: args})

@@ -18,7 +18,7 @@ func (q *quorumBackend) acquire(ctx context.Context, c Call) (any, error) {
 	sent := time.Now()
 	lease := leaseOf(c)
 	validity := lease - driftMargin(lease)
-	answers := q.fanOut(ctx, nil, []Call{c}, validity, q.acquireSettled)
+	answers := q.fanOut(ctx, nil, []Call{c}, min(validity, answerBound(lease)), q.acquireSettled)
 	var grants []memberFence
 	var wait int64
 	answered := 0
@@ -52,6 +52,12 @@ func (q *quorumBackend) acquire(ctx context.Context, c Call) (any, error) {
 	}
 	return []any{int64(acquireBusy), splitWait(wait, len(grants) > 0)}, nil
 }
+
+// answerBound is how long an acquire waits for servers whose answer could
+// still change its outcome: a tenth of the lease, at least 200 ms. Until
+// then the servers that did grant hold the lock for nobody; a server that
+// answers later is counted as a refusal (its grant is given back).
+func answerBound(lease time.Duration) time.Duration { return max(lease/10, 200*time.Millisecond) }
 
 // memberFence is one server's grant.
 type memberFence struct {
@@ -133,9 +139,10 @@ func (q *quorumBackend) writeFloor(ctx context.Context, c Call, grants []memberF
 	return fence, confirmed >= q.majority
 }
 
-// giveBack runs the release script on the servers that granted an acquire
-// the quorum did not grant, at once; one that does not answer within the
-// bound is left to the follow-up.
+// giveBack runs the release script, at once, on the servers that granted
+// an acquire the quorum did not grant. It waits for them as long as ctx
+// lets it (the caller's wait is a hard bound); a server that has not
+// answered by then is left to the follow-up, which releases until it does.
 func (q *quorumBackend) giveBack(ctx context.Context, c Call, grants []memberFence) {
 	if len(grants) == 0 {
 		return
@@ -145,11 +152,12 @@ func (q *quorumBackend) giveBack(ctx context.Context, c Call, grants []memberFen
 		members[i] = g.member
 	}
 	release := Call{Script: mutexScripts.release, Keys: c.Keys, Args: c.Args[:3]}
-	q.fanOut(context.WithoutCancel(ctx), members, []Call{release}, min(leaseOf(c), giveBackBound), nil)
+	q.fanOut(ctx, members, []Call{release}, leaseOf(c), anyAnswer)
 }
 
-// giveBackBound bounds how long an acquire waits for its give-backs.
-const giveBackBound = time.Second
+// anyAnswer settles a fan-out whose outcome nothing waits for: after the
+// first answer, only the grace is left for the others.
+func anyAnswer([]memberAnswer) bool { return true }
 
 // renew renews locks on every server with mutex_floor (which keeps the
 // fence floor alive as well): 1 for a lock a majority confirmed, 0 for one
