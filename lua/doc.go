@@ -157,6 +157,7 @@
 //	mutex busy, registers                 4   GET TIME ZADD PEXPIRE
 //	mutex busy, window 0                  2   GET PTTL
 //	mutex renew                           2   GET PEXPIRE
+//	mutex floor, fence above it (quorum)  3   GET TIME PEXPIRE
 //	mutex release, no waiters             3   GET TIME DEL
 //	mutex release, hands over             5   GET TIME ZPOPMIN SET PUBLISH
 //	mutex release, registrations lapsed   6   GET TIME ZPOPMIN×2 PUBLISH(all) DEL

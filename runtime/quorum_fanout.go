@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -306,4 +305,4 @@ func leaseOf(c Call) time.Duration {
 }
 
 // fenceArg formats a fence for ARGV.
-func fenceArg(f int64) string { return fmt.Sprint(f) }
+func fenceArg(f int64) string { return strconv.FormatInt(f, 10) }

@@ -66,17 +66,20 @@ type memberFence struct {
 }
 
 // acquireSettled: the outcome of an acquire is known once a majority
-// granted or so many refused that no majority can grant.
+// granted or so many refused or failed that no majority can grant.
 func (q *quorumBackend) acquireSettled(answers []memberAnswer) bool {
 	granted, refused := 0, 0
 	for _, a := range answers {
+		if a.replies == nil {
+			continue
+		}
 		if r, ok := a.reply(0); ok {
 			if flag, _, err := parseAcquire(r.Value); err == nil && flag == acquireGranted {
 				granted++
-			} else {
-				refused++
+				continue
 			}
 		}
+		refused++
 	}
 	return granted >= q.majority || refused > len(q.members)-q.majority
 }
@@ -127,7 +130,7 @@ func (q *quorumBackend) writeFloor(ctx context.Context, c Call, grants []memberF
 		}
 		return n >= need
 	}
-	bound := time.Until(deadline)
+	bound := min(time.Until(deadline), answerBound(leaseOf(c)))
 	if bound <= 0 {
 		return fence, false
 	}
