@@ -23,7 +23,7 @@ type quorum struct {
 	prefix  string
 }
 
-func startQuorum(t *testing.T, n int) *quorum {
+func startQuorum(t testing.TB, n int) *quorum {
 	t.Helper()
 	q := &quorum{prefix: uniquePrefix(t)}
 	for range n {
@@ -39,7 +39,7 @@ func startQuorum(t *testing.T, n int) *quorum {
 }
 
 // locker returns a quorum Locker on the servers, as one process would have.
-func (q *quorum) locker(t *testing.T, opts ...runtime.Option) *runtime.Locker {
+func (q *quorum) locker(t testing.TB, opts ...runtime.Option) *runtime.Locker {
 	t.Helper()
 	l, err := runtime.NewQuorum(q.clients, append([]runtime.Option{runtime.WithKeyPrefix(q.prefix)}, opts...)...)
 	if err != nil {
@@ -490,4 +490,28 @@ func TestQuorumRefuses(t *testing.T) {
 	if _, err := runtime.NewQuorum(q.clients, runtime.WithReplicas(1, time.Second)); !errors.Is(err, runtime.ErrInvalidLock) {
 		t.Errorf("NewQuorum with WithReplicas: %v, want ErrInvalidLock", err)
 	}
+}
+
+// BenchmarkQuorumAcquireRelease: an uncontended mutex acquire and release
+// on 3 servers (acquire, fence write-back, release: three round trips to
+// every server, in parallel), in PING round trips of one server.
+func BenchmarkQuorumAcquireRelease(b *testing.B) {
+	q := startQuorum(b, 3)
+	l := q.locker(b)
+	rdb := q.clients[0].(*redis.Client)
+	ctx := context.Background()
+	var op, ping samples
+	for b.Loop() {
+		ping = append(ping, pingOnce(b, rdb))
+		t0 := time.Now()
+		h, err := l.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "bench"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := h.Release(); err != nil {
+			b.Fatal(err)
+		}
+		op = append(op, time.Since(t0))
+	}
+	report(b, "op", op, ping)
 }
