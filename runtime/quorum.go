@@ -32,11 +32,6 @@ import (
 // Fences rise across holders: a later majority shares at least one server
 // with the earlier one, whose next grant takes a fence above the floor.
 
-// ErrNoQuorum: fewer than a majority of a quorum Locker's servers answered
-// a call in time; the lock was not acquired (or, for a release, is given
-// back in the background).
-var ErrNoQuorum = errors.New("lockgen: no majority of the quorum's servers answered")
-
 // NewQuorum returns a Locker that takes each lock on the independent Redis
 // deployments behind clients (RedLock): granted when a majority grants it,
 // so losing a minority of them neither blocks the locks nor loses them.
