@@ -86,10 +86,14 @@ func (a memberAnswer) reply(i int) (Reply, bool) {
 // err says why the server did not answer the first call (nil if it did).
 func (a memberAnswer) err() error {
 	if a.replies == nil {
-		return errNoReply
+		return errNoAnswer
 	}
 	return a.replies[0].Err
 }
+
+// errNoAnswer: a server did not answer before the fan-out stopped waiting.
+// It is not errNoReply: the quorum's own call did return, with a verdict.
+var errNoAnswer = errors.New("no answer in time")
 
 func countAnswered(answers []memberAnswer) int {
 	n := 0

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/embedded"
 	"github.com/lockgen/lockgen/runtime"
 )
 
@@ -230,4 +231,40 @@ func TestQuorumHolderToldWhenMajorityLost(t *testing.T) {
 	}
 	t.Logf("holder told %v after the acquire started (lease %v)", took.Round(time.Millisecond), lease)
 	held.Release()
+}
+
+// hangingBackend never answers a script call: a frozen server.
+type hangingBackend struct{ runtime.Backend }
+
+func (hangingBackend) Eval(ctx context.Context, c runtime.Call) (any, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// Servers that never answer count as missing votes: with 2 of 3 frozen, an
+// acquire fails with ErrNoQuorum once it stops waiting for them (a tenth of
+// the lease, at least 200 ms), long before its own wait ends, and not with
+// the error of a wait that ran out.
+func TestQuorumFrozenServersAreNoQuorum(t *testing.T) {
+	backends := []runtime.Backend{
+		embedded.NewBackend(nil),
+		hangingBackend{embedded.NewBackend(nil)},
+		hangingBackend{embedded.NewBackend(nil)},
+	}
+	l, err := runtime.NewQuorumWithBackends(backends)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	start := time.Now()
+	_, err = l.Acquire(ctxTimeout(t, time.Minute), runtime.Lock{Kind: runtime.Mutex, Key: "f", Lease: time.Second, Wait: 10 * time.Second})
+	if !errors.Is(err, runtime.ErrNoQuorum) || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("acquire with 2 of 3 frozen: %v, want ErrNoQuorum", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("acquire took %v, wait 10s: it should stop waiting for frozen servers after about 200ms", took)
+	}
+	if v, _ := backends[0].(*embedded.Backend).Server().Do("GET", "lockgen:mutex:{f}"); v != nil {
+		t.Errorf("the server that is up still holds %v", v)
+	}
 }
