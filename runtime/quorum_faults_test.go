@@ -71,7 +71,7 @@ func TestQuorumServerKilledWhileHeld(t *testing.T) {
 	l1 := q.locker(t, runtime.WithObserver(ren.observe))
 	l2 := q.locker(t)
 	ctx := ctxTimeout(t, time.Minute)
-	const lease = 900 * time.Millisecond
+	const lease = 1500 * time.Millisecond
 	held, err := l1.Acquire(ctx, mutexLock("a", lease))
 	if err != nil {
 		t.Fatal(err)
@@ -141,9 +141,14 @@ func TestQuorumTwoOfThreeDown(t *testing.T) {
 		}
 	}
 
-	for _, s := range q.servers[1:] {
+	for i, s := range q.servers[1:] {
 		if err := s.Restart(); err != nil {
 			t.Fatal(err)
+		}
+		for try := 0; q.clients[i+1].Ping(context.Background()).Err() != nil; try++ {
+			if try == 50 {
+				t.Fatalf("server %d does not answer after its restart", i+2)
+			}
 		}
 	}
 	h, err := l.Acquire(ctxTimeout(t, time.Minute), mutexLock("a", 5*time.Second))
@@ -175,6 +180,14 @@ func TestQuorumServerRestartedEmpty(t *testing.T) {
 		q.servers[i].Kill()
 		if err := q.servers[i].Restart(); err != nil {
 			t.Fatal(err)
+		}
+		// The client's pooled connections died with the server: the
+		// test's clients do not retry, so let a PING find a live one
+		// before the Lockers' calls count on it.
+		for try := 0; q.clients[i].Ping(ctx).Err() != nil; try++ {
+			if try == 50 {
+				t.Fatalf("server %d does not answer after its restart", i+1)
+			}
 		}
 	}
 
@@ -226,7 +239,7 @@ func TestQuorumHolderToldWhenMajorityLost(t *testing.T) {
 	}
 	// Its local deadline falls 1% + 2 ms before the lease ends; allow for
 	// a busy machine's timer slack.
-	if took > lease+500*time.Millisecond {
+	if took > lease+time.Second {
 		t.Errorf("cancelled %v after the acquire started, lease %v", took, lease)
 	}
 	t.Logf("holder told %v after the acquire started (lease %v)", took.Round(time.Millisecond), lease)
