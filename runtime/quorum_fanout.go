@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -37,6 +38,10 @@ type quorumMember struct {
 	index int
 	b     Backend
 	pub   string // its publish command, for ARGV[3]
+	// failing: the server's latest call that ended, ended in an error.
+	// A server that is silent now counts as down if it is failing, and
+	// as slow otherwise.
+	failing atomic.Bool
 
 	mu      sync.Mutex
 	flights map[slotKey]*flight // taken slots
@@ -83,6 +88,17 @@ func (a memberAnswer) reply(i int) (Reply, bool) {
 	return a.replies[i], true
 }
 
+// failed reports whether the server failed call i: it replied with an
+// error, or it is silent (no answer in time, or an earlier call still
+// running) and its latest call failed.
+func (a memberAnswer) failed(m *quorumMember, i int) bool {
+	if a.replies != nil && a.replies[i].Err != nil && a.replies[i].Err != errServerBusy {
+		return true
+	}
+	_, ok := a.reply(i)
+	return !ok && m.failing.Load()
+}
+
 // err says why the server did not answer the first call (nil if it did).
 func (a memberAnswer) err() error {
 	if a.replies == nil {
@@ -103,6 +119,15 @@ func countAnswered(answers []memberAnswer) int {
 		}
 	}
 	return n
+}
+
+func allFailed(rs []Reply) bool {
+	for _, r := range rs {
+		if r.Err == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // memberCall is one server's part of a fan-out.
@@ -212,6 +237,7 @@ func (q *quorumBackend) start(ctx context.Context, m *quorumMember, calls []Call
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bound)
 		rs := m.run(cctx, sent)
 		cancel()
+		m.failing.Store(allFailed(rs))
 		mc.mu.Lock()
 		abandoned := mc.abandoned
 		mc.delivering = !abandoned

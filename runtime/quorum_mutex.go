@@ -12,8 +12,10 @@ import (
 // majority granted it and confirmed the fence floor within the validity
 // time (the lease less the drift margin, counted from before the call was
 // sent, as the Locker counts it). Otherwise it gives back at once what
-// some servers granted, and replies busy, or ErrNoQuorum if fewer than a
-// majority answered.
+// some servers granted, and replies busy, or ErrNoQuorum if so many
+// servers failed (an error, or silence after an error) that no majority
+// can answer. A server that is merely slow makes it busy: a waiter tries
+// again, and a busy machine does not end its wait.
 func (q *quorumBackend) acquire(ctx context.Context, c Call) (any, error) {
 	sent := time.Now()
 	lease := leaseOf(c)
@@ -47,11 +49,25 @@ func (q *quorumBackend) acquire(ctx context.Context, c Call) (any, error) {
 		}
 	}
 	q.giveBack(ctx, c, grants)
-	if answered < q.majority {
-		return nil, q.noQuorum("acquire", answers)
+	failed := 0
+	for i, a := range answers {
+		if a.failed(q.members[i], 0) {
+			failed++
+		}
 	}
-	return []any{int64(acquireBusy), splitWait(wait, len(grants) > 0)}, nil
+	switch {
+	case failed > len(q.members)-q.majority:
+		return nil, q.noQuorum("acquire", answers)
+	case answered < q.majority && (wait == 0 || wait > slowRetry):
+		// Slow servers: try again soon, whatever the others said.
+		wait = slowRetry
+	}
+	return []any{int64(acquireBusy), splitWait(wait, len(grants) > 0 || answered < q.majority)}, nil
 }
+
+// slowRetry bounds the retry time (ms) of an acquire that too few servers
+// answered in time.
+const slowRetry = 50
 
 // answerBound is how long an acquire waits for servers whose answer could
 // still change its outcome: a tenth of the lease, at least 200 ms. Until
