@@ -63,6 +63,7 @@ var costCases = []costCase{
 	{"mutex busy, registers", mutexFamily, mutexRegistered, nil, []string{"mutex_acquire", "C", "1000", "1000"}, 4},
 	{"mutex busy, window 0", mutexFamily, mutexHeld, nil, []string{"mutex_acquire", "B", "1000", "0"}, 2},
 	{"mutex renew", mutexFamily, mutexHeld, nil, []string{"mutex_renew", "A", "1000"}, 3},
+	{"mutex floor, fence above it (quorum)", mutexFamily, mutexHeld, nil, []string{"mutex_floor", "A", "1000", "1"}, 4},
 	{"mutex release, no waiters", mutexFamily, mutexHeld, nil, []string{"mutex_release", "A", "1000"}, 3},
 	{"mutex release, hands over", mutexFamily, mutexRegistered, nil, []string{"mutex_release", "A", "1000"}, 5},
 	{"mutex release, registrations lapsed", mutexFamily, mutexRegistered, [][]string{{"ZADD", "$B:waiters", "1", "B"}},

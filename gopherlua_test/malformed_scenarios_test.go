@@ -28,6 +28,10 @@ var badArgv = [][]string{
 var badWindows = []string{"", "-1", "-0", "1.5", "x", "00", "01", " 5", "5 ", "+5", "1e3", "0x10",
 	"2147483649", "99999999999", "once", "waited"}
 
+// badFloors are mutex_floor ARGV[4] values outside "a positive integer of
+// at most 16 digits, spelt plainly".
+var badFloors = []string{"", "0", "-1", "01", "1.5", "x", " 5", "+5", "1e15", "17000000000000000"}
+
 // badLockValues are string lock values (mutex, fair) that no script wrote:
 // every script of the family must refuse them with "unexpected lock value".
 var badLockValues = []string{
@@ -74,8 +78,11 @@ func malformedScenarios() []*scenario {
 			sc.steps = append(sc.steps, step{at: at, raw: []string{"SET", b, v, "PX", "5000"}, want: isOK()})
 			for _, s := range fm.f.scripts() {
 				kinds := [][]string{nil} // every ARGV[4] the script takes
-				if s == lua.MutexAcquire {
+				switch s {
+				case lua.MutexAcquire:
 					kinds = [][]string{{"0"}, {"500"}}
+				case lua.MutexFloor:
+					kinds = [][]string{{"1700000000000000"}}
 				}
 				// The holder in the value and a stranger alike.
 				for _, h := range []string{"A", "B", "C"} {
@@ -98,6 +105,8 @@ func badCalls(sc *scenario, s *lua.Script, at time.Duration) []step {
 	switch s {
 	case lua.MutexAcquire:
 		extra = []string{"500"}
+	case lua.MutexFloor:
+		extra = []string{"1700000000000000"}
 	case lua.SemaphoreAcquire:
 		extra = []string{"2"}
 	}
@@ -120,6 +129,10 @@ func badCalls(sc *scenario, s *lua.Script, at time.Duration) []step {
 	case lua.MutexAcquire:
 		for _, w := range badWindows {
 			refuse(nil, append(good, w))
+		}
+	case lua.MutexFloor:
+		for _, f := range badFloors {
+			refuse(nil, append(good, f))
 		}
 	case lua.SemaphoreAcquire:
 		for _, permits := range []string{"0", "-1", "x", "", "2147483649"} {

@@ -77,9 +77,12 @@ type step struct {
 	holder string
 	lease  time.Duration
 	extra  []string // ARGV after the publish command (mutex window, semaphore permits)
-	args   []string // replaces the whole ARGV (malformed input)
-	keys   []string // replaces KEYS (malformed input)
-	raw    []string // a plain command instead of a script
+	// extraAt replaces extra with ARGV computed from the target's start
+	// (mutex_floor's fence floor, an absolute time in µs).
+	extraAt func(start time.Time) []string
+	args    []string // replaces the whole ARGV (malformed input)
+	keys    []string // replaces KEYS (malformed input)
+	raw     []string // a plain command instead of a script
 	// ahead, instead of a script: leave in B the fence floor that a
 	// release on a master whose clock runs this far ahead would have left
 	// (a fence ahead of the target's clock), as if the lock had just
@@ -295,7 +298,11 @@ func (r *run) exec(st *step) any {
 		if pub == "" {
 			pub = "PUBLISH"
 		}
-		args = append([]string{st.holder, strconv.FormatInt(st.lease.Milliseconds(), 10), pub}, st.extra...)
+		extra := st.extra
+		if st.extraAt != nil {
+			extra = st.extraAt(r.tg.start())
+		}
+		args = append([]string{st.holder, strconv.FormatInt(st.lease.Milliseconds(), 10), pub}, extra...)
 	}
 	return r.tg.eval(st.script, keys, args)
 }

@@ -21,7 +21,9 @@
 // once), and semaphore_acquire ARGV[4], the permits (1..2^31). The latch
 // scripts take the same three ARGV, ARGV[1] naming the caller (the setter,
 // the party counting down) and ARGV[2] being the latch's TTL, and latch_set
-// ARGV[4], the count (1..2^31). Extra ARGV are ignored. Malformed input is
+// ARGV[4], the count (1..2^31), and mutex_floor ARGV[4], the fence floor
+// (the quorum Locker's renewal: it raises the lock's fence to the floor and
+// restarts the lease; it replies the fence, or 0 if not held). Extra ARGV are ignored. Malformed input is
 // refused with an error reply starting "ERR lockgen:" before anything is
 // written.
 //
@@ -195,6 +197,7 @@
 //	mutex busy, registers                 4   GET TIME ZADD PEXPIRE
 //	mutex busy, window 0                  2   GET PTTL
 //	mutex renew                           3   GET PTTL PEXPIRE
+//	mutex floor, fence above it (quorum)  4   GET PTTL TIME PEXPIRE
 //	mutex release, no waiters             3   GET TIME SET(tombstone)
 //	mutex release, hands over             5   GET TIME ZPOPMIN SET PUBLISH
 //	mutex release, registrations lapsed   6   GET TIME ZPOPMIN×2 PUBLISH(all) SET(tombstone)

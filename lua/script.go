@@ -58,6 +58,10 @@ var (
 	MutexInspect = mustLoad("mutex_inspect")
 	MutexForce   = mustLoad("mutex_force_release")
 
+	// MutexFloor is the quorum Locker's renewal: it also raises the
+	// lock's fence to a floor (lua/mutex_floor.lua).
+	MutexFloor = mustLoad("mutex_floor")
+
 	FairAcquire   = mustLoad("fair_acquire")
 	FairRenew     = mustLoad("fair_renew")
 	FairRelease   = mustLoad("fair_release")

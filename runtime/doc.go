@@ -121,7 +121,8 @@
 //
 // All errors wrap a sentinel for errors.Is: ErrNotAcquired, ErrLockLost,
 // ErrNotHeld, ErrInvalidKey, ErrInvalidLock, ErrClosed, ErrNotReplicated,
-// ErrNoPermission (an ACL denial, never retried; it names the command), or
+// ErrNoPermission (an ACL denial, never retried; it names the command),
+// ErrNoQuorum (quorum Locker), or
 // the context's error, or the Redis error wrapped with the lock's key. A
 // busy lock whose holder Redis named gives a *BusyError (Holder, LeaseLeft)
 // that wraps ErrNotAcquired.
@@ -168,4 +169,19 @@
 // CountDownAs a named party, which counts once however often it retries),
 // Count, and Await, which every awaiter of every process leaves on the one
 // message of the last count-down. Every use restarts its TTL; see Latch.
+//
+// # A quorum of independent servers
+//
+// NewQuorum(clients) returns a Locker that takes each mutex on N >= 3
+// independent deployments (RedLock) and grants it when a majority granted
+// it within the lease, less the time the acquisition took and a drift
+// margin; partial grants are given back at once. Renewals must be
+// confirmed by a majority before the local deadline, or the holder's
+// context is cancelled. Fencing tokens keep rising across holders even
+// when the servers' clocks disagree: the highest token of the granting
+// majority is written back to it as a floor. Exclusion assumes bounded
+// clock rate drift and no holder paused past its lease, and a server that
+// restarts without persistence forgets its locks: see the README. Other
+// kinds and WithReplicas fail with ErrInvalidLock; an acquire that fewer
+// than a majority answer fails with ErrNoQuorum.
 package runtime

@@ -26,6 +26,7 @@ type Locker struct {
 	honorsDeadline bool          // the backend stops a call at its context's deadline
 	optErr         error         // a bad Option, reported by every Acquire
 	guardErr       error         // a bad WithRestartGuard (restartguard.go)
+	quorum         bool          // NewQuorum: only the Mutex kind
 
 	publish  string
 	wakeups  *wakeups

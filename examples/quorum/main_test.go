@@ -1,0 +1,32 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/lockgen/lockgen/redistest"
+)
+
+// TestQuorumInProcess runs the example on three in-process servers.
+func TestQuorumInProcess(t *testing.T) {
+	var out strings.Builder
+	if err := run(&out, nil); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	t.Log(out.String())
+}
+
+// TestQuorumOnRedisServers runs it on three redis-servers started here.
+func TestQuorumOnRedisServers(t *testing.T) {
+	var addrs []string
+	for range 3 {
+		addrs = append(addrs, redistest.Start(t).Addr)
+	}
+	var out strings.Builder
+	if err := run(&out, addrs); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "above alice's: true") {
+		t.Errorf("output does not show a rising token:\n%s", out.String())
+	}
+}

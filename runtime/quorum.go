@@ -1,0 +1,232 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// A quorum Locker takes each lock on N independent Redis deployments
+// (RedLock). Its backend, quorumBackend, stands for the N of them: it sends
+// every script call to all N in parallel and combines their replies, so
+// the Locker's acquire, wait, renew, release and clean-up logic runs
+// unchanged on top of it.
+//
+//   - acquire: granted when a majority granted within the lease (less the
+//     drift margin), counted from before the call was sent. The highest of
+//     their fences is the lock's fence, and it is written back to them as
+//     their fence floor (mutex_floor); a majority must confirm that too.
+//     Otherwise every partial grant is given back at once.
+//   - renew: mutex_floor on all N (which also keeps the floor); 1 if a
+//     majority confirmed, 0 if that can no longer be, else an error (the
+//     watchdog tries again until the local deadline).
+//   - release: on all N; 1 if a majority released it.
+//   - wake-ups: the channel is subscribed on every server (a majority must
+//     confirm); any message wakes the waiters, and a hand-over message
+//     ("grant:"), which speaks for one server only, becomes "all".
+//
+// Fences rise across holders: a later majority shares at least one server
+// with the earlier one, whose next grant takes a fence above the floor.
+
+// NewQuorum returns a Locker that takes each lock on the independent Redis
+// deployments behind clients (RedLock): granted when a majority grants it,
+// so losing a minority of them neither blocks the locks nor loses them.
+// Each client may be a single node, a Sentinel failover client or a
+// Cluster client; there must be at least 3 (an odd number tolerates the
+// most failures per server). Only the Mutex kind is supported; other kinds
+// fail with ErrInvalidLock, and so does WithReplicas. The Locker does not
+// close the clients. See the README for what the quorum does and does not
+// guarantee (clock drift, pauses, restarts without persistence).
+func NewQuorum(clients []redis.UniversalClient, opts ...Option) (*Locker, error) {
+	backends := make([]Backend, len(clients))
+	for i, c := range clients {
+		if c == nil {
+			return nil, fmt.Errorf("%w: quorum client %d is nil", ErrInvalidLock, i)
+		}
+		backends[i] = NewGoRedisBackend(c)
+	}
+	return NewQuorumWithBackends(backends, opts...)
+}
+
+// NewQuorumWithBackends is NewQuorum over any Backends, one per
+// independent deployment (package embedded has an in-process one). Close
+// closes them.
+func NewQuorumWithBackends(backends []Backend, opts ...Option) (*Locker, error) {
+	if len(backends) < 3 {
+		return nil, fmt.Errorf("%w: a quorum needs at least 3 independent servers, got %d", ErrInvalidLock, len(backends))
+	}
+	for i, b := range backends {
+		if b == nil {
+			return nil, fmt.Errorf("%w: quorum backend %d is nil", ErrInvalidLock, i)
+		}
+	}
+	l := NewWithBackend(newQuorumBackend(backends), opts...)
+	l.quorum = true
+	if l.replicas > 0 {
+		l.Close()
+		return nil, fmt.Errorf("%w: WithReplicas is not supported on a quorum Locker: the majority of independent servers is its replication", ErrInvalidLock)
+	}
+	return l, nil
+}
+
+// quorumBackend is the Backend of a quorum Locker.
+type quorumBackend struct {
+	members  []*quorumMember
+	majority int
+
+	mu    sync.Mutex
+	held  map[slotKey]int64 // locks granted by a majority and not released: their fence
+	stop  chan struct{}     // closed by Close: follow-ups end
+	tasks sync.WaitGroup    // follow-ups in flight
+	once  sync.Once
+}
+
+func newQuorumBackend(backends []Backend) *quorumBackend {
+	q := &quorumBackend{majority: len(backends)/2 + 1, held: map[slotKey]int64{}, stop: make(chan struct{})}
+	for i, b := range backends {
+		q.members = append(q.members, &quorumMember{index: i, b: b, pub: b.PublishCommand(), flights: map[slotKey]*flight{}})
+	}
+	return q
+}
+
+var _ Backend = (*quorumBackend)(nil)
+
+// callLimit: a quorum call returns when its context ends, whatever its
+// servers do (the calls still running go on in the background).
+func (q *quorumBackend) callLimit() (time.Duration, bool) { return 0, true }
+
+// Eval runs one mutex script call on the quorum.
+func (q *quorumBackend) Eval(ctx context.Context, c Call) (any, error) {
+	if len(c.Keys) == 0 || len(c.Args) < 3 {
+		return nil, fmt.Errorf("lockgen: quorum: malformed call of %s", c.Script.Name)
+	}
+	switch c.Script {
+	case mutexScripts.acquire:
+		return q.acquire(ctx, c)
+	case mutexScripts.renew:
+		return q.renewOne(ctx, c)
+	case mutexScripts.release:
+		return q.release(ctx, c)
+	}
+	return nil, fmt.Errorf("%w: script %s is not supported on a quorum Locker", ErrInvalidLock, c.Script.Name)
+}
+
+// EvalBatch runs the watchdog's renewals: one batch per server, in
+// parallel. Only renewals come in batches (a quorum Locker has no fair
+// waiters to heartbeat).
+func (q *quorumBackend) EvalBatch(ctx context.Context, calls []Call) []Reply {
+	out := make([]Reply, len(calls))
+	var renewals []Call
+	var at []int
+	for i, c := range calls {
+		if c.Script != mutexScripts.renew || len(c.Keys) == 0 || len(c.Args) < 3 {
+			out[i] = Reply{Err: fmt.Errorf("%w: script %s is not supported on a quorum Locker", ErrInvalidLock, c.Script.Name)}
+			continue
+		}
+		renewals = append(renewals, c)
+		at = append(at, i)
+	}
+	if len(renewals) > 0 {
+		for j, r := range q.renew(ctx, renewals) {
+			out[at[j]] = r
+		}
+	}
+	return out
+}
+
+// EvalWait is not supported: NewQuorum refuses WithReplicas.
+func (q *quorumBackend) EvalWait(ctx context.Context, c Call, replicas int, timeout time.Duration) (any, int, error) {
+	return nil, 0, fmt.Errorf("%w: WithReplicas is not supported on a quorum Locker", ErrInvalidLock)
+}
+
+// PublishCommand is what the Locker puts in ARGV[3]; each server's call
+// gets its own backend's command instead (a Cluster among the servers
+// publishes with SPUBLISH).
+func (q *quorumBackend) PublishCommand() string { return "PUBLISH" }
+
+// Close ends the follow-ups and closes every server's backend, in
+// parallel. It waits for each at most closeWait: a call to a frozen server
+// returns only at the client's own timeout, and closing a Pub/Sub
+// connection to one can take as long; those finish in the background.
+func (q *quorumBackend) Close() error {
+	var err error
+	q.once.Do(func() {
+		q.mu.Lock()
+		close(q.stop)
+		q.mu.Unlock()
+		deadline := time.Now().Add(closeWait)
+		waitUntil(deadline, q.tasks.Wait)
+		errs := make([]error, len(q.members))
+		var closing sync.WaitGroup
+		for i, m := range q.members {
+			closing.Add(1)
+			go func() {
+				defer closing.Done()
+				errs[i] = m.b.Close()
+			}()
+		}
+		if waitUntil(deadline.Add(closeWait), closing.Wait) {
+			err = errors.Join(errs...)
+		}
+	})
+	return err
+}
+
+// waitUntil runs wait and returns true once it returns, or false at
+// deadline (wait then goes on in the background).
+func waitUntil(deadline time.Time, wait func()) bool {
+	done := make(chan struct{})
+	go func() {
+		wait()
+		close(done)
+	}()
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// closeWait bounds how long Close waits for follow-ups.
+const closeWait = time.Second
+
+var mutexScripts = Mutex.scripts()
+
+// holds reports whether a majority granted holder the lock k and it has
+// not been released since.
+func (q *quorumBackend) holds(k slotKey) (fence int64, ok bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	fence, ok = q.held[k]
+	return fence, ok
+}
+
+func (q *quorumBackend) setHeld(k slotKey, fence int64) {
+	q.mu.Lock()
+	q.held[k] = fence
+	q.mu.Unlock()
+}
+
+func (q *quorumBackend) dropHeld(k slotKey) {
+	q.mu.Lock()
+	delete(q.held, k)
+	q.mu.Unlock()
+}
+
+// noQuorum is the error of a call that fewer than a majority answered.
+func (q *quorumBackend) noQuorum(op string, answers []memberAnswer) error {
+	errs := []error{fmt.Errorf("%w: %s: %d of %d servers answered, %d needed", ErrNoQuorum, op, countAnswered(answers), len(q.members), q.majority)}
+	for i, a := range answers {
+		if err := a.err(); err != nil {
+			errs = append(errs, fmt.Errorf("server %d: %w", i+1, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,238 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lockgen/lockgen/redistest"
+	"github.com/lockgen/lockgen/runtime"
+	"github.com/redis/go-redis/v9"
+)
+
+// quorum is n independent redis-servers started for one test, and a
+// client on each.
+type quorum struct {
+	servers []*redistest.Server
+	clients []redis.UniversalClient
+	prefix  string
+}
+
+func startQuorum(t testing.TB, n int) *quorum {
+	t.Helper()
+	q := &quorum{prefix: uniquePrefix(t)}
+	for range n {
+		s := redistest.Start(t)
+		// A dead server must fail a call quickly, not after go-redis's
+		// default dial timeout and three retries.
+		c := redis.NewClient(&redis.Options{Addr: s.Addr, DialTimeout: 300 * time.Millisecond, MaxRetries: -1})
+		t.Cleanup(func() { c.Close() })
+		q.servers = append(q.servers, s)
+		q.clients = append(q.clients, c)
+	}
+	return q
+}
+
+// locker returns a quorum Locker on the servers, as one process would have.
+func (q *quorum) locker(t testing.TB, opts ...runtime.Option) *runtime.Locker {
+	t.Helper()
+	l, err := runtime.NewQuorum(q.clients, append([]runtime.Option{runtime.WithKeyPrefix(q.prefix)}, opts...)...)
+	if err != nil {
+		t.Fatalf("NewQuorum: %v", err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// lockValues returns the lock values ("<holder> <fence> <waiters>") of the
+// test's mutex keys on server i, by key.
+func (q *quorum) lockValues(t *testing.T, i int) map[string]string {
+	t.Helper()
+	ctx := ctxTimeout(t, 5*time.Second)
+	keys, err := q.clients[i].Keys(ctx, q.prefix+"mutex:*").Result()
+	if err != nil {
+		t.Fatalf("server %d: KEYS: %v", i+1, err)
+	}
+	out := map[string]string{}
+	for _, k := range keys {
+		if v, err := q.clients[i].Get(ctx, k).Result(); err == nil {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func mutexLock(key string, lease time.Duration) runtime.Lock {
+	return runtime.Lock{Kind: runtime.Mutex, Key: key, Lease: lease}
+}
+
+// Three Lockers (three processes) increment a shared counter under one
+// quorum lock, several goroutines each: no update may be lost, no two
+// holders may overlap, and each holder's fence is above the one before.
+func TestQuorumMutualExclusion(t *testing.T) {
+	for _, n := range []int{3, 5} {
+		t.Run(map[int]string{3: "3 servers", 5: "5 servers"}[n], func(t *testing.T) {
+			q := startQuorum(t, n)
+			contend(t, q, 8)
+			for i := range q.servers {
+				for k, v := range q.lockValues(t, i) {
+					if !strings.HasPrefix(v, "! ") {
+						t.Errorf("server %d: %s = %q left behind", i+1, k, v)
+					}
+				}
+			}
+		})
+	}
+}
+
+// contend runs 3 Lockers of 3 goroutines, each taking the lock rounds
+// times to increment a counter, and checks that no update was lost, no two
+// holders overlapped, and fences rose from holder to holder.
+func contend(t *testing.T, q *quorum, rounds int) {
+	t.Helper()
+	const lockers, goroutines = 3, 3
+	var (
+		// counter and lastFence are read and written separately (atomics
+		// only so the race detector, which cannot see the order Redis
+		// imposes, stays quiet): only the quorum lock keeps an update from
+		// being lost.
+		counter, lastFence atomic.Int64
+		completed          atomic.Int64 // increments made
+		inside, overlaps   atomic.Int32
+		fenceErrs          atomic.Int32
+	)
+	ctx := ctxTimeout(t, 2*time.Minute)
+	var wg sync.WaitGroup
+	errs := make(chan error, lockers*goroutines)
+	for range lockers {
+		l := q.locker(t)
+		for range goroutines {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range rounds {
+					held, err := l.Acquire(ctx, mutexLock("counter", 5*time.Second))
+					if err != nil {
+						errs <- err
+						return
+					}
+					if inside.Add(1) != 1 {
+						overlaps.Add(1)
+					}
+					fence, _ := runtime.Fence(held.Context())
+					if fence <= lastFence.Load() {
+						fenceErrs.Add(1)
+					}
+					lastFence.Store(fence)
+					v := counter.Load()
+					time.Sleep(time.Millisecond) // widen the window a lost update needs
+					counter.Store(v + 1)
+					completed.Add(1)
+					inside.Add(-1)
+					if err := held.Release(); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("acquire/release: %v", err)
+	}
+	if got, want := counter.Load(), completed.Load(); got != want {
+		t.Errorf("counter = %d after %d increments: %d updates lost", got, want, want-got)
+	}
+	if overlaps.Load() != 0 || fenceErrs.Load() != 0 {
+		t.Errorf("%d overlapping holders, %d fences not above the previous holder's", overlaps.Load(), fenceErrs.Load())
+	}
+}
+
+// Re-entry follows the call chain on a quorum Locker as on one server: the
+// holder's context re-enters with the same fence, another context of the
+// same process is refused.
+func TestQuorumReentry(t *testing.T) {
+	q := startQuorum(t, 3)
+	l := q.locker(t)
+	ctx := ctxTimeout(t, time.Minute)
+	outer, err := l.Acquire(ctx, mutexLock("r", 5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner, err := l.Acquire(outer.Context(), mutexLock("r", 5*time.Second))
+	if err != nil {
+		t.Fatalf("re-entry: %v", err)
+	}
+	f1, _ := runtime.Fence(outer.Context())
+	f2, _ := runtime.Fence(inner.Context())
+	if f1 != f2 {
+		t.Errorf("re-entry fence %d, outer %d", f2, f1)
+	}
+	if _, err := l.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "r", Wait: runtime.NoWait}); !errors.Is(err, runtime.ErrNotAcquired) {
+		t.Errorf("another call chain of the same process: %v, want ErrNotAcquired", err)
+	}
+	if err := inner.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "r", Wait: runtime.NoWait}); !errors.Is(err, runtime.ErrNotAcquired) {
+		t.Errorf("after the inner release, the outer hold must remain: %v", err)
+	}
+	if err := outer.Release(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A quorum Locker takes only mutexes; its constructor checks its input.
+func TestQuorumRefuses(t *testing.T) {
+	q := startQuorum(t, 3)
+	l := q.locker(t)
+	for _, k := range []runtime.Kind{runtime.Fair, runtime.Read, runtime.Write, runtime.Semaphore} {
+		lk := runtime.Lock{Kind: k, Key: "x"}
+		if k == runtime.Semaphore {
+			lk.Permits = 2
+		}
+		_, err := l.Acquire(context.Background(), lk)
+		if !errors.Is(err, runtime.ErrInvalidLock) || !strings.Contains(err.Error(), "kind "+k.String()+" is not supported on a quorum Locker") {
+			t.Errorf("%s on a quorum Locker: %v, want ErrInvalidLock naming the kind", k, err)
+		}
+	}
+	if _, err := runtime.NewQuorum(q.clients[:2]); !errors.Is(err, runtime.ErrInvalidLock) {
+		t.Errorf("NewQuorum with 2 clients: %v, want ErrInvalidLock", err)
+	}
+	if _, err := runtime.NewQuorum([]redis.UniversalClient{q.clients[0], nil, q.clients[2]}); !errors.Is(err, runtime.ErrInvalidLock) {
+		t.Errorf("NewQuorum with a nil client: %v, want ErrInvalidLock", err)
+	}
+	if _, err := runtime.NewQuorum(q.clients, runtime.WithReplicas(1, time.Second)); !errors.Is(err, runtime.ErrInvalidLock) {
+		t.Errorf("NewQuorum with WithReplicas: %v, want ErrInvalidLock", err)
+	}
+}
+
+// BenchmarkQuorumAcquireRelease: an uncontended mutex acquire and release
+// on 3 servers (acquire, fence write-back, release: three round trips to
+// every server, in parallel), in PING round trips of one server.
+func BenchmarkQuorumAcquireRelease(b *testing.B) {
+	q := startQuorum(b, 3)
+	l := q.locker(b)
+	rdb := q.clients[0].(*redis.Client)
+	ctx := context.Background()
+	var op, ping samples
+	for b.Loop() {
+		ping = append(ping, pingOnce(b, rdb))
+		t0 := time.Now()
+		h, err := l.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "bench"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := h.Release(); err != nil {
+			b.Fatal(err)
+		}
+		op = append(op, time.Since(t0))
+	}
+	report(b, "op", op, ping)
+}

@@ -1,0 +1,141 @@
+package runtime_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/lockgen/lockgen/redistest"
+	"github.com/lockgen/lockgen/runtime"
+)
+
+// A waiter is woken by the release, not by its retry timer: with a 30 s
+// lease its registration window is 30 s and it would retry only every 10 s.
+// It subscribes on every server that is up, so this holds with one of 3
+// down too.
+func TestQuorumWaiterWokenByRelease(t *testing.T) {
+	for _, down := range []int{0, 1} {
+		t.Run(map[int]string{0: "all up", 1: "one down"}[down], func(t *testing.T) {
+			q := startQuorum(t, 3)
+			if down == 1 {
+				q.servers[2].Kill()
+			}
+			busy := make(chan struct{}, 10)
+			holder := q.locker(t, runtime.WithWaiterWindow(30*time.Second))
+			waiter := q.locker(t, runtime.WithWaiterWindow(30*time.Second), runtime.WithObserver(func(e runtime.Event) {
+				if e.Kind == runtime.EventBusy {
+					select {
+					case busy <- struct{}{}:
+					default:
+					}
+				}
+			}))
+			ctx := ctxTimeout(t, time.Minute)
+			lock := runtime.Lock{Kind: runtime.Mutex, Key: "w", Lease: 30 * time.Second, Wait: 20 * time.Second}
+			held, err := holder.Acquire(ctx, lock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make(chan error, 1)
+			go func() {
+				h, err := waiter.Acquire(ctx, lock)
+				if err == nil {
+					h.Release()
+				}
+				got <- err
+			}()
+			// The second busy reply comes after the subscription.
+			for range 2 {
+				select {
+				case <-busy:
+				case <-time.After(20 * time.Second):
+					t.Fatal("the waiter did not get busy twice")
+				}
+			}
+			released := time.Now()
+			if err := held.Release(); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-got:
+				if err != nil {
+					t.Fatalf("waiter: %v", err)
+				}
+				t.Logf("granted %v after the release", time.Since(released).Round(time.Millisecond))
+			case <-time.After(5 * time.Second):
+				t.Fatal("the waiter was not woken by the release within 5 s (its retry timer is 10 s)")
+			}
+		})
+	}
+}
+
+// deafBackend confirms every subscription and delivers nothing.
+type deafBackend struct{ runtime.Backend }
+
+func (deafBackend) Subscribe(ctx context.Context, channel string, deliver func(string)) (func(), error) {
+	return func() {}, nil
+}
+
+// A member of the quorum may be a Cluster: its scripts publish with
+// SPUBLISH, the others' with PUBLISH. Here the two single servers deliver
+// no messages, so only the Cluster's SPUBLISH can wake the waiter before
+// its 10 s retry timer.
+func TestQuorumClusterMemberWakes(t *testing.T) {
+	a, b := redistest.Start(t), redistest.Start(t)
+	cl := redistest.StartCluster(t, 3)
+	backends := []runtime.Backend{
+		deafBackend{runtime.NewGoRedisBackend(a.Client(t))},
+		deafBackend{runtime.NewGoRedisBackend(b.Client(t))},
+		runtime.NewGoRedisBackend(cl.Client(t)),
+	}
+	newLocker := func(opts ...runtime.Option) *runtime.Locker {
+		l, err := runtime.NewQuorumWithBackends(backends, append([]runtime.Option{runtime.WithWaiterWindow(30 * time.Second)}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		return l
+	}
+	busy := make(chan struct{}, 10)
+	holder := newLocker()
+	waiter := newLocker(runtime.WithObserver(func(e runtime.Event) {
+		if e.Kind == runtime.EventBusy {
+			select {
+			case busy <- struct{}{}:
+			default:
+			}
+		}
+	}))
+	ctx := ctxTimeout(t, time.Minute)
+	lock := runtime.Lock{Kind: runtime.Mutex, Key: "c", Lease: 30 * time.Second, Wait: 20 * time.Second}
+	held, err := holder.Acquire(ctx, lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		h, err := waiter.Acquire(ctx, lock)
+		if err == nil {
+			h.Release()
+		}
+		got <- err
+	}()
+	for range 2 {
+		select {
+		case <-busy:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the waiter did not get busy twice")
+		}
+	}
+	if err := held.Release(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatalf("waiter: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiter was not woken by the Cluster member's SPUBLISH within 5 s (its retry timer is 10 s)")
+	}
+}
