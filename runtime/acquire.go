@@ -122,6 +122,9 @@ type acquisition struct {
 	busyReplies int
 	cleaning    bool // a clean-up of the holder id has been started
 	won         bool
+
+	inDoubt         *pending // the call of the last attempt, when it failed transiently
+	transientErrors int
 }
 
 // granted is what an acquisition got: the fence, and how long Redis keeps
@@ -198,6 +201,13 @@ func (a *acquisition) run() (granted, error) {
 		live := a.w != nil && a.l.wakeups.subscribed(a.w)
 		g, busy, retry, err := a.attempt()
 		switch {
+		case err != nil && a.inDoubt != nil:
+			p := a.inDoubt
+			a.inDoubt = nil
+			if err := a.recoverFrom(err, p); err != nil {
+				return granted{}, a.giveUp(err)
+			}
+			continue
 		case err != nil:
 			return granted{}, a.giveUp(err)
 		case !busy:
@@ -252,6 +262,10 @@ func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err 
 	call := Call{Script: a.spec.Kind.scripts().acquire, Keys: a.spec.keys, Args: a.spec.acquireArgs(a.holder, a.l.publish, window)}
 	sent := time.Now()
 	reply, acked, p, err := a.l.evalBounded(a.wctx, a.callDeadline(), a.spec.lease, call, a.l.replicas > 0)
+	if err != nil && a.mayRecover(err) {
+		a.inDoubt = p // run gives back what it may have taken, then tries again
+		return g, false, 0, fmt.Errorf("lockgen: acquire %s: %w", a.spec, err)
+	}
 	if err != nil {
 		a.withdraw(p)
 		return g, false, 0, a.callError(err)

@@ -36,6 +36,12 @@ const (
 	// why otherwise (it gave up when the lease would have ended anyway, or
 	// the Locker was closed).
 	EventCleanedUp
+	// EventRetried: an acquire attempt failed with a transient error (a
+	// failover, a restart: connection refused or reset, READONLY, LOADING,
+	// ...) while the wait had time left; the waiter gave back whatever the
+	// attempt may have taken and tries again after a short backoff.
+	// Event.Err is the error, Event.Waited the time since Acquire was called.
+	EventRetried
 )
 
 func (k EventKind) String() string {
@@ -54,6 +60,8 @@ func (k EventKind) String() string {
 		return "released"
 	case EventCleanedUp:
 		return "cleaned_up"
+	case EventRetried:
+		return "retried"
 	}
 	return "unknown"
 }

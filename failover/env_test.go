@@ -1,0 +1,190 @@
+package failover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lockgen/lockgen/redistest"
+	"github.com/lockgen/lockgen/runtime"
+	"github.com/redis/go-redis/v9"
+)
+
+// sentinelLease is the lease of the locks of the Sentinel tests: long
+// enough that a lock held across a SIGKILL failover (a few seconds without
+// a master) survives it, as the measurements did.
+const sentinelLease = 8 * time.Second
+
+// sentinelWakeBound is how soon after a release following a failover its
+// waiter must have the lock: "within a second", with slack for a busy
+// machine.
+const sentinelWakeBound = 2 * time.Second
+
+var sentinelPrefixSeq atomic.Int64
+
+// sentinelPrefix returns a key prefix no other test uses.
+func sentinelPrefix(t testing.TB) string {
+	return fmt.Sprintf("fo%d:", sentinelPrefixSeq.Add(1))
+}
+
+// sentinelCtx returns a context that ends after d or with the test.
+func sentinelCtx(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// sentinelEvents records a Locker's events and lets a test wait for one.
+type sentinelEvents struct {
+	mu      sync.Mutex
+	events  []runtime.Event
+	changed chan struct{}
+}
+
+func newSentinelEvents() *sentinelEvents { return &sentinelEvents{changed: make(chan struct{})} }
+
+func (e *sentinelEvents) observe(ev runtime.Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.events = append(e.events, ev)
+	close(e.changed)
+	e.changed = make(chan struct{})
+}
+
+// waitFor waits until an event of kind on the lock with key (any key if
+// empty) has been seen.
+func (e *sentinelEvents) waitFor(t testing.TB, kind runtime.EventKind, key string, d time.Duration) {
+	t.Helper()
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for {
+		e.mu.Lock()
+		for _, ev := range e.events {
+			if ev.Kind == kind && (key == "" || ev.Lock.Key == key) {
+				e.mu.Unlock()
+				return
+			}
+		}
+		ch := e.changed
+		e.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline.C:
+			t.Fatalf("no %v event on %q within %v", kind, key, d)
+		}
+	}
+}
+
+// count returns how many events of kind were seen.
+func (e *sentinelEvents) count(kind runtime.EventKind) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for _, ev := range e.events {
+		if ev.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// sentinelClient is a Locker on its own failover client (a process of its
+// own, as far as Redis can tell).
+type sentinelClient struct {
+	*runtime.Locker
+	ev  *sentinelEvents
+	rdb *redis.Client
+}
+
+// sentinelLocker returns a sentinelClient, closed when the test ends.
+func sentinelLocker(t testing.TB, d *redistest.Sentinel, prefix string, opts ...runtime.Option) *sentinelClient {
+	ev := newSentinelEvents()
+	rdb := redis.NewFailoverClient(d.FailoverOptions())
+	opts = append([]runtime.Option{runtime.WithKeyPrefix(prefix), runtime.WithDefaultLease(sentinelLease), runtime.WithObserver(ev.observe)}, opts...)
+	l := runtime.New(rdb, opts...)
+	t.Cleanup(func() {
+		l.Close()
+		rdb.Close()
+	})
+	return &sentinelClient{l, ev, rdb}
+}
+
+// waitFollows waits until c's failover client talks to master.
+func (c *sentinelClient) waitFollows(t testing.TB, ctx context.Context, master *redistest.Server) {
+	t.Helper()
+	want := fmt.Sprintf("tcp_port:%d", master.Port)
+	for {
+		info, err := c.rdb.Info(ctx, "server").Result()
+		if err == nil && strings.Contains(info, want) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the failover client does not follow the new master %s: %v", master.Addr, err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// sentinelCase is one lock held and one waited on behind it, on the same
+// key: together the cases hold and wait on every kind.
+type sentinelCase struct {
+	name         string
+	held, waited runtime.Lock
+}
+
+func sentinelCases() []sentinelCase {
+	return []sentinelCase{
+		{"mutex", runtime.Lock{Kind: runtime.Mutex, Key: "m"}, runtime.Lock{Kind: runtime.Mutex, Key: "m"}},
+		{"fair", runtime.Lock{Kind: runtime.Fair, Key: "f"}, runtime.Lock{Kind: runtime.Fair, Key: "f"}},
+		{"write held, read waits", runtime.Lock{Kind: runtime.Write, Key: "wr"}, runtime.Lock{Kind: runtime.Read, Key: "wr"}},
+		{"read held, write waits", runtime.Lock{Kind: runtime.Read, Key: "rw"}, runtime.Lock{Kind: runtime.Write, Key: "rw"}},
+		{"semaphore", runtime.Lock{Kind: runtime.Semaphore, Key: "s", Permits: 1}, runtime.Lock{Kind: runtime.Semaphore, Key: "s", Permits: 1}},
+	}
+}
+
+// sentinelOutcome is how a waiter's Acquire ended.
+type sentinelOutcome struct {
+	held *runtime.Held
+	err  error
+	at   time.Time
+}
+
+// sentinelAcquireAsync starts an Acquire in the background.
+func sentinelAcquireAsync(ctx context.Context, l *runtime.Locker, lk runtime.Lock) <-chan sentinelOutcome {
+	ch := make(chan sentinelOutcome, 1)
+	go func() {
+		h, err := l.Acquire(ctx, lk)
+		ch <- sentinelOutcome{h, err, time.Now()}
+	}()
+	return ch
+}
+
+// sentinelReplicated waits until every replica of the current master has
+// everything written so far (WAIT 2), so that what is held now survives a
+// failover.
+func sentinelReplicated(t testing.TB, ctx context.Context, d *redistest.Sentinel) {
+	t.Helper()
+	m, err := d.Master(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(m.Options())
+	defer c.Close()
+	if n, err := c.Wait(ctx, 2, 5*time.Second).Result(); err != nil || n != 2 {
+		t.Fatalf("WAIT 2 on the master: %d replicas, %v", n, err)
+	}
+}
+
+// sentinelStillHeld reports an error if h's context is done.
+func sentinelStillHeld(h *runtime.Held) error {
+	if err := h.Context().Err(); err != nil {
+		return fmt.Errorf("holder cancelled: %w", errors.Join(err, context.Cause(h.Context())))
+	}
+	return nil
+}
