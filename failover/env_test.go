@@ -188,3 +188,108 @@ func sentinelStillHeld(h *runtime.Held) error {
 	}
 	return nil
 }
+
+// sentinelChurnPeriod is how often the churn takes a fresh lock.
+const sentinelChurnPeriod = 10 * time.Millisecond
+
+// sentinelChurn has two clients try, every sentinelChurnPeriod, to take
+// the same fresh mutex once each (renew=false, so nothing renews the
+// thousands of grants): outside a failover exactly one of them gets it;
+// both getting it is a double grant.
+type sentinelChurn struct {
+	a, b *sentinelClient
+	stop chan struct{}
+	done chan struct{}
+
+	mu    sync.Mutex
+	stats sentinelChurnStats
+}
+
+// sentinelChurnStats is what a churn saw.
+type sentinelChurnStats struct {
+	rounds, grants, doubles   int
+	notReplicated, otherError int
+	sampleError               error
+	lastGrant                 time.Time
+	longestGap                time.Duration // longest time without a grant
+}
+
+// startSentinelChurn starts a churn of two new clients with opts; stop it
+// with stopChurn.
+func startSentinelChurn(t testing.TB, d *redistest.Sentinel, prefix string, opts ...runtime.Option) *sentinelChurn {
+	c := &sentinelChurn{
+		a:    sentinelLocker(t, d, prefix, opts...),
+		b:    sentinelLocker(t, d, prefix, opts...),
+		stop: make(chan struct{}),
+		done: make(chan struct{}),
+	}
+	c.stats.lastGrant = time.Now()
+	go c.run()
+	return c
+}
+
+func (c *sentinelChurn) run() {
+	defer close(c.done)
+	tick := time.NewTicker(sentinelChurnPeriod)
+	defer tick.Stop()
+	for round := 0; ; round++ {
+		select {
+		case <-c.stop:
+			return
+		case <-tick.C:
+		}
+		lk := runtime.Lock{Kind: runtime.Mutex, Key: fmt.Sprintf("c%d", round), Lease: sentinelLease, NoRenew: true, Wait: runtime.NoWait}
+		var errs [2]error
+		var wg sync.WaitGroup
+		for i, l := range []*sentinelClient{c.a, c.b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				defer cancel()
+				_, errs[i] = l.Acquire(ctx, lk)
+			}()
+		}
+		wg.Wait()
+		c.count(errs)
+	}
+}
+
+// count adds one round's outcomes to the stats.
+func (c *sentinelChurn) count(errs [2]error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := &c.stats
+	s.rounds++
+	granted := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			granted++
+		case errors.Is(err, runtime.ErrNotAcquired):
+		case errors.Is(err, runtime.ErrNotReplicated):
+			s.notReplicated++
+		default:
+			s.otherError++
+			s.sampleError = err
+		}
+	}
+	s.grants += granted
+	if granted == 2 {
+		s.doubles++
+	}
+	if granted > 0 {
+		now := time.Now()
+		s.longestGap = max(s.longestGap, now.Sub(s.lastGrant))
+		s.lastGrant = now
+	}
+}
+
+// stopChurn stops the churn and returns what it saw.
+func (c *sentinelChurn) stopChurn() sentinelChurnStats {
+	close(c.stop)
+	<-c.done
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stats
+}

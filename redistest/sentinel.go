@@ -56,6 +56,9 @@ func StartSentinel(tb testing.TB, dataArgs ...string) *Sentinel {
 // so that a failover can start at once. The caller must Close it.
 func LaunchSentinel(dataArgs ...string) (*Sentinel, error) {
 	d := &Sentinel{}
+	// A replica's first sync would wait 5 s (Redis's default) for others
+	// to share the same RDB transfer.
+	dataArgs = append([]string{"--repl-diskless-sync-delay", "0"}, dataArgs...)
 	master, err := Launch(dataArgs...)
 	if err != nil {
 		return nil, err

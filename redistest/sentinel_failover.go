@@ -168,7 +168,7 @@ func (d *Sentinel) WaitNewMaster(ctx context.Context, old *Server) (*Server, err
 		last = err
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("redistest: no new master: %v (%w)", last, ctx.Err())
+			return nil, fmt.Errorf("redistest: no new master: %v (%w); the replicas as a sentinel sees them: %s; its log:\n%s", last, ctx.Err(), d.replicasSeen(), d.Sentinels[0].logTail())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -204,4 +204,22 @@ func (d *Sentinel) WaitReplicaOf(ctx context.Context, s, master *Server) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// replicasSeen describes the replicas as the first sentinel sees them, for
+// an error message.
+func (d *Sentinel) replicasSeen() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	c := redis.NewSentinelClient(&redis.Options{Addr: d.Sentinels[0].Addr})
+	defer c.Close()
+	replicas, err := c.Replicas(ctx, SentinelMasterName).Result()
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, r := range replicas {
+		fmt.Fprintf(&b, "[%s flags=%s link-down-ms=%s info-refresh=%s last-ok-ping-reply=%s priority=%s] ", r["name"], r["flags"], r["master-link-down-time"], r["info-refresh"], r["last-ok-ping-reply"], r["slave-priority"])
+	}
+	return b.String()
 }

@@ -1,0 +1,315 @@
+package failover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockgen/lockgen/redistest"
+	"github.com/lockgen/lockgen/runtime"
+)
+
+// sentinelReplicaSafety is the WithReplicas setting measured against none.
+var sentinelReplicaSafety = runtime.WithReplicas(1, 100*time.Millisecond)
+
+// sentinelMinReplicas are the server settings docs/failover.md recommends:
+// a master refuses writes (NOREPLICAS) unless a replica acknowledged its
+// stream within the last 10 s.
+var sentinelMinReplicas = []string{"--min-replicas-to-write", "1", "--min-replicas-max-lag", "10"}
+
+// sentinelFreshLocks is how many locks are taken while replication is cut.
+const sentinelFreshLocks = 20
+
+// sentinelScenario is one failover of one deployment.
+type sentinelScenario struct {
+	name     string
+	dataArgs []string
+	cut      bool // cut replication, take sentinelFreshLocks locks, then kill
+	graceful bool // SENTINEL FAILOVER (else SIGKILL)
+}
+
+// sentinelRow is what one churn pair saw in one scenario.
+type sentinelRow struct {
+	scenario, safety string
+	churn            sentinelChurnStats
+	freshHeld        []time.Time   // the fresh locks of a cut: until when each was held (zero: refused)
+	freshDoubles     int           // how many of them another client got while they were held
+	switchAfter      time.Duration // failover start to every client on the new master
+	waiterMax        time.Duration // graceful: longest wait of a waiter released at the switch
+}
+
+// TestSentinelFailoverMeasured is the harness behind docs/failover.md's
+// table. Each scenario starts its own deployment; in each, two churn pairs
+// (one without replica safety, one with WithReplicas(1, 100ms)) take a
+// fresh lock every 10 ms across the failover. It asserts the guarantees and
+// logs the measurements as a table:
+//
+//	go test -count=1 -run TestSentinelFailoverMeasured -v ./failover/
+func TestSentinelFailoverMeasured(t *testing.T) {
+	scenarios := []sentinelScenario{
+		{name: "graceful (SENTINEL FAILOVER)", graceful: true},
+		{name: "graceful, min-replicas-to-write 1", graceful: true, dataArgs: sentinelMinReplicas},
+		{name: "SIGKILL of the master"},
+		{name: "SIGKILL after a replication cut", cut: true},
+		{name: "SIGKILL after a replication cut, min-replicas-to-write 1", cut: true, dataArgs: sentinelMinReplicas},
+	}
+	var mu sync.Mutex
+	var rows []sentinelRow
+	t.Run("scenarios", func(t *testing.T) {
+		for _, sc := range scenarios {
+			t.Run(sc.name, func(t *testing.T) {
+				t.Parallel()
+				got := sentinelMeasure(t, sc)
+				mu.Lock()
+				rows = append(rows, got...)
+				mu.Unlock()
+			})
+		}
+	})
+	t.Log("\n" + sentinelTable(rows))
+}
+
+func sentinelMeasure(t *testing.T, sc sentinelScenario) []sentinelRow {
+	d := redistest.StartSentinel(t, sc.dataArgs...)
+	ctx := sentinelCtx(t, 40*time.Second)
+	prefix := sentinelPrefix(t)
+	churns := []*sentinelChurn{
+		startSentinelChurn(t, d, prefix+"plain:"),
+		startSentinelChurn(t, d, prefix+"safe:", sentinelReplicaSafety),
+	}
+	rows := []sentinelRow{{scenario: sc.name, safety: "none"}, {scenario: sc.name, safety: "WithReplicas(1, 100ms)"}}
+	var waits *sentinelWaits
+	if sc.graceful {
+		waits = startSentinelWaits(t, ctx, d, prefix+"wait:")
+	}
+	sentinelPause(300 * time.Millisecond)
+	var restore func(context.Context) error
+	if sc.cut {
+		var err error
+		if restore, err = d.CutReplication(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// Quickly: Sentinel does not promote a replica whose link has been
+		// down 10 down-after periods longer than the master.
+		var wg sync.WaitGroup
+		for i, c := range churns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rows[i].freshHeld = sentinelTakeFresh(ctx, c.a)
+			}()
+		}
+		wg.Wait()
+	}
+	start := time.Now()
+	var old *redistest.Server
+	var err error
+	if sc.graceful {
+		old, err = d.FailoverGraceful(ctx)
+	} else {
+		old, err = d.KillMaster(ctx)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if restore != nil {
+		if err := restore(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	master, err := d.WaitNewMaster(ctx, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range churns {
+		c.a.waitFollows(t, ctx, master)
+		c.b.waitFollows(t, ctx, master)
+		rows[i].switchAfter = time.Since(start)
+	}
+	if waits != nil {
+		waits.releaseAndMeasure(t)
+		if err := d.WaitReplicaOf(ctx, old, master); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if sc.cut {
+		for i, c := range churns {
+			rows[i].freshDoubles = sentinelRetakeFresh(ctx, c.b, rows[i].freshHeld)
+		}
+	}
+	sentinelPause(time.Second)
+	for i, c := range churns {
+		rows[i].churn = c.stopChurn()
+		if waits != nil {
+			rows[i].waiterMax = waits.longest
+		}
+	}
+	sentinelCheckRows(t, sc, rows)
+	return rows
+}
+
+// sentinelPause lets the churn run for d.
+func sentinelPause(d time.Duration) { time.Sleep(d) }
+
+// sentinelFreshLock is the i-th lock taken while replication is cut.
+func sentinelFreshLock(i int) runtime.Lock {
+	return runtime.Lock{Kind: runtime.Mutex, Key: fmt.Sprintf("fresh%d", i), Lease: sentinelLease, NoRenew: true, Wait: runtime.NoWait}
+}
+
+// sentinelTakeFresh takes the fresh locks once each and returns until when
+// each one it got is held (zero: not granted).
+func sentinelTakeFresh(ctx context.Context, c *sentinelClient) []time.Time {
+	until := make([]time.Time, sentinelFreshLocks)
+	var wg sync.WaitGroup
+	for i := range until {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if h, err := c.Acquire(ctx, sentinelFreshLock(i)); err == nil {
+				until[i], _ = h.Context().Deadline()
+			}
+		}()
+	}
+	wg.Wait()
+	return until
+}
+
+// sentinelRetakeFresh tries the fresh locks from another client after the
+// failover and returns how many it got while their first holders still
+// held them. Errors (the new master refusing writes, or not replicating
+// them, while its replicas are being reconfigured) are retried for a while.
+func sentinelRetakeFresh(ctx context.Context, c *sentinelClient, heldUntil []time.Time) int {
+	doubles := 0
+	for i, until := range heldUntil {
+		for attempt := 0; ; attempt++ {
+			_, err := c.Acquire(ctx, sentinelFreshLock(i))
+			if err == nil && time.Now().Before(until) {
+				doubles++
+			}
+			if err == nil || errors.Is(err, runtime.ErrNotAcquired) || attempt == 100 {
+				break
+			}
+			sentinelPause(50 * time.Millisecond)
+		}
+	}
+	return doubles
+}
+
+// freshGranted is how many fresh locks were granted during the cut.
+func (r sentinelRow) freshGranted() int {
+	n := 0
+	for _, until := range r.freshHeld {
+		if !until.IsZero() {
+			n++
+		}
+	}
+	return n
+}
+
+// sentinelWaits is every kind held, with a waiter behind each, released
+// as soon as the clients follow the new master (before the old master is
+// demoted).
+type sentinelWaits struct {
+	cases   []sentinelCase
+	held    []*runtime.Held
+	outs    []<-chan sentinelOutcome
+	longest time.Duration
+}
+
+func startSentinelWaits(t *testing.T, ctx context.Context, d *redistest.Sentinel, prefix string) *sentinelWaits {
+	holders := sentinelLocker(t, d, prefix)
+	waiters := sentinelLocker(t, d, prefix)
+	w := &sentinelWaits{cases: sentinelCases()}
+	for _, c := range w.cases {
+		h, err := holders.Acquire(ctx, c.held)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		w.held = append(w.held, h)
+		lk := c.waited
+		lk.Wait = time.Minute
+		w.outs = append(w.outs, sentinelAcquireAsync(ctx, waiters.Locker, lk))
+		waiters.ev.waitFor(t, runtime.EventBusy, lk.Key, 10*time.Second)
+	}
+	sentinelReplicated(t, ctx, d)
+	return w
+}
+
+// releaseAndMeasure releases the held locks and records how long after
+// its release each waiter got its lock. No waiter may fail.
+func (w *sentinelWaits) releaseAndMeasure(t *testing.T) {
+	for i, c := range w.cases {
+		if err := w.held[i].Release(); err != nil {
+			// A new master with min-replicas-to-write refuses writes
+			// (NOREPLICAS) until a replica has attached; the release
+			// goes on in the background and the waiter gets the lock
+			// then.
+			t.Logf("%s: release at the switch: %v", c.name, err)
+		}
+		released := time.Now()
+		o := <-w.outs[i]
+		if o.err != nil {
+			t.Errorf("%s: the waiter failed across the failover: %v", c.name, o.err)
+			continue
+		}
+		w.longest = max(w.longest, o.at.Sub(released))
+		o.held.Release()
+	}
+}
+
+// sentinelCheckRows asserts what replica safety and the server settings
+// guarantee in each scenario.
+func sentinelCheckRows(t *testing.T, sc sentinelScenario, rows []sentinelRow) {
+	plain, safe := rows[0], rows[1]
+	for _, r := range rows {
+		t.Logf("%s, %s: %d rounds, %d grants, %d double, %d not replicated, %d other errors (%v), longest time without a grant %v; fresh locks granted during the cut %d, granted again %d; clients on the new master %v after the start; waiters released at the switch got their lock within %v",
+			sc.name, r.safety, r.churn.rounds, r.churn.grants, r.churn.doubles, r.churn.notReplicated, r.churn.otherError, r.churn.sampleError,
+			r.churn.longestGap.Round(time.Millisecond), r.freshGranted(), r.freshDoubles, r.switchAfter.Round(time.Millisecond), r.waiterMax.Round(time.Millisecond))
+		if r.churn.lastGrant.IsZero() || time.Since(r.churn.lastGrant) > 900*time.Millisecond+sentinelChurnPeriod*50 {
+			t.Errorf("%s: no grant in the second after the failover settled (last %v ago)", r.safety, time.Since(r.churn.lastGrant).Round(time.Millisecond))
+		}
+	}
+	if sc.cut {
+		if n := safe.freshGranted(); n != 0 {
+			t.Errorf("WithReplicas(1): %d fresh locks granted while no replica received anything; want 0 (ErrNotReplicated)", n)
+		}
+		if sc.dataArgs != nil && plain.freshGranted() != 0 {
+			t.Errorf("min-replicas-to-write 1: %d fresh locks granted while no replica was attached; want 0 (NOREPLICAS)", plain.freshGranted())
+		}
+	}
+	if sc.graceful && sc.dataArgs != nil {
+		// Only one of the old and the new master can have the remaining
+		// replica attached at a time, so only one of them takes writes.
+		for _, r := range rows {
+			if r.churn.doubles != 0 {
+				t.Errorf("graceful failover with min-replicas-to-write 1, %s: %d double grants; want 0", r.safety, r.churn.doubles)
+			}
+		}
+	}
+	if !sc.graceful && !sc.cut && safe.churn.doubles != 0 {
+		t.Errorf("WithReplicas(1), SIGKILL: %d double grants; want 0", safe.churn.doubles)
+	}
+}
+
+// sentinelTable renders the rows as docs/failover.md's table.
+func sentinelTable(rows []sentinelRow) string {
+	var b strings.Builder
+	b.WriteString("| failover | replica safety | churn grants | double grants | ErrNotReplicated | other errors | longest time without a grant | fresh locks granted during the cut / granted again | clients on new master after | waiter after release (max) |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, r := range rows {
+		fresh, waiter := "-", "-"
+		if r.freshHeld != nil {
+			fresh = fmt.Sprintf("%d / %d", r.freshGranted(), r.freshDoubles)
+		}
+		if r.waiterMax > 0 {
+			waiter = r.waiterMax.Round(time.Millisecond).String()
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %v | %s | %v | %s |\n", r.scenario, r.safety, r.churn.grants, r.churn.doubles,
+			r.churn.notReplicated, r.churn.otherError, r.churn.longestGap.Round(time.Millisecond), fresh, r.switchAfter.Round(time.Millisecond), waiter)
+	}
+	return b.String()
+}
