@@ -75,7 +75,7 @@ func TestSentinelFailoverMeasured(t *testing.T) {
 
 func sentinelMeasure(t *testing.T, sc sentinelScenario) []sentinelRow {
 	d := redistest.StartSentinel(t, sc.dataArgs...)
-	ctx := sentinelCtx(t, 40*time.Second)
+	ctx := sentinelCtx(t, 90*time.Second)
 	prefix := sentinelPrefix(t)
 	churns := []*sentinelChurn{
 		startSentinelChurn(t, d, prefix+"plain:"),
@@ -87,44 +87,8 @@ func sentinelMeasure(t *testing.T, sc sentinelScenario) []sentinelRow {
 		waits = startSentinelWaits(t, ctx, d, prefix+"wait:")
 	}
 	sentinelPause(300 * time.Millisecond)
-	var restore func(context.Context) error
-	if sc.cut {
-		var err error
-		if restore, err = d.CutReplication(ctx); err != nil {
-			t.Fatal(err)
-		}
-		// Quickly: Sentinel does not promote a replica whose link has been
-		// down 10 down-after periods longer than the master.
-		var wg sync.WaitGroup
-		for i, c := range churns {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				rows[i].freshHeld = sentinelTakeFresh(ctx, c.a)
-			}()
-		}
-		wg.Wait()
-	}
 	start := time.Now()
-	var old *redistest.Server
-	var err error
-	if sc.graceful {
-		old, err = d.FailoverGraceful(ctx)
-	} else {
-		old, err = d.KillMaster(ctx)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if restore != nil {
-		if err := restore(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	master, err := d.WaitNewMaster(ctx, old)
-	if err != nil {
-		t.Fatal(err)
-	}
+	old, master := sentinelFailOver(t, ctx, d, sc, churns, rows)
 	for i, c := range churns {
 		c.a.waitFollows(t, ctx, master)
 		c.b.waitFollows(t, ctx, master)
@@ -152,7 +116,49 @@ func sentinelMeasure(t *testing.T, sc sentinelScenario) []sentinelRow {
 	return rows
 }
 
-// sentinelPause lets the churn run for d.
+// sentinelFailOver runs the scenario's failover (for a cut: cut, take the
+// fresh locks with each pair's first client, kill) and returns the old
+// master and the new one.
+func sentinelFailOver(t *testing.T, ctx context.Context, d *redistest.Sentinel, sc sentinelScenario, churns []*sentinelChurn, rows []sentinelRow) (old, master *redistest.Server) {
+	var restore func(context.Context) error
+	var err error
+	if sc.cut {
+		if restore, err = d.CutReplication(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// Quickly: Sentinel does not promote a replica whose link has been
+		// down 10 down-after periods longer than the master.
+		var wg sync.WaitGroup
+		for i, c := range churns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rows[i].freshHeld = sentinelTakeFresh(ctx, c.a)
+			}()
+		}
+		wg.Wait()
+	}
+	if sc.graceful {
+		old, err = d.FailoverGraceful(ctx)
+	} else {
+		old, err = d.KillMaster(ctx)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if restore != nil {
+		if err := restore(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if master, err = d.WaitNewMaster(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	return old, master
+}
+
+// sentinelPause lets the churn run for d: a measuring period, not a
+// synchronisation (every step waits for its event).
 func sentinelPause(d time.Duration) { time.Sleep(d) }
 
 // sentinelFreshLock is the i-th lock taken while replication is cut.
