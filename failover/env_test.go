@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -192,17 +193,32 @@ func sentinelStillHeld(h *runtime.Held) error {
 // sentinelChurnPeriod is how often the churn takes a fresh lock.
 const sentinelChurnPeriod = 10 * time.Millisecond
 
+// sentinelChurnLease is the lease of the churn's locks: longer than a
+// scenario, so that every grant is still due when the new master is
+// checked for it.
+const sentinelChurnLease = time.Minute
+
 // sentinelChurn has two clients try, every sentinelChurnPeriod, to take
 // the same fresh mutex once each (renew=false, so nothing renews the
 // thousands of grants): outside a failover exactly one of them gets it;
 // both getting it is a double grant.
 type sentinelChurn struct {
-	a, b *sentinelClient
-	stop chan struct{}
-	done chan struct{}
+	a, b     *sentinelClient
+	prefix   string
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
 
-	mu    sync.Mutex
-	stats sentinelChurnStats
+	mu     sync.Mutex
+	stats  sentinelChurnStats
+	grants []sentinelGrant
+}
+
+// sentinelGrant is one lock the churn got.
+type sentinelGrant struct {
+	key   string // the mutex's Redis key
+	fence int64
+	until time.Time // when its holder stops believing it holds it
 }
 
 // sentinelChurnStats is what a churn saw.
@@ -212,16 +228,18 @@ type sentinelChurnStats struct {
 	sampleError               error
 	lastGrant                 time.Time
 	longestGap                time.Duration // longest time without a grant
+	lost                      int           // grants the new master does not know while their holders still hold them
 }
 
 // startSentinelChurn starts a churn of two new clients with opts; stop it
 // with stopChurn.
 func startSentinelChurn(t testing.TB, d *redistest.Sentinel, prefix string, opts ...runtime.Option) *sentinelChurn {
 	c := &sentinelChurn{
-		a:    sentinelLocker(t, d, prefix, opts...),
-		b:    sentinelLocker(t, d, prefix, opts...),
-		stop: make(chan struct{}),
-		done: make(chan struct{}),
+		a:      sentinelLocker(t, d, prefix, opts...),
+		b:      sentinelLocker(t, d, prefix, opts...),
+		prefix: prefix,
+		stop:   make(chan struct{}),
+		done:   make(chan struct{}),
 	}
 	c.stats.lastGrant = time.Now()
 	go c.run()
@@ -238,20 +256,23 @@ func (c *sentinelChurn) run() {
 			return
 		case <-tick.C:
 		}
-		lk := runtime.Lock{Kind: runtime.Mutex, Key: fmt.Sprintf("c%d", round), Lease: sentinelLease, NoRenew: true, Wait: runtime.NoWait}
+		lk := runtime.Lock{Kind: runtime.Mutex, Key: fmt.Sprintf("c%d", round), Lease: sentinelChurnLease, NoRenew: true, Wait: runtime.NoWait}
 		var errs [2]error
+		var held [2]*runtime.Held
 		var wg sync.WaitGroup
 		for i, l := range []*sentinelClient{c.a, c.b} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-				defer cancel()
-				_, errs[i] = l.Acquire(ctx, lk)
+				// Not bounded by a context of the round: the Held's
+				// context would end with it. A try-once call is bounded
+				// by the client's own timeouts.
+				held[i], errs[i] = l.Acquire(context.Background(), lk)
 			}()
 		}
 		wg.Wait()
 		c.count(errs)
+		c.record(lk, held)
 	}
 }
 
@@ -285,10 +306,65 @@ func (c *sentinelChurn) count(errs [2]error) {
 	}
 }
 
+// record remembers the grants of a round.
+func (c *sentinelChurn) record(lk runtime.Lock, held [2]*runtime.Held) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, h := range held {
+		if h == nil {
+			continue
+		}
+		fence, _ := runtime.Fence(h.Context())
+		until, _ := h.Context().Deadline()
+		c.grants = append(c.grants, sentinelGrant{key: c.prefix + "mutex:{" + lk.Key + "}", fence: fence, until: until})
+	}
+}
+
+// countLost counts the grants that master does not have although their
+// holders still hold them: a third client would be granted them again.
+func (c *sentinelChurn) countLost(ctx context.Context, master *redistest.Server) error {
+	rdb := redis.NewClient(master.Options())
+	defer rdb.Close()
+	c.mu.Lock()
+	grants := append([]sentinelGrant(nil), c.grants...)
+	c.mu.Unlock()
+	cmds := make([]*redis.StringCmd, len(grants))
+	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, g := range grants {
+			cmds[i] = p.Get(ctx, g.key)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return err
+	}
+	checked := time.Now()
+	lost := 0
+	for i, g := range grants {
+		v, _ := cmds[i].Result()
+		fields := strings.Fields(v)
+		if checked.Before(g.until) && (len(fields) < 2 || fields[1] != strconv.FormatInt(g.fence, 10)) {
+			lost++
+		}
+	}
+	c.mu.Lock()
+	c.stats.lost = lost
+	c.mu.Unlock()
+	return nil
+}
+
 // stopChurn stops the churn and returns what it saw.
+// It may be called again, to read the stats after countLost.
 func (c *sentinelChurn) stopChurn() sentinelChurnStats {
-	close(c.stop)
-	<-c.done
+	c.stopOnce.Do(func() {
+		close(c.stop)
+		<-c.done
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		// A churn that got nothing since its last grant was without one
+		// until now.
+		c.stats.longestGap = max(c.stats.longestGap, time.Since(c.stats.lastGrant))
+	})
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.stats
