@@ -69,7 +69,7 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 		return nil, errors.Join(err, rerr)
 	}
 	for i := range specs {
-		a := &acquisition{l: l, wctx: hctx, ctx: ctx, spec: &specs[i], holder: holder, start: start, deadline: deadline, tryOnce: wait < 0}
+		a := &acquisition{l: l, wctx: hctx, ctx: ctx, spec: &specs[i], holder: holder, start: start, deadline: deadline, tryOnce: wait < 0, fixedHolder: sharesBase(specs[:i], specs[i].base)}
 		hl, err := a.take(chain)
 		if err != nil {
 			return fail(err)
@@ -104,6 +104,17 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 	return h, nil
 }
 
+// sharesBase reports whether one of specs is on base: the read side of a
+// key taken with its write side in one call needs the same holder id.
+func sharesBase(specs []lockSpec, base string) bool {
+	for _, s := range specs {
+		if s.base == base {
+			return true
+		}
+	}
+	return false
+}
+
 // acquisition is one lock being taken by one Acquire call.
 type acquisition struct {
 	l        *Locker
@@ -125,6 +136,8 @@ type acquisition struct {
 
 	inDoubt         *pending // the call of the last attempt, when it failed transiently
 	transientErrors int
+	backoff         time.Duration // the next pause after a transient error
+	fixedHolder     bool          // the holder id is shared (a writer's, or this call's write side of the key)
 }
 
 // granted is what an acquisition got: the fence, and how long Redis keeps
@@ -157,7 +170,7 @@ func (a *acquisition) take(chain *chainLink) (*heldLock, error) {
 		}
 	case outer != nil && outer.spec.Kind == Write:
 		// The writer takes the read side under its own holder id.
-		a.holder = outer.hold.key.holder
+		a.holder, a.fixedHolder = outer.hold.key.holder, true
 		if h := a.l.holds.join(holdKey{a.spec.base, Read, a.holder}); h != nil {
 			hl.hold = h
 			return hl, nil

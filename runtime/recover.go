@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"errors"
 	"fmt"
 	"time"
 )
@@ -16,9 +15,10 @@ const (
 )
 
 // mayRecover reports whether an attempt that failed with err is tried
-// again: a transient error, a caller that waits, and time left to wait.
+// again: a transient error, a caller that waits, time left to wait, and a
+// holder id the acquisition may replace (see recoverFrom).
 func (a *acquisition) mayRecover(err error) bool {
-	if a.tryOnce || !isTransient(err) || a.wctx.Err() != nil || a.l.isClosed() {
+	if a.tryOnce || a.fixedHolder || !isTransient(err) || a.wctx.Err() != nil || a.l.isClosed() {
 		return false
 	}
 	return a.deadline.IsZero() || time.Now().Before(a.deadline)
@@ -26,50 +26,46 @@ func (a *acquisition) mayRecover(err error) bool {
 
 // recoverFrom makes ready for another attempt after a transient error of
 // the call p. That call may have taken the lock or registered the holder
-// id (a WAIT that failed after the script ran, a reply lost with the
-// connection), so the holder's release runs first, as the clean-up does
-// (cleanup.go), but within the wait: the holder id then holds nothing and
-// can try again. If the wait ends first, the rest is left to the
-// background clean-up and the wait fails with cause.
+// id, and without a reply, its command may still reach Redis later (from a
+// client buffer, a proxy, a retry); so may the releases sent to undo it.
+// So the holder id is given up to the clean-up (cleanup.go), exactly as by
+// a waiter that gave up, and the wait goes on under a new holder id, which
+// nothing in flight can take or give back. Then it pauses, with backoff.
 func (a *acquisition) recoverFrom(cause error, p *pending) error {
 	a.transientErrors++
 	a.l.observe(Event{Kind: EventRetried, Lock: a.spec.withLease(), Holder: a.holder, Waited: time.Since(a.start), Err: cause})
-	call := a.spec.call(a.spec.Kind.scripts().release, a.holder, a.l.publish)
-	backoff := transientBackoffMin
-	// A call without a reply needs a second release after the first
-	// one's reply (cleanup.go, step 3).
-	for replies := 0; replies < 2; {
-		select {
-		case <-p.done:
-		default:
-			a.withdraw(p)
-			return a.recoveryFailed(cause)
-		}
-		_, _, rp, err := a.l.evalBounded(a.wctx, a.callDeadline(), a.l.releaseTimeout, call, false)
-		if err == nil {
-			replies++
-			continue
-		}
-		p = rp
-		if !a.mayRecover(err) {
-			a.withdraw(p)
-			return a.recoveryFailed(errors.Join(cause, err))
-		}
-		if err := a.pause(&backoff); err != nil {
-			a.withdraw(p)
-			return err
-		}
+	a.withdraw(p)
+	if err := a.renewHolder(); err != nil {
+		return err
 	}
-	a.registered = false
-	return a.pause(&backoff)
+	return a.pause()
 }
 
-// pause sleeps *backoff (doubling it for the next time, up to
+// renewHolder moves the acquisition to a new holder id: its place among the
+// process's waiters stays, its registrations in Redis (withdrawn by the
+// clean-up of the old id) and its fair heartbeat go.
+func (a *acquisition) renewHolder() error {
+	holder := a.l.nextHolder()
+	if err := checkHolderID(holder); err != nil {
+		return err
+	}
+	if a.w != nil {
+		a.l.wakeups.rename(a.w, holder)
+	}
+	if a.hb != nil {
+		a.l.dog.removeHeartbeat(a.hb)
+		a.hb = nil
+	}
+	a.holder, a.registered, a.regSent, a.cleaning = holder, false, time.Time{}, false
+	return nil
+}
+
+// pause sleeps the backoff (doubling it for the next time, up to
 // transientBackoffMax), or less if a wake message arrives or the wait
 // ends; it fails if the caller's context ends or the Locker is closed.
-func (a *acquisition) pause(backoff *time.Duration) error {
-	d := *backoff
-	*backoff = min(2*d, transientBackoffMax)
+func (a *acquisition) pause() error {
+	d := max(a.backoff, transientBackoffMin)
+	a.backoff = min(2*d, transientBackoffMax)
 	if !a.deadline.IsZero() {
 		d = min(d, max(time.Until(a.deadline), time.Nanosecond))
 	}
@@ -88,14 +84,4 @@ func (a *acquisition) pause(backoff *time.Duration) error {
 		return fmt.Errorf("%s: %w", a.spec, ErrClosed)
 	}
 	return nil
-}
-
-// recoveryFailed says why a wait ended while Redis was failing
-// transiently: the caller's context, or else the wait's end with the
-// last error Redis gave.
-func (a *acquisition) recoveryFailed(cause error) error {
-	if werr := waitError(a.wctx, a.ctx, a.spec); werr != nil {
-		return werr
-	}
-	return fmt.Errorf("lockgen: acquire %s: Redis still failing when the wait ended after %v (%d transient errors): %w", a.spec, time.Since(a.start).Round(time.Millisecond), a.transientErrors, cause)
 }
