@@ -11,17 +11,45 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// retrySignal is an Observer that closes retried at the first EventRetried.
+// retrySignal is an Observer that closes retried at the first EventRetried
+// and records the holder ids that retried and that got the lock.
 type retrySignal struct {
 	once    sync.Once
 	retried chan struct{}
 	last    error
+
+	mu              sync.Mutex
+	retriedHolders  map[string]bool
+	acquiredHolders []string
 }
 
 func (r *retrySignal) observe(ev runtime.Event) {
-	if ev.Kind == runtime.EventRetried {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch ev.Kind {
+	case runtime.EventRetried:
+		if r.retriedHolders == nil {
+			r.retriedHolders = map[string]bool{}
+		}
+		r.retriedHolders[ev.Holder] = true
 		r.once.Do(func() { r.last = ev.Err; close(r.retried) })
+	case runtime.EventAcquired:
+		r.acquiredHolders = append(r.acquiredHolders, ev.Holder)
 	}
+}
+
+// sameHolder reports whether a holder id that retried got the lock: the
+// retry must go on under a new one (a release of the old one may still be
+// on its way).
+func (r *retrySignal) sameHolder() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, h := range r.acquiredHolders {
+		if r.retriedHolders[h] {
+			return true
+		}
+	}
+	return false
 }
 
 // A waiter of every kind whose server goes away (connection refused) and
@@ -94,6 +122,9 @@ func TestWaiterRetriesWhileTheServerRestarts(t *testing.T) {
 	for _, w := range ws {
 		if err := <-w.done; err != nil {
 			t.Errorf("%v waiter after the restart: %v", w.lock.Kind, err)
+		}
+		if w.signal.sameHolder() {
+			t.Errorf("%v waiter got the lock under a holder id that had met a transient error", w.lock.Kind)
 		}
 	}
 }
