@@ -120,6 +120,9 @@ func sentinelMeasure(t *testing.T, sc sentinelScenario) []sentinelRow {
 		}
 	}
 	sentinelPause(time.Second)
+	if now, err := d.MasterAddr(ctx); err != nil || now != master.Addr {
+		t.Fatalf("the measurement needs one failover, but the sentinels now name %q (%v) instead of %s; a sentinel's log:\n%s", now, err, master.Addr, d.SentinelLog(0))
+	}
 	for i, c := range churns {
 		c.stopChurn()
 		if err := c.countLost(ctx, master); err != nil {

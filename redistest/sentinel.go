@@ -21,10 +21,13 @@ import (
 const SentinelMasterName = "redistest"
 
 // Timings of a Sentinel deployment: short, so that a test's failover takes
-// a few seconds, not the minutes of Redis's defaults.
+// a few seconds, not the minutes of Redis's defaults. The failover timeout
+// (how long a promotion or a reconfiguration may take before the sentinels
+// give up on it) leaves room for a busy machine; the sentinels start no
+// failover within twice that time of the previous one.
 const (
 	sentinelDownAfter       = time.Second
-	sentinelFailoverTimeout = 2 * time.Second
+	sentinelFailoverTimeout = 5 * time.Second
 	sentinelReadyTimeout    = 30 * time.Second
 )
 

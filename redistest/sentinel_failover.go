@@ -223,3 +223,7 @@ func (d *Sentinel) replicasSeen() string {
 	}
 	return b.String()
 }
+
+// SentinelLog returns the end of the i-th sentinel's log, for a failure
+// message.
+func (d *Sentinel) SentinelLog(i int) string { return d.Sentinels[i].logTail() }
