@@ -9,6 +9,11 @@
 //	cl := redistest.StartCluster(t, 3)  // 3 masters, all 16384 slots assigned
 //	crdb := cl.Client(t)
 //
+//	sn := redistest.StartSentinel(t)    // master, 2 replicas, 3 sentinels (quorum 2)
+//	frdb := sn.FailoverClient(t)        // redis.NewFailoverClient through the sentinels
+//	old, _ := sn.FailoverGraceful(ctx)  // or KillMaster(ctx); CutReplication(ctx) first for a lag
+//	next, _ := sn.WaitNewMaster(ctx, old)
+//
 // A missing redis-server binary is a test failure, never a skip: the message
 // says what to install. `make test` installs it where it can.
 //

@@ -164,8 +164,8 @@ func (s *Server) waitReady(p *process) error {
 
 func (s *Server) logTail() string {
 	b, _ := os.ReadFile(filepath.Join(s.Dir, "redis.log"))
-	if len(b) > 2000 {
-		b = b[len(b)-2000:]
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
 	}
 	return string(b)
 }

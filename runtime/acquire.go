@@ -69,7 +69,7 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 		return nil, errors.Join(err, rerr)
 	}
 	for i := range specs {
-		a := &acquisition{l: l, wctx: hctx, ctx: ctx, spec: &specs[i], holder: holder, start: start, deadline: deadline, tryOnce: wait < 0}
+		a := &acquisition{l: l, wctx: hctx, ctx: ctx, spec: &specs[i], holder: holder, start: start, deadline: deadline, tryOnce: wait < 0, fixedHolder: sharesBase(specs[:i], specs[i].base)}
 		hl, err := a.take(chain)
 		if err != nil {
 			return fail(err)
@@ -104,6 +104,17 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 	return h, nil
 }
 
+// sharesBase reports whether one of specs is on base: the read side of a
+// key taken with its write side in one call needs the same holder id.
+func sharesBase(specs []lockSpec, base string) bool {
+	for _, s := range specs {
+		if s.base == base {
+			return true
+		}
+	}
+	return false
+}
+
 // acquisition is one lock being taken by one Acquire call.
 type acquisition struct {
 	l        *Locker
@@ -123,6 +134,11 @@ type acquisition struct {
 	heldBy      busyHolder // who held the lock at the last busy reply, if it said
 	cleaning    bool       // a clean-up of the holder id has been started
 	won         bool
+
+	inDoubt         *pending // the call of the last attempt, when it failed transiently
+	transientErrors int
+	backoff         time.Duration // the next pause after a transient error
+	fixedHolder     bool          // the holder id is shared (a writer's, or this call's write side of the key)
 }
 
 // granted is what an acquisition got: the fence, and how long Redis keeps
@@ -156,7 +172,7 @@ func (a *acquisition) take(chain *chainLink) (*heldLock, error) {
 		}
 	case outer != nil && outer.spec.Kind == Write:
 		// The writer takes the read side under its own holder id.
-		a.holder = outer.hold.key.holder
+		a.holder, a.fixedHolder = outer.hold.key.holder, true
 		if h := a.l.holds.join(holdKey{a.spec.base, Read, a.holder}); h != nil {
 			hl.hold = h
 			return hl, nil
@@ -200,6 +216,13 @@ func (a *acquisition) run() (granted, error) {
 		live := a.w != nil && a.l.wakeups.subscribed(a.w)
 		g, busy, retry, err := a.attempt()
 		switch {
+		case err != nil && a.inDoubt != nil:
+			p := a.inDoubt
+			a.inDoubt = nil
+			if err := a.recoverFrom(err, p); err != nil {
+				return granted{}, a.giveUp(err)
+			}
+			continue
 		case err != nil:
 			return granted{}, a.giveUp(err)
 		case !busy:
@@ -257,6 +280,10 @@ func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err 
 	call := Call{Script: a.spec.Kind.scripts().acquire, Keys: a.spec.keys, Args: a.spec.acquireArgs(a.holder, a.l.publish, window)}
 	sent := time.Now()
 	reply, acked, p, err := a.l.evalBounded(a.wctx, a.callDeadline(), a.spec.lease, call, a.l.replicas > 0)
+	if err != nil && a.mayRecover(err) {
+		a.inDoubt = p // run gives back what it may have taken, then tries again
+		return g, false, 0, fmt.Errorf("lockgen: acquire %s: %w", a.spec, err)
+	}
 	if err != nil {
 		a.withdraw(p)
 		return g, false, 0, a.callError(err)

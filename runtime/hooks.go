@@ -43,6 +43,12 @@ const (
 	// returned without running (Locker.SkipBusy). Event.Lock has only
 	// Method set; Event.Err is the busy error, which names the lock.
 	EventSkipped
+	// EventRetried: an acquire attempt failed with a transient error (a
+	// failover, a restart: connection refused or reset, READONLY, LOADING,
+	// ...) while the wait had time left; the waiter gave back whatever the
+	// attempt may have taken and tries again after a short backoff.
+	// Event.Err is the error, Event.Waited the time since Acquire was called.
+	EventRetried
 )
 
 func (k EventKind) String() string {
@@ -63,6 +69,8 @@ func (k EventKind) String() string {
 		return "cleaned_up"
 	case EventSkipped:
 		return "skipped"
+	case EventRetried:
+		return "retried"
 	}
 	return "unknown"
 }

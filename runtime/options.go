@@ -38,6 +38,12 @@ func WithContextObserver(o ContextObserver) Option {
 // acknowledge it gives the lock back and fails with ErrNotReplicated. Keep
 // timeout below the client's read timeout. A backend without replicas (the
 // embedded one) never acknowledges, so every Acquire fails there.
+//
+// Measured on Sentinel (docs/failover.md): n = 1 keeps the grants a crash
+// during a replication lag would lose from being granted at all; only n =
+// every replica keeps a graceful failover from losing the grants made
+// while the clients still write to the old master, at the cost of no
+// grants while a replica is missing.
 func WithReplicas(n int, timeout time.Duration) Option {
 	return func(l *Locker) { l.replicas, l.replicaTimeout = n, timeout }
 }

@@ -263,6 +263,15 @@ type grantSeen struct {
 	lapsed    bool
 }
 
+// rename gives w a new holder id (an acquisition goes on under a new one
+// after a transient error, recover.go). A grant to the old one is no longer
+// w's: the clean-up of the old id gives it back.
+func (m *wakeups) rename(w *waiter, holder string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w.holder, w.granted, w.placeKept = holder, false, time.Time{}
+}
+
 // leave removes w. The next waiter in line gets its turn; a wake w did not
 // use goes to the next waiter without one, so that a waiter giving up does
 // not swallow an "n:<N>" meant for the process; with nudge (family.nudges,

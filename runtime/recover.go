@@ -1,0 +1,87 @@
+package runtime
+
+import (
+	"fmt"
+	"time"
+)
+
+// Pacing of a waiter's attempts after transient errors (transient.go):
+// quick at first, since a failover on loopback takes a few hundred ms once
+// decided, and never so slow that a lock released after the failover waits
+// long for its waiter.
+const (
+	transientBackoffMin = 20 * time.Millisecond
+	transientBackoffMax = 250 * time.Millisecond
+)
+
+// mayRecover reports whether an attempt that failed with err is tried
+// again: a transient error, a caller that waits, time left to wait, and a
+// holder id the acquisition may replace (see recoverFrom).
+func (a *acquisition) mayRecover(err error) bool {
+	if a.tryOnce || a.fixedHolder || !isTransient(err) || a.wctx.Err() != nil || a.l.isClosed() {
+		return false
+	}
+	return a.deadline.IsZero() || time.Now().Before(a.deadline)
+}
+
+// recoverFrom makes ready for another attempt after a transient error of
+// the call p. That call may have taken the lock or registered the holder
+// id, and without a reply, its command may still reach Redis later (from a
+// client buffer, a proxy, a retry); so may the releases sent to undo it.
+// So the holder id is given up to the clean-up (cleanup.go), exactly as by
+// a waiter that gave up, and the wait goes on under a new holder id, which
+// nothing in flight can take or give back. Then it pauses, with backoff.
+func (a *acquisition) recoverFrom(cause error, p *pending) error {
+	a.transientErrors++
+	a.l.observe(a.ctx, Event{Kind: EventRetried, Lock: a.spec.withLease(), Holder: a.holder, Waited: time.Since(a.start), Err: cause})
+	a.withdraw(p)
+	if err := a.renewHolder(); err != nil {
+		return err
+	}
+	return a.pause()
+}
+
+// renewHolder moves the acquisition to a new holder id: its place among the
+// process's waiters stays, its registrations in Redis (withdrawn by the
+// clean-up of the old id) and its fair heartbeat go.
+func (a *acquisition) renewHolder() error {
+	holder := a.l.nextHolder()
+	if err := checkHolderID(holder); err != nil {
+		return err
+	}
+	if a.w != nil {
+		a.l.wakeups.rename(a.w, holder)
+	}
+	if a.hb != nil {
+		a.l.dog.removeHeartbeat(a.hb)
+		a.hb = nil
+	}
+	a.holder, a.registered, a.regSent, a.cleaning = holder, false, time.Time{}, false
+	return nil
+}
+
+// pause sleeps the backoff (doubling it for the next time, up to
+// transientBackoffMax), or less if a wake message arrives or the wait
+// ends; it fails if the caller's context ends or the Locker is closed.
+func (a *acquisition) pause() error {
+	d := max(a.backoff, transientBackoffMin)
+	a.backoff = min(2*d, transientBackoffMax)
+	if !a.deadline.IsZero() {
+		d = min(d, max(time.Until(a.deadline), time.Nanosecond))
+	}
+	var wake <-chan struct{}
+	if a.w != nil {
+		wake = a.w.wake
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-wake:
+	case <-a.wctx.Done():
+		return waitError(a.wctx, a.ctx, a.spec)
+	case <-a.l.closed:
+		return fmt.Errorf("%s: %w", a.spec, ErrClosed)
+	}
+	return nil
+}
