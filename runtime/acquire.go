@@ -137,6 +137,7 @@ type acquisition struct {
 
 	inDoubt         *pending // the call of the last attempt, when it failed transiently
 	transientErrors int
+	lastTransient   error         // since the latest busy reply
 	backoff         time.Duration // the next pause after a transient error
 	fixedHolder     bool          // the holder id is shared (a writer's, or this call's write side of the key)
 }
@@ -302,6 +303,7 @@ func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err 
 		return granted{fence: n, from: sent, validFor: a.spec.lease}, false, 0, nil
 	}
 	a.busyReplies++
+	a.lastTransient = nil
 	a.heldBy = by
 	if a.spec.Kind.family().registers && (a.spec.Kind != Mutex || window > 0) {
 		a.registered = true
@@ -341,6 +343,10 @@ func (a *acquisition) callError(err error) error {
 		return werr
 	}
 	if errors.Is(err, errNoReply) {
+		if a.lastTransient != nil {
+			// The wait ran out while Redis was failing: say how.
+			return fmt.Errorf("%w (still failing when the wait ended, after %d transient errors)", a.lastTransient, a.transientErrors)
+		}
 		if a.busyReplies > 0 {
 			return a.heldBy.explain(fmt.Errorf("%w: %s still busy after %v (the last attempt got no reply in time)", ErrNotAcquired, a.spec, time.Since(a.start).Round(time.Millisecond)))
 		}

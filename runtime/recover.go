@@ -33,6 +33,7 @@ func (a *acquisition) mayRecover(err error) bool {
 // nothing in flight can take or give back. Then it pauses, with backoff.
 func (a *acquisition) recoverFrom(cause error, p *pending) error {
 	a.transientErrors++
+	a.lastTransient = cause
 	a.l.observe(a.ctx, Event{Kind: EventRetried, Lock: a.spec.withLease(), Holder: a.holder, Waited: time.Since(a.start), Err: cause})
 	a.withdraw(p)
 	if err := a.renewHolder(); err != nil {
