@@ -87,7 +87,7 @@ type renewal struct {
 	// recheck: the master serving the lock changed while a renewal was in
 	// flight, which may have reached the old one: renew again at once.
 	recheck bool
-	holders  map[*Held]struct{}
+	holders map[*Held]struct{}
 }
 
 // heartbeat keeps a fair waiter's place in the queue while it waits.
