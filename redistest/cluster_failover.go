@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -215,4 +216,49 @@ func (c *Cluster) waitLiveOwner(ctx context.Context, slot int, to string) error 
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// LoseWrites makes the master of slot lose what write writes to it, as an
+// asynchronous replication does when a master dies: it freezes the
+// master's replica (SIGSTOP) and cuts its replication link, runs write,
+// kills the master (SIGKILL) and resumes the replica, which is then
+// promoted without those writes. It returns the killed server and the new
+// master's address once every live node sees it as the slot's owner.
+func (c *Cluster) LoseWrites(ctx context.Context, slot int, write func() error) (*Server, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, failoverTimeout)
+	defer cancel()
+	owner, err := c.SlotOwner(ctx, slot)
+	if err != nil {
+		return nil, "", err
+	}
+	r, err := c.ReplicaOf(ctx, owner)
+	if err != nil {
+		return nil, "", err
+	}
+	m := c.node(owner)
+	if err := syscall.Kill(r.Pid(), syscall.SIGSTOP); err != nil {
+		return nil, "", fmt.Errorf("redistest: SIGSTOP %s: %w", r.Addr, err)
+	}
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			syscall.Kill(r.Pid(), syscall.SIGCONT)
+		}
+	}
+	defer resume()
+	// What the replica has read before the cut stays in its socket buffer;
+	// nothing written after the cut reaches it.
+	mc := redis.NewClient(m.Options())
+	err = mc.Do(ctx, "CLIENT", "KILL", "TYPE", "replica").Err()
+	mc.Close()
+	if err != nil {
+		return nil, "", fmt.Errorf("redistest: CLIENT KILL TYPE replica on %s: %w", owner, err)
+	}
+	if err := write(); err != nil {
+		return nil, "", err
+	}
+	m.Kill()
+	resume()
+	return m, r.Addr, c.waitLiveOwner(ctx, slot, r.Addr)
 }

@@ -295,10 +295,20 @@ func (b *goRedisBackend) subscribeOnce(ctx context.Context, channel string, deli
 	if err != nil {
 		return nil, fmt.Errorf("lockgen: subscribe %s: %w", channel, err)
 	}
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
+	ns := b.subscriber(node, addr)
+	if ns == nil {
 		return nil, ErrClosed
+	}
+	return ns.subscribe(ctx, channel, deliver)
+}
+
+// subscriber returns the node subscriber of the node at addr, made if
+// need be; nil after Close.
+func (b *goRedisBackend) subscriber(node *redis.Client, addr string) *nodeSubscriber {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil
 	}
 	ns := b.nodes[addr]
 	if ns == nil {
@@ -306,8 +316,7 @@ func (b *goRedisBackend) subscribeOnce(ctx context.Context, channel string, deli
 		ns = newNodeSubscriber(node, b.cluster != nil, b.slotMoved, func() { b.watchTopology(addr) })
 		b.nodes[addr] = ns
 	}
-	b.mu.Unlock()
-	return ns.subscribe(ctx, channel, deliver)
+	return ns
 }
 
 // slotMoved is called by a node subscriber when the server said a slot of

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -76,7 +77,12 @@ func (b *goRedisBackend) follow(ctx context.Context, attempt func(context.Contex
 		if !b.followPause(ctx, giveUp, err, n, &pause) {
 			return err
 		}
-		err = attempt(ctx)
+		routeErr := err
+		if err = attempt(ctx); ctx.Err() != nil && err != nil && !lostRoute(err) {
+			// Say why the call did not get through, not only that it
+			// ran out of time.
+			return fmt.Errorf("%w; the slot's master was not reached: %w", err, routeErr)
+		}
 	}
 	return err
 }
@@ -154,21 +160,47 @@ func (b *goRedisBackend) reloadSlots(ctx context.Context) error {
 		return err
 	}
 	// go-redis keeps its map to itself: ask the masters it now knows for
-	// theirs, skipping one that is down.
-	err = errors.New("no master to ask")
-	for _, m := range masters {
-		actx, cancel := context.WithTimeout(ctx, slotsAskTimeout)
-		var ranges []redis.ClusterSlot
-		ranges, err = m.ClusterSlots(actx).Result()
-		cancel()
-		if err == nil {
-			b.slotsStale.Store(false)
-			so.loadedAt = started
-			b.setRanges(ranges)
-			return nil
-		}
+	// theirs, all at once, and take the first answer, so that a master
+	// that is down costs nothing.
+	ranges, err := firstSlotsAnswer(ctx, masters)
+	if err != nil {
+		return err
 	}
-	return err
+	b.slotsStale.Store(false)
+	so.loadedAt = started
+	b.setRanges(ranges)
+	b.watchNodes(masters)
+	return nil
+}
+
+// firstSlotsAnswer sends CLUSTER SLOTS to every master and returns the
+// first answer, or the last error if none answers within slotsAskTimeout.
+func firstSlotsAnswer(ctx context.Context, masters []*redis.Client) ([]redis.ClusterSlot, error) {
+	if len(masters) == 0 {
+		return nil, errors.New("no master to ask for the slot map")
+	}
+	ctx, cancel := context.WithTimeout(ctx, slotsAskTimeout)
+	defer cancel() // the others stop once one has answered
+	type answer struct {
+		ranges []redis.ClusterSlot
+		err    error
+	}
+	answers := make(chan answer, len(masters))
+	for _, m := range masters {
+		go func() {
+			ranges, err := m.ClusterSlots(ctx).Result()
+			answers <- answer{ranges, err}
+		}()
+	}
+	var err error
+	for range masters {
+		a := <-answers
+		if a.err == nil {
+			return a.ranges, nil
+		}
+		err = a.err
+	}
+	return nil, err
 }
 
 // setRanges records a new slot map and tells the watchers which keys
@@ -226,6 +258,23 @@ func (b *goRedisBackend) watchMasters(changed func(affects func(key string) bool
 			defer cancel()
 			_ = b.reloadSlots(ctx)
 		}()
+	}
+}
+
+// watchNodes keeps a Pub/Sub connection open to every master, once a
+// watchdog watches them: the node subscriber of a master that dies sees
+// its connection drop at once (watchTopology), even when no call to that
+// master is due, and the locks held there are verified as soon as its
+// replica takes over rather than at their next renewal.
+func (b *goRedisBackend) watchNodes(masters []*redis.Client) {
+	b.slots.mu.Lock()
+	watched := len(b.slots.watchers) > 0
+	b.slots.mu.Unlock()
+	if !watched {
+		return
+	}
+	for _, m := range masters {
+		b.subscriber(m, m.Options().Addr)
 	}
 }
 

@@ -1,0 +1,168 @@
+package failover_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/lockgen/lockgen/redistest"
+	"github.com/lockgen/lockgen/runtime"
+)
+
+// The Cluster failover tests start 3 masters with a replica each (node
+// timeout 1 s), hold every kind on one master with a waiter queued behind
+// each (in another Locker, on fresh go-redis clients with default
+// options), run a client that churns fresh locks on the same master, and
+// fail that master over. They check that:
+//   - the held locks, which were on the replica, keep their holders;
+//   - no waiter fails while its wait has time left, and each gets its lock
+//     within clWakeSlack of the release that follows the failover, which
+//     only a wake message on the new master can do;
+//   - no churn acquire fails, and one succeeds soon after the takeover.
+
+// clCase is a lock held by the holder Locker and the lock its waiter asks
+// for.
+type clCase struct {
+	name       string
+	hold, wait runtime.Lock
+}
+
+func clCases(keys []string) []clCase {
+	lock := func(kind runtime.Kind, key string) runtime.Lock {
+		l := runtime.Lock{Kind: kind, Key: key}
+		if kind == runtime.Semaphore {
+			l.Permits = 1
+		}
+		return l
+	}
+	return []clCase{
+		{"mutex", lock(runtime.Mutex, keys[0]), lock(runtime.Mutex, keys[0])},
+		{"fair", lock(runtime.Fair, keys[1]), lock(runtime.Fair, keys[1])},
+		{"read", lock(runtime.Read, keys[2]), lock(runtime.Write, keys[2])},
+		{"write", lock(runtime.Write, keys[3]), lock(runtime.Write, keys[3])},
+		{"semaphore", lock(runtime.Semaphore, keys[4]), lock(runtime.Semaphore, keys[4])},
+	}
+}
+
+// clFailover fails over the master of slot and returns when every live
+// node sees its replica as the owner.
+type clFailover func(ctx context.Context, cl *redistest.Cluster, slot int) error
+
+func TestClusterGracefulFailover(t *testing.T) {
+	clFailoverScenario(t, "graceful", 2*time.Second, func(ctx context.Context, cl *redistest.Cluster, slot int) error {
+		_, err := cl.Failover(ctx, slot)
+		return err
+	})
+}
+
+func TestClusterMasterKilled(t *testing.T) {
+	clFailoverScenario(t, "SIGKILL", 5*time.Second, func(ctx context.Context, cl *redistest.Cluster, slot int) error {
+		_, _, err := cl.KillMaster(ctx, slot)
+		return err
+	})
+}
+
+// clWaiterResult is what one waiter's Acquire returned, and when.
+type clWaiterResult struct {
+	at  time.Time
+	h   *runtime.Held
+	err error
+}
+
+// clFailoverScenario runs the scenario described above with failover;
+// after the takeover, a churn acquire must succeed within maxRecovery.
+func clFailoverScenario(t *testing.T, name string, maxRecovery time.Duration, failover clFailover) {
+	cl := redistest.StartFailoverCluster(t, 3)
+	admin := cl.Client(t)
+	owner := cl.Nodes[0].Addr // the masters come first
+	keys := clKeysOn(t, admin, owner, "k", 5)
+	churnKeys := clKeysOn(t, admin, owner, "churn", 20)
+	slot := clSlot(t, admin, keys[0])
+
+	prefix := clPrefix()
+	holderEv, waiterEv := newClEvents(), newClEvents()
+	holder := clNewLocker(t, cl, prefix, runtime.WithObserver(holderEv.observe))
+	// Waiters that renew their registration every 30 s: only a wake
+	// message lets them in quickly.
+	waiters := clNewLocker(t, cl, prefix, runtime.WithObserver(waiterEv.observe), runtime.WithWaiterWindow(30*time.Second))
+	churner := clNewLocker(t, cl, prefix)
+
+	cases := clCases(keys)
+	held := make([]*runtime.Held, len(cases))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*clWaitFor)
+	defer cancel()
+	for i, c := range cases {
+		var err error
+		if held[i], err = holder.Acquire(ctx, c.hold); err != nil {
+			t.Fatalf("%s: hold: %v", c.name, err)
+		}
+	}
+	results := make([]chan clWaiterResult, len(cases))
+	for i, c := range cases {
+		results[i] = make(chan clWaiterResult, 1)
+		w := c.wait
+		w.Wait = 3 * clWaitFor
+		go func() {
+			h, err := waiters.Acquire(context.Background(), w)
+			results[i] <- clWaiterResult{time.Now(), h, err}
+		}()
+	}
+	waiterEv.waitBusy(t, keys, 2)
+	churn := startClChurn(churner, churnKeys)
+	clReplicate(t, owner)
+
+	failStart := time.Now()
+	if err := failover(ctx, cl, slot); err != nil {
+		churn.finish()
+		t.Fatal(err)
+	}
+	promoted := time.Now()
+	t.Logf("%s failover of %s: the replica took over %v after it began", name, owner, promoted.Sub(failStart).Round(time.Millisecond))
+
+	// The held locks were replicated: their holders keep them, renewed
+	// on the new master.
+	holderEv.waitRenewedSince(t, keys, promoted)
+	for i, h := range held {
+		if err := context.Cause(h.Context()); err != nil {
+			t.Errorf("%s: the holder lost a lock that survived the failover: %v", cases[i].name, err)
+		}
+	}
+	for i := range cases {
+		select {
+		case r := <-results[i]:
+			t.Fatalf("%s: the waiter returned while the lock was held: %v", cases[i].name, r.err)
+		default:
+		}
+	}
+
+	// Each waiter gets its lock from its wake message on the new master.
+	var delays []time.Duration
+	for i, h := range held {
+		released := time.Now()
+		if err := h.Release(); err != nil {
+			t.Errorf("%s: release after the failover: %v", cases[i].name, err)
+		}
+		select {
+		case r := <-results[i]:
+			if r.err != nil {
+				t.Errorf("%s: the waiter failed: %v", cases[i].name, r.err)
+				continue
+			}
+			d := r.at.Sub(released)
+			delays = append(delays, d)
+			if d > clWakeSlack {
+				t.Errorf("%s: the waiter got the lock %v after the release, want within %v", cases[i].name, d, clWakeSlack)
+			}
+			r.h.Release()
+		case <-time.After(clWaitFor):
+			t.Errorf("%s: the waiter did not get the lock within %v of the release", cases[i].name, clWaitFor)
+		}
+	}
+
+	longest, firstAfter := clChurnReport(t, churn.finish(), promoted)
+	if firstAfter > maxRecovery {
+		t.Errorf("the first churn acquire begun after the takeover succeeded %v after it, want within %v", firstAfter, maxRecovery)
+	}
+	t.Logf("%s: waiters got their locks %v (max %v) after the release; churn: first acquire after the takeover done in %v, longest acquire %v",
+		name, clPercentile(delays, 50), clPercentile(delays, 100), firstAfter.Round(time.Millisecond), longest.Round(time.Millisecond))
+}
