@@ -55,6 +55,15 @@ func TestClusterGracefulFailover(t *testing.T) {
 	})
 }
 
+// With WithReplicas, every acquire is the pipeline of its script and
+// WAIT, sent to the node the backend picks: it must follow the slot too.
+func TestClusterGracefulFailoverWithReplicas(t *testing.T) {
+	clFailoverScenario(t, "graceful, WithReplicas(1)", 2*time.Second, func(ctx context.Context, cl *redistest.Cluster, slot int) error {
+		_, err := cl.Failover(ctx, slot)
+		return err
+	}, runtime.WithReplicas(1, time.Second))
+}
+
 func TestClusterMasterKilled(t *testing.T) {
 	clFailoverScenario(t, "SIGKILL", 5*time.Second, func(ctx context.Context, cl *redistest.Cluster, slot int) error {
 		_, _, err := cl.KillMaster(ctx, slot)
@@ -71,7 +80,8 @@ type clWaiterResult struct {
 
 // clFailoverScenario runs the scenario described above with failover;
 // after the takeover, a churn acquire must succeed within maxRecovery.
-func clFailoverScenario(t *testing.T, name string, maxRecovery time.Duration, failover clFailover) {
+// opts apply to every Locker.
+func clFailoverScenario(t *testing.T, name string, maxRecovery time.Duration, failover clFailover, opts ...runtime.Option) {
 	cl := redistest.StartFailoverCluster(t, 3)
 	admin := cl.Client(t)
 	owner := cl.Nodes[0].Addr // the masters come first
@@ -81,11 +91,12 @@ func clFailoverScenario(t *testing.T, name string, maxRecovery time.Duration, fa
 
 	prefix := clPrefix()
 	holderEv, waiterEv := newClEvents(), newClEvents()
-	holder := clNewLocker(t, cl, prefix, runtime.WithObserver(holderEv.observe))
+	with := func(o ...runtime.Option) []runtime.Option { return append(o, opts...) }
+	holder := clNewLocker(t, cl, prefix, with(runtime.WithObserver(holderEv.observe))...)
 	// Waiters that renew their registration every 30 s: only a wake
 	// message lets them in quickly.
-	waiters := clNewLocker(t, cl, prefix, runtime.WithObserver(waiterEv.observe), runtime.WithWaiterWindow(30*time.Second))
-	churner := clNewLocker(t, cl, prefix)
+	waiters := clNewLocker(t, cl, prefix, with(runtime.WithObserver(waiterEv.observe), runtime.WithWaiterWindow(30*time.Second))...)
+	churner := clNewLocker(t, cl, prefix, opts...)
 
 	cases := clCases(keys)
 	held := make([]*runtime.Held, len(cases))
