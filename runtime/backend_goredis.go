@@ -22,6 +22,11 @@ import (
 func NewGoRedisBackend(rdb redis.UniversalClient) Backend {
 	b := &goRedisBackend{rdb: rdb, nodes: map[string]*nodeSubscriber{}, slots: newSlotOwners()}
 	b.cluster, _ = rdb.(*redis.ClusterClient)
+	if c, ok := rdb.(*redis.Client); ok {
+		// The hook stays on the client after Close, and does nothing then.
+		b.server = &serverWatch{b: b, rdb: c}
+		c.AddHook(b.server)
+	}
 	return b
 }
 
@@ -31,7 +36,8 @@ type goRedisBackend struct {
 	// slotsStale: a node said that a slot moved away from it; nodeFor
 	// reloads the slot map before it picks a node.
 	slotsStale atomic.Bool
-	slots      *slotOwners // the slot map last seen, and who to tell of changes (slotfollow.go)
+	slots      *slotOwners  // the slot map last seen, and who to tell of changes (slotfollow.go)
+	server     *serverWatch // nil on a Cluster (serverwatch.go)
 
 	mu     sync.Mutex
 	nodes  map[string]*nodeSubscriber // by node address ("" off Cluster)
@@ -681,6 +687,31 @@ func (ns *nodeSubscriber) unsubscribe(channel string, timeout time.Duration) {
 			delete(ns.unsubscribing, channel)
 		}
 		ns.mu.Unlock()
+	}
+}
+
+// abandon closes the connection and ends every subscription, as the
+// server would have: a subscription waiting for its confirmation is
+// refused, a confirmed one gets PayloadUnsubscribed. The subscriber is
+// not used again.
+func (ns *nodeSubscriber) abandon() {
+	_ = ns.close()
+	ns.mu.Lock()
+	subs := ns.subs
+	ns.subs = map[string]*subscription{}
+	var ended []*subscription
+	for _, sub := range subs {
+		if sub.confirm != nil {
+			sub.refused = errSubscriptionEnded
+			close(sub.confirm)
+			sub.confirm = nil
+			continue
+		}
+		ended = append(ended, sub)
+	}
+	ns.mu.Unlock()
+	for _, sub := range ended {
+		sub.deliver(PayloadUnsubscribed)
 	}
 }
 

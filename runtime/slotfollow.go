@@ -210,7 +210,6 @@ func (b *goRedisBackend) setRanges(after []redis.ClusterSlot) {
 	so.mu.Lock()
 	before := so.ranges
 	so.ranges = after
-	watchers := append([](func(func(string) bool))(nil), so.watchers...)
 	so.mu.Unlock()
 	if before == nil {
 		return
@@ -219,7 +218,14 @@ func (b *goRedisBackend) setRanges(after []redis.ClusterSlot) {
 	if len(moved) == 0 {
 		return
 	}
-	affects := func(key string) bool { return moved[clusterSlot(key)] }
+	so.tell(func(key string) bool { return moved[clusterSlot(key)] })
+}
+
+// tell tells every watcher that the keys affects reports changed masters.
+func (so *slotOwners) tell(affects func(key string) bool) {
+	so.mu.Lock()
+	watchers := append([](func(func(string) bool))(nil), so.watchers...)
+	so.mu.Unlock()
 	for _, w := range watchers {
 		w(affects)
 	}
@@ -251,14 +257,16 @@ func (b *goRedisBackend) watchMasters(changed func(affects func(key string) bool
 	b.slots.mu.Lock()
 	b.slots.watchers = append(b.slots.watchers, changed)
 	b.slots.mu.Unlock()
-	if b.cluster != nil {
-		// The map to compare the first change with.
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), followLimit)
-			defer cancel()
-			_ = b.reloadSlots(ctx)
-		}()
+	if b.cluster == nil {
+		b.watchServer()
+		return
 	}
+	// The map to compare the first change with.
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), followLimit)
+		defer cancel()
+		_ = b.reloadSlots(ctx)
+	}()
 }
 
 // watchNodes keeps a Pub/Sub connection open to every master, once a
