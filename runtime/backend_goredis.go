@@ -690,6 +690,13 @@ func (ns *nodeSubscriber) unsubscribe(channel string, timeout time.Duration) {
 	}
 }
 
+// idle reports whether the subscriber carries no channel.
+func (ns *nodeSubscriber) idle() bool {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	return len(ns.subs) == 0
+}
+
 // abandon closes the connection and ends every subscription, as the
 // server would have: a subscription waiting for its confirmation is
 // refused, a confirmed one gets PayloadUnsubscribed. The subscriber is

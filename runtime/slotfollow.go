@@ -281,8 +281,30 @@ func (b *goRedisBackend) watchNodes(masters []*redis.Client) {
 	if !watched {
 		return
 	}
+	live := map[string]bool{}
 	for _, m := range masters {
-		b.subscriber(m, m.Options().Addr)
+		addr := m.Options().Addr
+		live[addr] = true
+		b.subscriber(m, addr)
+	}
+	b.dropIdleSubscribers(live)
+}
+
+// dropIdleSubscribers closes the node subscribers of nodes that are not
+// masters any more and carry no channel, such as that of a master that
+// died and was replaced, which would otherwise redial it forever.
+func (b *goRedisBackend) dropIdleSubscribers(masters map[string]bool) {
+	var idle []*nodeSubscriber
+	b.mu.Lock()
+	for addr, ns := range b.nodes {
+		if !masters[addr] && ns.idle() {
+			delete(b.nodes, addr)
+			idle = append(idle, ns)
+		}
+	}
+	b.mu.Unlock()
+	for _, ns := range idle {
+		go ns.close()
 	}
 }
 
