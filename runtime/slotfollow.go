@@ -44,7 +44,16 @@ const topologyPoll = 100 * time.Millisecond
 // slot's master, or reached a node that does not serve it now, so that
 // it is worth sending again after a reload of the slot map.
 func lostRoute(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	// A dial that timed out wraps DeadlineExceeded too; it is a node that
+	// cannot be reached, not the caller's deadline.
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
 	for _, prefix := range []string{"MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN", "LOADING", "READONLY", "MASTERDOWN"} {
