@@ -19,6 +19,11 @@ import (
 // (SSUBSCRIBE/SPUBLISH), one Pub/Sub connection per master; elsewhere one
 // Pub/Sub connection carries every channel. A *redis.Ring is not supported:
 // its sharding is not visible to the scripts' hash tags.
+//
+// On a *redis.Client it adds a hook that reads the server's run_id after
+// each new connection, to notice a failover or a restart at once; the hook
+// stays on the client after Close, and does nothing then: make one backend
+// per client, not one per use.
 func NewGoRedisBackend(rdb redis.UniversalClient) Backend {
 	b := &goRedisBackend{rdb: rdb, nodes: map[string]*nodeSubscriber{}, slots: newSlotOwners()}
 	b.cluster, _ = rdb.(*redis.ClusterClient)

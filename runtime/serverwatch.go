@@ -55,6 +55,9 @@ func (w *serverWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 
 // dialed starts a check, or asks the one running for another.
 func (w *serverWatch) dialed() {
+	if w.b.closing() {
+		return
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.checking {
