@@ -45,23 +45,21 @@ func clCases(keys []string) []clCase {
 	}
 }
 
-// clFailover fails over the master of slot and returns when every live
-// node sees its replica as the owner.
-type clFailover func(ctx context.Context, cl *redistest.Cluster, slot int) error
+// clFailover fails over the master of slot and returns the new master's
+// address when every live node sees it as the owner.
+type clFailover func(ctx context.Context, cl *redistest.Cluster, slot int) (string, error)
 
 func TestClusterGracefulFailover(t *testing.T) {
-	clFailoverScenario(t, "graceful", 2*time.Second, 0, func(ctx context.Context, cl *redistest.Cluster, slot int) error {
-		_, err := cl.Failover(ctx, slot)
-		return err
+	clFailoverScenario(t, "graceful", 2*time.Second, 0, func(ctx context.Context, cl *redistest.Cluster, slot int) (string, error) {
+		return cl.Failover(ctx, slot)
 	})
 }
 
 // With WithReplicas, every acquire is the pipeline of its script and
 // WAIT, sent to the node the backend picks: it must follow the slot too.
 func TestClusterGracefulFailoverWithReplicas(t *testing.T) {
-	clFailoverScenario(t, "graceful, WithReplicas(1)", 2*time.Second, 0, func(ctx context.Context, cl *redistest.Cluster, slot int) error {
-		_, err := cl.Failover(ctx, slot)
-		return err
+	clFailoverScenario(t, "graceful, WithReplicas(1)", 2*time.Second, 0, func(ctx context.Context, cl *redistest.Cluster, slot int) (string, error) {
+		return cl.Failover(ctx, slot)
 	}, runtime.WithReplicas(1, time.Second))
 }
 
@@ -69,9 +67,9 @@ func TestClusterMasterKilled(t *testing.T) {
 	// An asynchronous replication may lose the grants of the last
 	// moments before the kill: their double grants are counted, not
 	// bounded.
-	clFailoverScenario(t, "SIGKILL", 5*time.Second, 1<<30, func(ctx context.Context, cl *redistest.Cluster, slot int) error {
-		_, _, err := cl.KillMaster(ctx, slot)
-		return err
+	clFailoverScenario(t, "SIGKILL", 5*time.Second, 1<<30, func(ctx context.Context, cl *redistest.Cluster, slot int) (string, error) {
+		_, addr, err := cl.KillMaster(ctx, slot)
+		return addr, err
 	})
 }
 
@@ -128,12 +126,19 @@ func clFailoverScenario(t *testing.T, name string, maxRecovery time.Duration, ma
 	clReplicate(t, owner)
 
 	failStart := time.Now()
-	if err := failover(ctx, cl, slot); err != nil {
+	newMaster, err := failover(ctx, cl, slot)
+	if err != nil {
 		churn.finish()
 		t.Fatal(err)
 	}
 	promoted := time.Now()
 	t.Logf("%s failover of %s: the replica took over %v after it began", name, owner, promoted.Sub(failStart).Round(time.Millisecond))
+
+	// The waiters' subscriptions are in the slot's shard: on the old
+	// master if it is alive (now a replica, it still delivers the shard's
+	// messages), else again on the new one after their connection dropped.
+	clWaitShardChannels(t, []string{newMaster, owner}, prefix, len(cases))
+	t.Logf("%s: wake channels on the new master: %d", name, clShardChannels(newMaster, prefix))
 
 	// The held locks were replicated: their holders keep them, renewed
 	// on the new master.

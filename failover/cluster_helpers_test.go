@@ -192,3 +192,42 @@ func clNewLocker(t *testing.T, cl *redistest.Cluster, prefix string, opts ...run
 
 // clLost reports whether err is the cancellation cause of a lost lock.
 func clLost(err error) bool { return errors.Is(err, runtime.ErrLockLost) }
+
+// clWaitShardChannels waits until the nodes at addrs (a shard's master
+// and replica: both deliver its shard messages) have n shard channels of
+// keys under prefix subscribed between them (PUBSUB SHARDCHANNELS). A
+// node that does not answer counts none.
+func clWaitShardChannels(t *testing.T, addrs []string, prefix string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(clWaitFor)
+	seen := map[string][]string{}
+	for time.Now().Before(deadline) {
+		total := 0
+		for _, addr := range addrs {
+			c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+			channels, err := c.PubSubShardChannels(context.Background(), prefix+"*").Result()
+			c.Close()
+			if err == nil {
+				seen[addr] = channels
+				total += len(channels)
+			}
+		}
+		if total >= n {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("wake channels subscribed: %v, want %d: the waiters are not subscribed in the slot's shard", seen, n)
+}
+
+// clShardChannels returns how many shard channels under prefix the node
+// at addr has subscribed, -1 if it does not answer.
+func clShardChannels(addr, prefix string) int {
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer c.Close()
+	channels, err := c.PubSubShardChannels(context.Background(), prefix+"*").Result()
+	if err != nil {
+		return -1
+	}
+	return len(channels)
+}
