@@ -28,6 +28,10 @@ type clCase struct {
 	hold, wait runtime.Lock
 }
 
+// clPerKind is how many locks of each kind the scenario holds.
+const clPerKind = 4
+
+// clCases returns clPerKind cases of each kind, one per key.
 func clCases(keys []string) []clCase {
 	lock := func(kind runtime.Kind, key string) runtime.Lock {
 		l := runtime.Lock{Kind: kind, Key: key}
@@ -36,13 +40,18 @@ func clCases(keys []string) []clCase {
 		}
 		return l
 	}
-	return []clCase{
-		{"mutex", lock(runtime.Mutex, keys[0]), lock(runtime.Mutex, keys[0])},
-		{"fair", lock(runtime.Fair, keys[1]), lock(runtime.Fair, keys[1])},
-		{"read", lock(runtime.Read, keys[2]), lock(runtime.Write, keys[2])},
-		{"write", lock(runtime.Write, keys[3]), lock(runtime.Write, keys[3])},
-		{"semaphore", lock(runtime.Semaphore, keys[4]), lock(runtime.Semaphore, keys[4])},
+	var cases []clCase
+	for i := 0; i+5 <= len(keys); i += 5 {
+		k := keys[i : i+5]
+		cases = append(cases,
+			clCase{"mutex " + k[0], lock(runtime.Mutex, k[0]), lock(runtime.Mutex, k[0])},
+			clCase{"fair " + k[1], lock(runtime.Fair, k[1]), lock(runtime.Fair, k[1])},
+			clCase{"read " + k[2], lock(runtime.Read, k[2]), lock(runtime.Write, k[2])},
+			clCase{"write " + k[3], lock(runtime.Write, k[3]), lock(runtime.Write, k[3])},
+			clCase{"semaphore " + k[4], lock(runtime.Semaphore, k[4]), lock(runtime.Semaphore, k[4])},
+		)
 	}
+	return cases
 }
 
 // clFailover fails over the master of slot and returns the new master's
@@ -87,7 +96,7 @@ func clFailoverScenario(t *testing.T, name string, maxRecovery time.Duration, ma
 	cl := redistest.StartFailoverCluster(t, 3)
 	admin := cl.Client(t)
 	owner := cl.Nodes[0].Addr // the masters come first
-	keys := clKeysOn(t, admin, owner, "k", 5)
+	keys := clKeysOn(t, admin, owner, "k", 5*clPerKind)
 	churnKeys := clKeysOn(t, admin, owner, "churn", 20)
 	slot := clSlot(t, admin, keys[0])
 
