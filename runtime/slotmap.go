@@ -65,16 +65,7 @@ func (b *goRedisBackend) reloadSlots(ctx context.Context) error {
 		return nil
 	}
 	started := time.Now()
-	var mu sync.Mutex
-	var masters []*redis.Client
-	rctx, cancel := context.WithTimeout(ctx, clientReloadTimeout)
-	defer cancel()
-	err := b.cluster.ForEachMaster(rctx, func(_ context.Context, c *redis.Client) error {
-		mu.Lock()
-		masters = append(masters, c)
-		mu.Unlock()
-		return nil
-	})
+	masters, err := b.clientMasters(ctx)
 	if err != nil {
 		return err
 	}
@@ -85,11 +76,59 @@ func (b *goRedisBackend) reloadSlots(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b.slotsStale.Store(false)
+	// A reload of go-redis cut short keeps its old map, whose calls would
+	// still go to a dead master: reload it again, a few times, until it
+	// has the masters the answer names.
+	for try := 0; try < 3 && !sameMasters(masters, ranges) && ctx.Err() == nil; try++ {
+		if masters, err = b.clientMasters(ctx); err != nil {
+			return err
+		}
+	}
+	b.slotsStale.Store(!sameMasters(masters, ranges))
 	so.loadedAt = started
 	b.setRanges(ranges)
 	b.watchNodes(masters)
 	return nil
+}
+
+// clientMasters makes go-redis reload its slot map (ForEachMaster does,
+// first thing), within clientReloadTimeout, and returns its masters.
+func (b *goRedisBackend) clientMasters(ctx context.Context) ([]*redis.Client, error) {
+	ctx, cancel := context.WithTimeout(ctx, clientReloadTimeout)
+	defer cancel()
+	var mu sync.Mutex
+	var masters []*redis.Client
+	err := b.cluster.ForEachMaster(ctx, func(_ context.Context, c *redis.Client) error {
+		mu.Lock()
+		masters = append(masters, c)
+		mu.Unlock()
+		return nil
+	})
+	return masters, err
+}
+
+// sameMasters reports whether the masters of a slot map are those of
+// go-redis's.
+func sameMasters(clients []*redis.Client, ranges []redis.ClusterSlot) bool {
+	have := map[string]bool{}
+	for _, c := range clients {
+		have[c.Options().Addr] = true
+	}
+	want := map[string]bool{}
+	for _, r := range ranges {
+		if len(r.Nodes) > 0 {
+			want[r.Nodes[0].Addr] = true
+		}
+	}
+	if len(have) != len(want) {
+		return false
+	}
+	for addr := range want {
+		if !have[addr] {
+			return false
+		}
+	}
+	return true
 }
 
 // firstSlotsAnswer sends CLUSTER SLOTS to every master and returns the
