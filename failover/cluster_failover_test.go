@@ -72,6 +72,17 @@ func TestClusterGracefulFailoverWithReplicas(t *testing.T) {
 	}, runtime.WithReplicas(1, time.Second))
 }
 
+// Failed over and back: the waiters' subscriptions left on the demoted
+// master serve again when it is promoted back.
+func TestClusterFailoverAndBack(t *testing.T) {
+	clFailoverScenario(t, "graceful, there and back", 2*time.Second, 0, func(ctx context.Context, cl *redistest.Cluster, slot int) (string, error) {
+		if _, err := cl.Failover(ctx, slot); err != nil {
+			return "", err
+		}
+		return cl.Failover(ctx, slot)
+	})
+}
+
 func TestClusterMasterKilled(t *testing.T) {
 	// An asynchronous replication may lose the grants of the last
 	// moments before the kill: their double grants are counted, not

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -146,6 +147,27 @@ func (c *Cluster) ReplicaOf(ctx context.Context, addr string) (*Server, error) {
 	return nil, fmt.Errorf("redistest: master %s has no live replica", addr)
 }
 
+// syncedReplicaOf waits until the master at addr has a live replica that
+// has synced with it (a master just promoted has none until its old
+// master has turned into its replica), and returns it.
+func (c *Cluster) syncedReplicaOf(ctx context.Context, addr string) (*Server, error) {
+	_, port, _ := net.SplitHostPort(addr)
+	for {
+		r, err := c.ReplicaOf(ctx, addr)
+		if err == nil {
+			info, ierr := r.info(ctx, "replication")
+			if ierr == nil && strings.Contains(info, "master_link_status:up") && strings.Contains(info, "master_port:"+port+"\r") {
+				return r, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("redistest: no synced replica of %s (%v): %w", addr, err, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
 // Failover fails the master of slot over to its replica gracefully, as
 // an operator does: CLUSTER FAILOVER on the replica, which waits until it
 // has every write of its master before it takes over. It returns the new
@@ -157,7 +179,7 @@ func (c *Cluster) Failover(ctx context.Context, slot int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	r, err := c.ReplicaOf(ctx, owner)
+	r, err := c.syncedReplicaOf(ctx, owner)
 	if err != nil {
 		return "", err
 	}
