@@ -10,9 +10,14 @@ import (
 )
 
 // SlotOwner returns the address of the master that serves slot, as the
-// first node of the cluster sees it.
+// first running node of the cluster sees it.
 func (c *Cluster) SlotOwner(ctx context.Context, slot int) (string, error) {
-	return c.ownerSeenBy(ctx, c.Nodes[0], slot)
+	for _, s := range c.Nodes {
+		if s.running() {
+			return c.ownerSeenBy(ctx, s, slot)
+		}
+	}
+	return "", fmt.Errorf("redistest: no node of the cluster runs")
 }
 
 func (c *Cluster) ownerSeenBy(ctx context.Context, s *Server, slot int) (string, error) {

@@ -19,9 +19,19 @@ import (
 // (SSUBSCRIBE/SPUBLISH), one Pub/Sub connection per master; elsewhere one
 // Pub/Sub connection carries every channel. A *redis.Ring is not supported:
 // its sharding is not visible to the scripts' hash tags.
+//
+// On a *redis.Client it adds a hook that reads the server's run_id after
+// each new connection, to notice a failover or a restart at once; the hook
+// stays on the client after Close, and does nothing then: make one backend
+// per client, not one per use.
 func NewGoRedisBackend(rdb redis.UniversalClient) Backend {
-	b := &goRedisBackend{rdb: rdb, nodes: map[string]*nodeSubscriber{}}
+	b := &goRedisBackend{rdb: rdb, nodes: map[string]*nodeSubscriber{}, slots: newSlotOwners()}
 	b.cluster, _ = rdb.(*redis.ClusterClient)
+	if c, ok := rdb.(*redis.Client); ok {
+		// The hook stays on the client after Close, and does nothing then.
+		b.server = &serverWatch{b: b, rdb: c}
+		c.AddHook(b.server)
+	}
 	return b
 }
 
@@ -31,6 +41,8 @@ type goRedisBackend struct {
 	// slotsStale: a node said that a slot moved away from it; nodeFor
 	// reloads the slot map before it picks a node.
 	slotsStale atomic.Bool
+	slots      *slotOwners  // the slot map last seen, and who to tell of changes (slotfollow.go)
+	server     *serverWatch // nil on a Cluster (serverwatch.go)
 
 	mu     sync.Mutex
 	nodes  map[string]*nodeSubscriber // by node address ("" off Cluster)
@@ -59,7 +71,13 @@ func (b *goRedisBackend) callLimit() (time.Duration, bool) {
 		return 0, honors
 	}
 	tries := time.Duration(max(retries, 0) + 1)
-	return tries*(pool+dial+write+read) + (tries-1)*max(backoff, 0), honors
+	bound := tries*(pool+dial+write+read) + (tries-1)*max(backoff, 0)
+	if b.cluster != nil {
+		// A call follows its slot for up to followLimit more, and its
+		// last attempt may take the client's whole bound again.
+		bound = 2*bound + followLimit
+	}
+	return bound, honors
 }
 
 func (b *goRedisBackend) PublishCommand() string {
@@ -87,15 +105,52 @@ func result(v any, err error) (any, error) {
 	return v, err
 }
 
+// Eval runs c; on a Cluster it follows c's slot (slotfollow.go).
 func (b *goRedisBackend) Eval(ctx context.Context, c Call) (any, error) {
-	v, err := b.rdb.EvalSha(ctx, c.Script.SHA1, c.Keys, argv(c)...).Result()
-	if isNoScript(err) {
-		v, err = b.rdb.Eval(ctx, c.Script.Source, c.Keys, argv(c)...).Result()
-	}
-	return result(v, err)
+	var v any
+	err := b.follow(ctx, func(ctx context.Context) error {
+		var err error
+		v, err = b.rdb.EvalSha(ctx, c.Script.SHA1, c.Keys, argv(c)...).Result()
+		if isNoScript(err) {
+			v, err = b.rdb.Eval(ctx, c.Script.Source, c.Keys, argv(c)...).Result()
+		}
+		v, err = result(v, err)
+		return err
+	})
+	return v, err
 }
 
+// EvalBatch runs calls; on a Cluster, those whose node did not serve their
+// slot are sent again, together, after a reload of the slot map, until
+// they get an answer or ctx ends (slotfollow.go).
 func (b *goRedisBackend) EvalBatch(ctx context.Context, calls []Call) []Reply {
+	out := b.evalBatchOnce(ctx, calls)
+	if b.cluster == nil {
+		return out
+	}
+	giveUp := time.Now().Add(followLimit)
+	pause := slotRetryPauseMin
+	for n := 0; ; n++ {
+		var again []int
+		for i, r := range out {
+			if lostRoute(r.Err) {
+				again = append(again, i)
+			}
+		}
+		if len(again) == 0 || !b.followPause(ctx, giveUp, out[again[0]].Err, n, &pause) {
+			return out
+		}
+		sub := make([]Call, len(again))
+		for j, i := range again {
+			sub[j] = calls[i]
+		}
+		for j, r := range b.evalBatchOnce(ctx, sub) {
+			out[again[j]] = r
+		}
+	}
+}
+
+func (b *goRedisBackend) evalBatchOnce(ctx context.Context, calls []Call) []Reply {
 	out := make([]Reply, len(calls))
 	cmds := make([]*redis.Cmd, len(calls))
 	// A ClusterClient splits a pipeline into one per node by itself. The
@@ -158,13 +213,15 @@ func (b *goRedisBackend) nodeFor(ctx context.Context, key string) (*redis.Client
 
 // EvalWait runs c and WAIT on the node that serves c's keys, found by
 // nodeFor. A node that no longer serves them answers MOVED without running
-// c: the slot map is then reloaded and c sent once more.
+// c, one that died does not answer: c follows its slot (slotfollow.go).
 func (b *goRedisBackend) EvalWait(ctx context.Context, c Call, replicas int, timeout time.Duration) (any, int, error) {
-	v, n, err := b.evalWaitOnce(ctx, c, replicas, timeout)
-	if _, moved := redis.IsMovedError(err); moved && b.cluster != nil {
-		b.slotsStale.Store(true)
+	var v any
+	var n int
+	err := b.follow(ctx, func(ctx context.Context) error {
+		var err error
 		v, n, err = b.evalWaitOnce(ctx, c, replicas, timeout)
-	}
+		return err
+	})
 	return v, n, err
 }
 
@@ -224,10 +281,15 @@ func (b *goRedisBackend) Subscribe(ctx context.Context, channel string, deliver 
 	pause := slotRetryPauseMin
 	for attempt := 0; ; attempt++ {
 		unsubscribe, err := b.subscribeOnce(ctx, channel, deliver)
-		if !errors.Is(err, errSubscriptionEnded) {
+		ended := errors.Is(err, errSubscriptionEnded)
+		if !ended && (b.cluster == nil || !lostRoute(err)) {
 			return unsubscribe, err
 		}
-		if attempt == 0 {
+		if !ended {
+			// The node is unreachable: its replica may have taken over.
+			_ = b.reloadSlots(ctx)
+		}
+		if attempt == 0 && ended {
 			continue // the slot map is reloaded first thing: no pause
 		}
 		select {
@@ -244,37 +306,51 @@ func (b *goRedisBackend) subscribeOnce(ctx context.Context, channel string, deli
 	if err != nil {
 		return nil, fmt.Errorf("lockgen: subscribe %s: %w", channel, err)
 	}
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
+	ns := b.subscriber(node, addr)
+	if ns == nil {
 		return nil, ErrClosed
+	}
+	return ns.subscribe(ctx, channel, deliver)
+}
+
+// subscriber returns the node subscriber of the node at addr, made if
+// need be; nil after Close.
+func (b *goRedisBackend) subscriber(node *redis.Client, addr string) *nodeSubscriber {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil
 	}
 	ns := b.nodes[addr]
 	if ns == nil {
 		// No I/O here: the subscriber dials from its own goroutine.
-		ns = newNodeSubscriber(node, b.cluster != nil, b.slotMoved)
+		ns = newNodeSubscriber(node, b.cluster != nil, b.slotMoved, func() { b.watchTopology(addr) })
 		b.nodes[addr] = ns
 	}
-	b.mu.Unlock()
-	return ns.subscribe(ctx, channel, deliver)
+	return ns
 }
 
 // slotMoved is called by a node subscriber when the server said a slot of
-// its node moved away: the next nodeFor reloads the slot map first, and the
-// cluster client reloads its own in the background meanwhile.
+// its node moved away: the next nodeFor reloads the slot map first, and
+// the map is reloaded in the background meanwhile, so that the watchers
+// hear of the move even if no call is made.
 func (b *goRedisBackend) slotMoved() {
 	if b.cluster == nil {
 		return
 	}
 	b.slotsStale.Store(true)
-	b.cluster.ReloadState(context.Background())
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), followLimit)
+		defer cancel()
+		_ = b.reloadSlots(ctx)
+	}()
 }
 
-// reloadSlots makes the cluster client load the slot map now, bounded by
-// ctx. ClusterClient.ReloadState only schedules a reload in the background;
-// ForEachMaster reloads the map first and returns once it has.
-func (b *goRedisBackend) reloadSlots(ctx context.Context) error {
-	return b.cluster.ForEachMaster(ctx, func(context.Context, *redis.Client) error { return nil })
+// closing reports whether Close has been called.
+func (b *goRedisBackend) closing() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.closed
 }
 
 func (b *goRedisBackend) Close() error {
@@ -337,6 +413,7 @@ type nodeSubscriber struct {
 	ps        *redis.PubSub
 	sharded   bool
 	slotMoved func()        // tells the backend its slot map is out of date
+	lostNode  func()        // tells the backend the node could not be read
 	stop      chan struct{} // closed by close: the receive loop must end
 	exited    chan struct{} // closed when the receive loop has ended
 
@@ -375,12 +452,18 @@ const (
 	// unsubscribeTimeout bounds an unsubscribe, which is never waited for
 	// by a caller that needs the answer.
 	unsubscribeTimeout = 5 * time.Second
+	// lostUnsubscribeTimeout bounds the unsubscribes of the channels of a
+	// connection just lost: they mostly serve to make go-redis forget the
+	// channels, and a dead node would otherwise hold the receive loop for
+	// a dial (and its retries) per channel.
+	lostUnsubscribeTimeout = 50 * time.Millisecond
 )
 
-func newNodeSubscriber(node *redis.Client, sharded bool, slotMoved func()) *nodeSubscriber {
+func newNodeSubscriber(node *redis.Client, sharded bool, slotMoved, lostNode func()) *nodeSubscriber {
 	ns := &nodeSubscriber{
 		sharded:       sharded,
 		slotMoved:     slotMoved,
+		lostNode:      lostNode,
 		stop:          make(chan struct{}),
 		exited:        make(chan struct{}),
 		subs:          map[string]*subscription{},
@@ -494,7 +577,7 @@ func (ns *nodeSubscriber) unsubscribed(channel string) {
 	}
 	ns.mu.Unlock()
 	if n == 0 {
-		ns.forget([]string{channel})
+		ns.forget([]string{channel}, unsubscribeTimeout)
 	}
 }
 
@@ -533,15 +616,28 @@ func (ns *nodeSubscriber) refused(err redis.Error) {
 		ns.refusePending(err) // noperm.go
 	}
 	ns.mu.Unlock()
-	ns.forget(ended)
+	ns.forget(ended, unsubscribeTimeout)
 }
 
 // connectionLost drops what the lost connection still owed: the
-// confirmations of unsubscribes sent on it will not come.
+// confirmations of unsubscribes sent on it will not come. On a Cluster the
+// node may be gone for good, its slots taken over by a replica: its
+// channels are ended, so that their waiters subscribe again where the
+// slot map then says, and the backend watches the map for the takeover.
 func (ns *nodeSubscriber) connectionLost() {
 	ns.mu.Lock()
 	clear(ns.unsubscribing)
+	var channels []string
+	if ns.sharded {
+		for ch := range ns.subs {
+			channels = append(channels, ch)
+		}
+	}
 	ns.mu.Unlock()
+	if ns.sharded {
+		ns.lostNode()
+		ns.forget(channels, lostUnsubscribeTimeout)
+	}
 }
 
 // forget ends the subscriptions of channels that the server no longer has:
@@ -549,7 +645,7 @@ func (ns *nodeSubscriber) connectionLost() {
 // confirmed gets PayloadUnsubscribed. Each is also unsubscribed in go-redis,
 // one command per channel since a Cluster node refuses channels of several
 // slots in one, so that a reconnection does not subscribe it again.
-func (ns *nodeSubscriber) forget(channels []string) {
+func (ns *nodeSubscriber) forget(channels []string, timeout time.Duration) {
 	var ended []*subscription
 	var names []string
 	ns.mu.Lock()
@@ -575,7 +671,7 @@ func (ns *nodeSubscriber) forget(channels []string) {
 	}
 	ns.slotMoved()
 	for _, ch := range names {
-		ns.unsubscribe(ch)
+		ns.unsubscribe(ch, timeout)
 	}
 	for _, sub := range ended {
 		sub.deliver(PayloadUnsubscribed)
@@ -584,8 +680,8 @@ func (ns *nodeSubscriber) forget(channels []string) {
 
 // unsubscribe sends the unsubscribe of channel, counted in unsubscribing
 // by the caller.
-func (ns *nodeSubscriber) unsubscribe(channel string) {
-	ctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
+func (ns *nodeSubscriber) unsubscribe(channel string, timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	var err error
 	if ns.sharded {
@@ -604,6 +700,38 @@ func (ns *nodeSubscriber) unsubscribe(channel string) {
 			delete(ns.unsubscribing, channel)
 		}
 		ns.mu.Unlock()
+	}
+}
+
+// idle reports whether the subscriber carries no channel.
+func (ns *nodeSubscriber) idle() bool {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	return len(ns.subs) == 0
+}
+
+// abandon closes the connection and ends every subscription, as the
+// server would have: a subscription waiting for its confirmation is
+// refused, a confirmed one gets PayloadUnsubscribed. The subscriber is
+// not used again.
+func (ns *nodeSubscriber) abandon() {
+	_ = ns.close()
+	ns.mu.Lock()
+	subs := ns.subs
+	ns.subs = map[string]*subscription{}
+	var ended []*subscription
+	for _, sub := range subs {
+		if sub.confirm != nil {
+			sub.refused = errSubscriptionEnded
+			close(sub.confirm)
+			sub.confirm = nil
+			continue
+		}
+		ended = append(ended, sub)
+	}
+	ns.mu.Unlock()
+	for _, sub := range ended {
+		sub.deliver(PayloadUnsubscribed)
 	}
 }
 
@@ -643,7 +771,7 @@ func (ns *nodeSubscriber) subscribe(ctx context.Context, channel string, deliver
 		}
 		ns.mu.Unlock()
 		if mine {
-			ns.unsubscribe(channel)
+			ns.unsubscribe(channel, unsubscribeTimeout)
 		}
 	}
 	if err != nil {

@@ -88,7 +88,7 @@ func (b *goRedisBackend) subscribers(ctx context.Context) (map[string]*nodeSubsc
 		return nil, ErrClosed
 	}
 	if node != nil && b.nodes[""] == nil {
-		b.nodes[""] = newNodeSubscriber(node, false, b.slotMoved)
+		b.nodes[""] = newNodeSubscriber(node, false, b.slotMoved, func() { b.watchTopology("") })
 	}
 	out := make(map[string]*nodeSubscriber, len(b.nodes))
 	for addr, ns := range b.nodes {

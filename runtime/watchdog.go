@@ -85,8 +85,11 @@ type renewal struct {
 	deadline time.Time       // local deadline, see above
 	sending  bool
 	failures int // failed attempts since the last success
-	holders  map[*Held]struct{}
-	denied   error // the NOPERM that ended it (noperm.go)
+	// recheck: the master serving the lock changed while a renewal was in
+	// flight, which may have reached the old one: renew again at once.
+	recheck bool
+	holders map[*Held]struct{}
+	denied  error // the NOPERM that ended it (noperm.go)
 }
 
 // heartbeat keeps a fair waiter's place in the queue while it waits.
@@ -117,8 +120,54 @@ func newWatchdog(l *Locker) *watchdog {
 		done:     make(chan struct{}),
 		exit:     make(chan struct{}),
 	}
+	if mw, ok := l.backend.(masterWatcher); ok {
+		mw.watchMasters(d.reverify)
+	}
 	go d.run()
 	return d
+}
+
+// masterWatcher is implemented by a backend that learns when the master
+// serving some keys changes: a Cluster failover or slot move, a
+// reconnection to another server. It calls changed, from any goroutine,
+// with a predicate that tells the keys concerned; changed does not block.
+type masterWatcher interface {
+	watchMasters(changed func(affects func(key string) bool))
+}
+
+// reverify is told that the keys affects reports moved to another master.
+// A lock held there may not have moved with them (a write not replicated
+// before a failover): its renewal goes out now rather than at its next
+// tick, and a lock the new master does not have is declared lost within
+// about a round trip. The heartbeats of fair waiters there go out now too.
+func (d *watchdog) reverify(affects func(key string) bool) {
+	now := time.Now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stopped {
+		return
+	}
+	found := false
+	for _, r := range d.renewals {
+		if !affects(r.spec.keys[0]) {
+			continue
+		}
+		found = true
+		if r.sending {
+			r.recheck = true
+		} else {
+			r.due = now
+		}
+	}
+	for hb := range d.beats {
+		if !hb.sending && affects(hb.call.Keys[0]) {
+			found = true
+			hb.due = now
+		}
+	}
+	if found {
+		d.wakeBefore(now)
+	}
 }
 
 // wakeBefore makes the run loop look again at t at the latest. d.mu must
@@ -439,6 +488,10 @@ func (d *watchdog) applyRenewals(rs []*renewal, sent, now time.Time, replies []R
 		case v == 1:
 			r.failures = 0
 			r.due = sent.Add(r.spec.lease / 3)
+			if r.recheck {
+				r.recheck = false
+				r.due = now
+			}
 			r.deadline = later(r.deadline, sent.Add(r.spec.lease-driftMargin(r.spec.lease)))
 			renewed = append(renewed, r)
 		default:

@@ -1,0 +1,138 @@
+package runtime
+
+import (
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// serverWatch tells the backend's watchers (masterWatcher) when a
+// *redis.Client's new connections reach another server than before: a
+// Sentinel failover client dialling the master it was switched to, or a
+// server that restarted at the same address (without persistence, every
+// lock it had is gone). A server is known by its run_id, which INFO
+// reports and every start of redis-server draws anew. It is checked after
+// a dial, in the background, so that a dial costs nothing more; dials
+// while a check runs make it check once more when it is done.
+//
+// On a change, every held lock is verified at once, and the backend's
+// Pub/Sub connection, which may still be to the old server (go-redis's
+// failover client closes only the pooled connections), is dropped, its
+// channels ended (PayloadUnsubscribed), so that the waiters subscribe
+// again on the new master.
+type serverWatch struct {
+	b   *goRedisBackend
+	rdb *redis.Client
+
+	mu       sync.Mutex
+	runID    string // of the server last seen; "" before the first check
+	checking bool
+	again    bool // a dial happened during the check
+}
+
+// serverCheckTimeout bounds one INFO of a server check.
+const serverCheckTimeout = 5 * time.Second
+
+func (w *serverWatch) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := next(ctx, network, addr)
+		if err == nil {
+			w.dialed()
+		}
+		return conn, err
+	}
+}
+
+func (w *serverWatch) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (w *serverWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// dialed starts a check, or asks the one running for another.
+func (w *serverWatch) dialed() {
+	if w.b.closing() {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.checking {
+		w.again = true
+		return
+	}
+	w.checking = true
+	go w.check()
+}
+
+// check reads the server's run_id until no dial happened meanwhile, and
+// reports a change to the backend.
+func (w *serverWatch) check() {
+	for {
+		id := w.readRunID()
+		w.mu.Lock()
+		changed := id != "" && w.runID != "" && id != w.runID
+		if id != "" {
+			w.runID = id
+		}
+		again := w.again
+		w.again = false
+		w.checking = again
+		w.mu.Unlock()
+		if changed && !w.b.closing() {
+			w.b.serverChanged()
+		}
+		if !again {
+			return
+		}
+	}
+}
+
+// readRunID returns the run_id of the server the client now reaches, ""
+// if it cannot tell (the INFO failed or was denied).
+func (w *serverWatch) readRunID() string {
+	if w.b.closing() {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), serverCheckTimeout)
+	defer cancel()
+	info, err := w.rdb.Info(ctx, "server").Result()
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if id, ok := strings.CutPrefix(strings.TrimSpace(line), "run_id:"); ok {
+			return id
+		}
+	}
+	return ""
+}
+
+// serverChanged acts on a change of server behind a *redis.Client: the
+// Pub/Sub connection is dropped, and every held lock verified.
+func (b *goRedisBackend) serverChanged() {
+	b.mu.Lock()
+	ns := b.nodes[""]
+	delete(b.nodes, "")
+	b.mu.Unlock()
+	if ns != nil {
+		ns.abandon()
+	}
+	b.slots.tell(func(string) bool { return true })
+	// A Pub/Sub connection for the next change, and the next dying server.
+	b.watchServer()
+}
+
+// watchServer keeps a Pub/Sub connection open to the server of a
+// *redis.Client once a watchdog watches it: when the server dies or
+// restarts, the connection drops at once and its redial, through the
+// dial hook, finds the new server, even when no call is due.
+func (b *goRedisBackend) watchServer() {
+	if b.server == nil || b.closing() {
+		return
+	}
+	b.subscriber(b.server.rdb, "")
+}

@@ -1,0 +1,77 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockgen/lockgen/redistest"
+	"github.com/lockgen/lockgen/runtime"
+	"github.com/redis/go-redis/v9"
+)
+
+// A server that restarts empty (no persistence) has lost every lock. The
+// holder of one with a long lease hears of it when its Locker reconnects
+// to a server with another run_id, about a second after the restart, not
+// at its next renewal (lease/3 = 10 s after its acquire).
+func TestRestartedServerCancelsHolders(t *testing.T) {
+	s := redistest.Start(t)
+	prefix := uniquePrefix(t)
+	const lease = 30 * time.Second
+	newLocker := func() *runtime.Locker {
+		rdb := redis.NewClient(s.Options())
+		l := runtime.New(rdb, runtime.WithKeyPrefix(prefix), runtime.WithDefaultLease(lease))
+		t.Cleanup(func() { l.Close(); rdb.Close() })
+		return l
+	}
+	first, second := newLocker(), newLocker()
+	ctx := ctxTimeout(t, 30*time.Second)
+	lock := runtime.Lock{Kind: runtime.Mutex, Key: "k", Wait: runtime.NoWait}
+	h, err := first.Acquire(ctx, lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The Locker learns the server's run_id (INFO) after its first dial.
+	waitForCommand(t, s, "info")
+
+	s.Kill()
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	restarted := time.Now()
+	h2, err := second.Acquire(ctx, lock)
+	if err != nil {
+		t.Fatalf("the restarted server has no lock, yet: %v", err)
+	}
+	granted := time.Now()
+	defer h2.Release()
+	select {
+	case <-h.Context().Done():
+		cancelled := time.Now()
+		if cause := context.Cause(h.Context()); !errors.Is(cause, runtime.ErrLockLost) {
+			t.Errorf("cancelled with %v, want ErrLockLost", cause)
+		}
+		t.Logf("first holder cancelled %v after the restart; overlap with the second holder %v",
+			cancelled.Sub(restarted).Round(time.Millisecond), max(cancelled.Sub(granted), 0).Round(time.Millisecond))
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first holder was not told within 5s of the restart that its lock is gone")
+	}
+}
+
+// waitForCommand waits until a client of s has run cmd (CLIENT LIST).
+func waitForCommand(t *testing.T, s *redistest.Server, cmd string) {
+	t.Helper()
+	c := redis.NewClient(s.Options())
+	defer c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		list, err := c.ClientList(context.Background()).Result()
+		if err == nil && strings.Contains(list, "cmd="+cmd+" ") {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no client ran %s within 10s", cmd)
+}
