@@ -18,6 +18,13 @@ type Held struct {
 	cancel context.CancelCauseFunc
 	locks  []*heldLock // canonical order
 
+	// Most Acquire calls take one lock. Its heldLock, the slot of locks
+	// that points to it, and the context Context returns are part of the
+	// Held, so that such a call allocates them together.
+	first    heldLock
+	firstRef [1]*heldLock
+	chain    chainCtx
+
 	released atomic.Bool
 	mu       sync.Mutex
 	lostErr  error
@@ -37,6 +44,30 @@ type heldLock struct {
 	// reentered is set while a nested Acquire re-enters this hold (for
 	// exclusive kinds; see reentry.go).
 	reentered atomic.Bool
+
+	// Storage for the hold this lock took in Redis and its renewal, if it
+	// took one (a re-entry points to its chain's).
+	ownHold    hold
+	ownRenewal renewal
+}
+
+// newHeld returns a Held for n locks, with storage for them (lockAt).
+func newHeld(l *Locker, parent, ctx context.Context, cancel context.CancelCauseFunc, n int) *Held {
+	h := &Held{l: l, parent: parent, ctx: ctx, cancel: cancel}
+	if n == 1 {
+		h.locks = h.firstRef[:0]
+	} else {
+		h.locks = make([]*heldLock, 0, n)
+	}
+	return h
+}
+
+// lockAt returns the storage for the i-th lock of h.
+func (h *Held) lockAt(i int) *heldLock {
+	if i == 0 {
+		return &h.first
+	}
+	return new(heldLock)
 }
 
 // hold is one lock held in Redis by one holder id. Re-entries by the same
@@ -46,7 +77,8 @@ type heldLock struct {
 type hold struct {
 	key   holdKey
 	fence int64
-	refs  int // guarded by holds.mu
+	args  []string // ARGV of the renew and release scripts for key.holder
+	refs  int      // guarded by holds.mu
 }
 
 type holdKey struct {
@@ -63,13 +95,15 @@ type holds struct {
 
 func (hs *holds) init() { hs.m = map[holdKey]*hold{} }
 
-// add records a new hold, or joins the one the key already has.
-func (hs *holds) add(key holdKey, fence int64) *hold {
+// add records a new hold in the storage at h (the taker's heldLock's), or
+// joins the one the key already has.
+func (hs *holds) add(h *hold, key holdKey, fence int64, args []string) *hold {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	h := hs.m[key]
-	if h == nil {
-		h = &hold{key: key, fence: fence}
+	if old := hs.m[key]; old != nil {
+		h = old
+	} else {
+		*h = hold{key: key, fence: fence, args: args}
 		hs.m[key] = h
 	}
 	h.refs++
@@ -178,8 +212,8 @@ func (l *Locker) releaseOne(h *Held, hl *heldLock) error {
 // timeout; without a reply it leaves the release to the clean-up.
 func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 	holder := hl.hold.key.holder
-	call := hl.spec.call(hl.spec.Kind.scripts().release, holder, l.publish)
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(h.parent), l.releaseTimeout)
+	call := Call{Script: hl.spec.Kind.scripts().release, Keys: hl.spec.keys, Args: hl.hold.args}
+	ctx, cancel := l.releaseContext(h.parent)
 	defer cancel()
 	reply, err := l.backend.Eval(ctx, call)
 	if err != nil {
@@ -199,6 +233,22 @@ func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 		return fmt.Errorf("%w: release %s: %w", ErrNotHeld, &hl.spec, lost)
 	}
 	return fmt.Errorf("%w: release %s: expired or taken over", ErrNotHeld, &hl.spec)
+}
+
+// releaseContext returns the context of a release: parent's values, not
+// its cancellation, and a deadline at the release timeout. The deadline,
+// which costs a context and a timer, is left out when the backend's own
+// timeouts end every call sooner; so is the detachment when parent can
+// never be cancelled.
+func (l *Locker) releaseContext(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx := parent
+	if ctx.Done() != nil {
+		ctx = context.WithoutCancel(ctx)
+	}
+	if l.callBound > 0 && l.callBound <= l.releaseTimeout {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, l.releaseTimeout)
 }
 
 // withLease returns the Lock with its effective lease filled in, for events.

@@ -16,7 +16,11 @@ func defaultHolderIDs() func() string {
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
 	prefix := hex.EncodeToString(b[:]) + ":"
 	var n atomic.Uint64
-	return func() string { return prefix + strconv.FormatUint(n.Add(1), 36) }
+	return func() string {
+		// Built in a stack buffer: one allocation per id, the string.
+		var buf [64]byte
+		return string(strconv.AppendUint(append(buf[:0], prefix...), n.Add(1), 36))
+	}
 }
 
 // checkHolderID enforces the script protocol's holder id alphabet, so that a

@@ -67,14 +67,40 @@ func (lk *Locker) resolve(l Lock) (lockSpec, error) {
 	case l.Kind != Semaphore && l.Permits != 0:
 		return lockSpec{}, fmt.Errorf("%w: %s %q: permits is for semaphores only", ErrInvalidLock, l.Kind, l.Key)
 	}
-	base := lk.prefix + l.Kind.family().name + ":{" + l.Key + "}"
-	suffixes := l.Kind.family().suffixes
-	keys := make([]string, 0, 1+len(suffixes))
-	keys = append(keys, base)
+	keys := familyKeys(lk.prefix+l.Kind.family().name, l.Key, l.Kind.family().suffixes)
+	return lockSpec{Lock: l, base: keys[0], keys: keys, wake: keys[len(keys)-1], lease: lease}, nil
+}
+
+// familyKeys returns the base key B = head + ":{" + key + "}", then B plus
+// each suffix. They are cut from one string, so that resolving a lock costs
+// two allocations (that string and the slice) rather than one per key.
+func familyKeys(head, key string, suffixes []string) []string {
+	baseLen := len(head) + len(":{") + len(key) + len("}")
+	total := baseLen
 	for _, s := range suffixes {
-		keys = append(keys, base+s)
+		total += baseLen + len(s)
 	}
-	return lockSpec{Lock: l, base: base, keys: keys, wake: keys[len(keys)-1], lease: lease}, nil
+	var b strings.Builder
+	b.Grow(total)
+	ends := make([]int, 0, 1+len(suffixes)) // where each key ends in b
+	for i := -1; i < len(suffixes); i++ {
+		b.WriteString(head)
+		b.WriteString(":{")
+		b.WriteString(key)
+		b.WriteString("}")
+		if i >= 0 {
+			b.WriteString(suffixes[i])
+		}
+		ends = append(ends, b.Len())
+	}
+	all := b.String()
+	keys := make([]string, len(ends))
+	start := 0
+	for i, end := range ends {
+		keys[i] = all[start:end]
+		start = end
+	}
+	return keys
 }
 
 // resolveAll validates locks, sorts them into the canonical order (base key,
@@ -129,33 +155,37 @@ func shorterWait(a, b time.Duration) time.Duration {
 	return min(a, b)
 }
 
-// args returns ARGV for the family's scripts: holder id, lease in
-// milliseconds, publish command, and for semaphore acquire the permits.
-func (s *lockSpec) args(holder, publish string, withPermits bool) []string {
-	a := []string{holder, strconv.FormatInt(s.lease.Milliseconds(), 10), publish}
-	if withPermits {
+// args returns ARGV for the family's scripts other than acquire: holder
+// id, lease in milliseconds, publish command.
+func (s *lockSpec) args(holder, publish string) []string {
+	return []string{holder, strconv.FormatInt(s.lease.Milliseconds(), 10), publish}
+}
+
+// acquireArgs returns ARGV for the kind's acquire script: those of args,
+// then the permits (semaphore) or window, the registration window in ms
+// (mutex; "0" for a caller that tries once). Its first three are the ARGV
+// of the family's other scripts (commonArgs): one slice, made once per
+// acquisition, serves the hold's acquire, renewals and release.
+func (s *lockSpec) acquireArgs(holder, publish, window string) []string {
+	a := make([]string, 3, 4)
+	a[0], a[1], a[2] = holder, strconv.FormatInt(s.lease.Milliseconds(), 10), publish
+	switch s.Kind {
+	case Semaphore:
 		a = append(a, strconv.Itoa(s.Permits))
+	case Mutex:
+		a = append(a, window)
 	}
 	return a
 }
 
-// acquireArgs returns ARGV for the kind's acquire script. window is how
-// long a busy mutex attempt keeps the caller registered for a hand-over (0:
-// not at all, for a caller that tries once).
-func (s *lockSpec) acquireArgs(holder, publish string, window time.Duration) []string {
-	switch s.Kind {
-	case Semaphore:
-		return s.args(holder, publish, true)
-	case Mutex:
-		return append(s.args(holder, publish, false), strconv.FormatInt(window.Milliseconds(), 10))
-	}
-	return s.args(holder, publish, false)
-}
+// commonArgs returns the ARGV of renew, release and heartbeat, the head of
+// an acquire's ARGV (capped, so that an append can never write into it).
+func commonArgs(acquireArgs []string) []string { return acquireArgs[:3:3] }
 
 // call returns the Call of one of the kind's scripts with holder's ARGV (not
 // for acquire: see acquireArgs).
 func (s *lockSpec) call(script *lua.Script, holder, publish string) Call {
-	return Call{Script: script, Keys: s.keys, Args: s.args(holder, publish, false)}
+	return Call{Script: script, Keys: s.keys, Args: s.args(holder, publish)}
 }
 
 // String names the lock for error messages: `mutex "order:42"`.

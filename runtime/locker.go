@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"strconv"
 	"sync"
 	"time"
 
@@ -26,6 +27,7 @@ type Locker struct {
 	optErr         error         // a bad Option, reported by every Acquire
 
 	publish  string
+	windowMs string // waiterWindow in ms, the usual ARGV[4] of mutex_acquire
 	wakeups  *wakeups
 	dog      *watchdog
 	holds    holds
@@ -62,6 +64,7 @@ func NewWithBackend(b Backend, opts ...Option) *Locker {
 	}
 	l.optErr = l.checkOptions()
 	l.publish = b.PublishCommand()
+	l.windowMs = strconv.FormatInt(l.waiterWindow.Milliseconds(), 10)
 	if cl, ok := b.(callLimiter); ok {
 		l.callBound, l.honorsDeadline = cl.callLimit()
 	}
@@ -90,6 +93,15 @@ func (l *Locker) Close() error {
 
 // Backend returns the backend the Locker runs its scripts on.
 func (l *Locker) Backend() Backend { return l.backend }
+
+// windowArg returns a mutex registration window as ARGV, made once for the
+// usual one.
+func (l *Locker) windowArg(window time.Duration) string {
+	if window == l.waiterWindow {
+		return l.windowMs
+	}
+	return strconv.FormatInt(window.Milliseconds(), 10)
+}
 
 func (l *Locker) isClosed() bool {
 	select {
