@@ -121,7 +121,8 @@ type acquisition struct {
 	deadline time.Time // zero: until ctx is done
 	tryOnce  bool
 
-	args        []string // ARGV of the acquire script, made by the first attempt
+	call        Call        // of the acquire script, made by the first attempt
+	argv        *argStorage // where call's values live
 	w           *waiter
 	hb          *heartbeat
 	registered  bool      // a busy reply registered the holder id in Redis (family.registers)
@@ -169,11 +170,12 @@ func (a *acquisition) take(chain *chainLink, hl *heldLock) error {
 			return nil
 		}
 	}
+	a.argv = &hl.argv
 	g, err := a.run()
 	if err != nil {
 		return err
 	}
-	hl.hold = a.l.holds.add(&hl.ownHold, holdKey{a.spec.base, a.spec.Kind, a.holder}, g.fence, commonArgs(a.args))
+	hl.hold = a.l.holds.add(&hl.ownHold, holdKey{a.spec.base, a.spec.Kind, a.holder}, g.fence, a.call)
 	hl.acquired, hl.validFor, hl.granted = g.from, g.validFor, time.Now()
 	return nil
 }
@@ -258,12 +260,11 @@ func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err 
 	if a.tryOnce {
 		window = 0
 	}
-	if a.args == nil {
-		a.args = a.spec.acquireArgs(a.holder, a.l.publish, a.l.windowArg(window))
+	if a.call.Script == nil {
+		a.call = a.l.acquireCall(a.spec, a.holder, window, a.argv)
 	}
-	call := Call{Script: a.spec.Kind.scripts().acquire, Keys: a.spec.keys, Args: a.args}
 	sent := time.Now()
-	reply, acked, p, err := a.l.evalBounded(a.wctx, a.callDeadline(), a.spec.lease, call, a.l.replicas > 0)
+	reply, acked, p, err := a.l.evalBounded(a.wctx, a.callDeadline(), a.spec.lease, a.call, a.l.replicas > 0)
 	if err != nil {
 		a.withdraw(p)
 		return g, false, 0, a.callError(err)
@@ -397,7 +398,7 @@ func (a *acquisition) keepPlace() {
 	// stack of Acquire.
 	l, w, keptFor := a.l, a.w, a.keptFor()
 	a.hb = &heartbeat{
-		call:    Call{Script: a.spec.Kind.scripts().heartbeat, Keys: a.spec.keys, Args: commonArgs(a.args)},
+		call:    commonCall(a.call, a.spec.Kind.scripts().heartbeat),
 		lease:   a.spec.lease,
 		due:     a.regSent.Add(a.spec.lease / 3),
 		kept:    func(sent time.Time) { l.wakeups.placeKept(w, sent, keptFor) },

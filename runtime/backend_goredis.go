@@ -71,14 +71,6 @@ func (b *goRedisBackend) PublishCommand() string {
 
 func isNoScript(err error) bool { return err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") }
 
-func argv(c Call) []any {
-	a := make([]any, len(c.Args))
-	for i, s := range c.Args {
-		a[i] = s
-	}
-	return a
-}
-
 // result turns go-redis's nil-reply error into a nil reply.
 func result(v any, err error) (any, error) {
 	if errors.Is(err, redis.Nil) {
@@ -88,9 +80,9 @@ func result(v any, err error) (any, error) {
 }
 
 func (b *goRedisBackend) Eval(ctx context.Context, c Call) (any, error) {
-	v, err := b.rdb.EvalSha(ctx, c.Script.SHA1, c.Keys, argv(c)...).Result()
+	v, err := evalSha(ctx, b.rdb, c).Result()
 	if isNoScript(err) {
-		v, err = b.rdb.Eval(ctx, c.Script.Source, c.Keys, argv(c)...).Result()
+		v, err = evalSource(ctx, b.rdb, c).Result()
 	}
 	return result(v, err)
 }
@@ -102,7 +94,7 @@ func (b *goRedisBackend) EvalBatch(ctx context.Context, calls []Call) []Reply {
 	// error of Exec is also on the commands, which are read one by one.
 	_, _ = b.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, c := range calls {
-			cmds[i] = p.EvalSha(ctx, c.Script.SHA1, c.Keys, argv(c)...)
+			cmds[i] = evalSha(ctx, p, c)
 		}
 		return nil
 	})
@@ -121,7 +113,7 @@ func (b *goRedisBackend) EvalBatch(ctx context.Context, calls []Call) []Reply {
 	_, _ = b.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, i := range retry {
 			c := calls[i]
-			cmds[i] = p.Eval(ctx, c.Script.Source, c.Keys, argv(c)...)
+			cmds[i] = evalSource(ctx, p, c)
 		}
 		return nil
 	})
@@ -190,9 +182,9 @@ func (b *goRedisBackend) evalWaitOnce(ctx context.Context, c Call, replicas int,
 		n, err := wait.Int()
 		return v, n, err
 	}
-	v, n, err := run(func(p redis.Pipeliner) *redis.Cmd { return p.EvalSha(ctx, c.Script.SHA1, c.Keys, argv(c)...) })
+	v, n, err := run(func(p redis.Pipeliner) *redis.Cmd { return evalSha(ctx, p, c) })
 	if isNoScript(err) {
-		v, n, err = run(func(p redis.Pipeliner) *redis.Cmd { return p.Eval(ctx, c.Script.Source, c.Keys, argv(c)...) })
+		v, n, err = run(func(p redis.Pipeliner) *redis.Cmd { return evalSource(ctx, p, c) })
 	}
 	return v, n, err
 }

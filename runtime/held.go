@@ -49,6 +49,7 @@ type heldLock struct {
 	// took one (a re-entry points to its chain's).
 	ownHold    hold
 	ownRenewal renewal
+	argv       argStorage // the values of the hold's calls
 }
 
 // newHeld returns a Held for n locks, with storage for them (lockAt).
@@ -75,10 +76,10 @@ func (h *Held) lockAt(i int) *heldLock {
 // one grant per holder id, so a retried or duplicated call can never add a
 // hold, and the release script runs when the last of them is released.
 type hold struct {
-	key   holdKey
-	fence int64
-	args  []string // ARGV of the renew and release scripts for key.holder
-	refs  int      // guarded by holds.mu
+	key            holdKey
+	fence          int64
+	renew, release Call // the calls of those scripts for key.holder
+	refs           int  // guarded by holds.mu
 }
 
 type holdKey struct {
@@ -96,14 +97,15 @@ type holds struct {
 func (hs *holds) init() { hs.m = map[holdKey]*hold{} }
 
 // add records a new hold in the storage at h (the taker's heldLock's), or
-// joins the one the key already has.
-func (hs *holds) add(h *hold, key holdKey, fence int64, args []string) *hold {
+// joins the one the key already has. acquire is the call that took it.
+func (hs *holds) add(h *hold, key holdKey, fence int64, acquire Call) *hold {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	if old := hs.m[key]; old != nil {
 		h = old
 	} else {
-		*h = hold{key: key, fence: fence, args: args}
+		scripts := key.kind.scripts()
+		*h = hold{key: key, fence: fence, renew: commonCall(acquire, scripts.renew), release: commonCall(acquire, scripts.release)}
 		hs.m[key] = h
 	}
 	h.refs++
@@ -212,10 +214,9 @@ func (l *Locker) releaseOne(h *Held, hl *heldLock) error {
 // timeout; without a reply it leaves the release to the clean-up.
 func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 	holder := hl.hold.key.holder
-	call := Call{Script: hl.spec.Kind.scripts().release, Keys: hl.spec.keys, Args: hl.hold.args}
 	ctx, cancel := l.releaseContext(h.parent)
 	defer cancel()
-	reply, err := l.backend.Eval(ctx, call)
+	reply, err := l.backend.Eval(ctx, hl.hold.release)
 	if err != nil {
 		l.cleanUp(&hl.spec, holder, finished(err))
 		return fmt.Errorf("lockgen: release %s: %w (retrying in the background)", &hl.spec, err)

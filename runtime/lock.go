@@ -161,29 +161,9 @@ func (s *lockSpec) args(holder, publish string) []string {
 	return []string{holder, strconv.FormatInt(s.lease.Milliseconds(), 10), publish}
 }
 
-// acquireArgs returns ARGV for the kind's acquire script: those of args,
-// then the permits (semaphore) or window, the registration window in ms
-// (mutex; "0" for a caller that tries once). Its first three are the ARGV
-// of the family's other scripts (commonArgs): one slice, made once per
-// acquisition, serves the hold's acquire, renewals and release.
-func (s *lockSpec) acquireArgs(holder, publish, window string) []string {
-	a := make([]string, 3, 4)
-	a[0], a[1], a[2] = holder, strconv.FormatInt(s.lease.Milliseconds(), 10), publish
-	switch s.Kind {
-	case Semaphore:
-		a = append(a, strconv.Itoa(s.Permits))
-	case Mutex:
-		a = append(a, window)
-	}
-	return a
-}
-
-// commonArgs returns the ARGV of renew, release and heartbeat, the head of
-// an acquire's ARGV (capped, so that an append can never write into it).
-func commonArgs(acquireArgs []string) []string { return acquireArgs[:3:3] }
-
 // call returns the Call of one of the kind's scripts with holder's ARGV (not
-// for acquire: see acquireArgs).
+// for acquire), for the clean-ups, which are rare: the hold's own calls
+// share their values (commonCall).
 func (s *lockSpec) call(script *lua.Script, holder, publish string) Call {
 	return Call{Script: script, Keys: s.keys, Args: s.args(holder, publish)}
 }

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"strconv"
 	"sync"
 	"time"
 
@@ -26,12 +25,14 @@ type Locker struct {
 	honorsDeadline bool          // the backend stops a call at its context's deadline
 	optErr         error         // a bad Option, reported by every Acquire
 
-	publish  string
-	windowMs string // waiterWindow in ms, the usual ARGV[4] of mutex_acquire
-	wakeups  *wakeups
-	dog      *watchdog
-	holds    holds
-	cleanups cleanups
+	publish   string
+	leaseMs   string // lease in ms, ARGV[2] (argv.go)
+	windowMs  string // waiterWindow in ms, the usual ARGV[4] of mutex_acquire
+	constArgs []any  // the above boxed, and "0"
+	wakeups   *wakeups
+	dog       *watchdog
+	holds     holds
+	cleanups  cleanups
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -64,7 +65,7 @@ func NewWithBackend(b Backend, opts ...Option) *Locker {
 	}
 	l.optErr = l.checkOptions()
 	l.publish = b.PublishCommand()
-	l.windowMs = strconv.FormatInt(l.waiterWindow.Milliseconds(), 10)
+	l.initArgs()
 	if cl, ok := b.(callLimiter); ok {
 		l.callBound, l.honorsDeadline = cl.callLimit()
 	}
@@ -93,15 +94,6 @@ func (l *Locker) Close() error {
 
 // Backend returns the backend the Locker runs its scripts on.
 func (l *Locker) Backend() Backend { return l.backend }
-
-// windowArg returns a mutex registration window as ARGV, made once for the
-// usual one.
-func (l *Locker) windowArg(window time.Duration) string {
-	if window == l.waiterWindow {
-		return l.windowMs
-	}
-	return strconv.FormatInt(window.Milliseconds(), 10)
-}
 
 func (l *Locker) isClosed() bool {
 	select {

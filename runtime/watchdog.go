@@ -168,7 +168,7 @@ func (d *watchdog) register(h *Held, hl *heldLock) (*renewal, error) {
 		*r = renewal{
 			key:      key,
 			spec:     hl.spec,
-			call:     Call{Script: hl.spec.Kind.scripts().renew, Keys: hl.spec.keys, Args: hl.hold.args},
+			call:     hl.hold.renew,
 			fence:    hl.hold.fence,
 			granted:  time.Now(), // register runs right after the grant
 			ctx:      h.parent,
