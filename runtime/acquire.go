@@ -61,7 +61,7 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 	}
 
 	hctx, cancel := context.WithCancelCause(ctx)
-	h := &Held{l: l, parent: ctx, ctx: hctx, cancel: cancel, locks: make([]*heldLock, 0, len(specs))}
+	h := newHeld(l, ctx, hctx, cancel, len(specs))
 	var expiry time.Time // earliest NoRenew lease end
 	fail := func(err error) (*Held, error) {
 		rerr := h.releaseLocks()
@@ -70,8 +70,11 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 	}
 	for i := range specs {
 		a := &acquisition{l: l, wctx: hctx, ctx: ctx, spec: &specs[i], holder: holder, start: start, deadline: deadline, tryOnce: wait < 0, fixedHolder: sharesBase(specs[:i], specs[i].base)}
-		hl, err := a.take(chain)
-		if err != nil {
+		if i == 0 {
+			a.wctx = ctx // no lock of this call yet whose loss could end the wait
+		}
+		hl := h.lockAt(i)
+		if err := a.take(chain, hl); err != nil {
 			return fail(err)
 		}
 		h.locks = append(h.locks, hl)
@@ -85,9 +88,11 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 				expiry = end
 			}
 		default:
-			if hl.renewal, err = l.dog.register(h, *a.spec, hl.hold.key.holder, hl.hold.fence, hl.acquired, hl.validFor); err != nil {
+			r, err := l.dog.register(h, hl)
+			if err != nil {
 				return fail(err)
 			}
+			hl.renewal = r
 		}
 	}
 	if !expiry.IsZero() {
@@ -100,7 +105,8 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 		cancel = func(cause error) { inner(cause); stop() }
 		h.cancel = cancel
 	}
-	h.ctx = context.WithValue(hctx, chainKey{}, &chainLink{held: h, parent: chain})
+	h.chain = chainCtx{Context: hctx, link: chainLink{held: h, parent: chain}}
+	h.ctx = &h.chain
 	return h, nil
 }
 
@@ -126,6 +132,8 @@ type acquisition struct {
 	deadline time.Time // zero: until ctx is done
 	tryOnce  bool
 
+	call        Call        // of the acquire script, made by the first attempt
+	argv        *argStorage // where call's values live
 	w           *waiter
 	hb          *heartbeat
 	registered  bool      // a busy reply registered the holder id in Redis (family.registers)
@@ -151,13 +159,14 @@ type granted struct {
 	validFor time.Duration
 }
 
-// take re-enters a hold of the chain, or acquires the lock in Redis.
-func (a *acquisition) take(chain *chainLink) (*heldLock, error) {
+// take re-enters a hold of the chain, or acquires the lock in Redis, and
+// records it in hl.
+func (a *acquisition) take(chain *chainLink, hl *heldLock) error {
 	now := time.Now()
-	hl := &heldLock{spec: *a.spec, acquired: now, granted: now}
+	hl.spec, hl.acquired, hl.granted = *a.spec, now, now
 	outer, claimed, err := chain.reentry(a.spec)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	switch {
 	case outer != nil && outer.spec.Kind == a.spec.Kind && (claimed || outer.claim()):
@@ -166,7 +175,7 @@ func (a *acquisition) take(chain *chainLink) (*heldLock, error) {
 			if !claimed {
 				hl.claimed = outer
 			}
-			return hl, nil
+			return nil
 		}
 		if !claimed {
 			outer.unclaim()
@@ -176,16 +185,17 @@ func (a *acquisition) take(chain *chainLink) (*heldLock, error) {
 		a.holder, a.fixedHolder = outer.hold.key.holder, true
 		if h := a.l.holds.join(holdKey{a.spec.base, Read, a.holder}); h != nil {
 			hl.hold = h
-			return hl, nil
+			return nil
 		}
 	}
+	a.argv = &hl.argv
 	g, err := a.run()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	hl.hold = a.l.holds.add(holdKey{a.spec.base, a.spec.Kind, a.holder}, g.fence)
+	hl.hold = a.l.holds.add(&hl.ownHold, holdKey{a.spec.base, a.spec.Kind, a.holder}, g.fence, a.call)
 	hl.acquired, hl.validFor, hl.granted = g.from, g.validFor, time.Now()
-	return hl, nil
+	return nil
 }
 
 // run takes the lock for a.holder, waiting as the call allows.
@@ -278,9 +288,11 @@ func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err 
 	if a.tryOnce {
 		window = 0
 	}
-	call := Call{Script: a.spec.Kind.scripts().acquire, Keys: a.spec.keys, Args: a.spec.acquireArgs(a.holder, a.l.publish, window)}
+	if a.call.Script == nil {
+		a.call = a.l.acquireCall(a.spec, a.holder, window, a.argv)
+	}
 	sent := time.Now()
-	reply, acked, p, err := a.l.evalBounded(a.wctx, a.callDeadline(), a.spec.lease, call, a.l.replicas > 0)
+	reply, acked, p, err := a.l.evalBounded(a.wctx, a.callDeadline(), a.spec.lease, a.call, a.l.replicas > 0)
 	if err != nil && a.mayRecover(err) {
 		a.inDoubt = p // run gives back what it may have taken, then tries again
 		return g, false, 0, fmt.Errorf("lockgen: acquire %s: %w", a.spec, err)
@@ -420,12 +432,14 @@ func (a *acquisition) keepPlace() {
 		a.l.dog.touchHeartbeat(a.hb, a.regSent)
 		return
 	}
-	w := a.w
+	// The callbacks capture no *acquisition, which can then stay on the
+	// stack of Acquire.
+	l, w, keptFor := a.l, a.w, a.keptFor()
 	a.hb = &heartbeat{
-		call:    a.spec.call(a.spec.Kind.scripts().heartbeat, a.holder, a.l.publish),
+		call:    commonCall(a.call, a.spec.Kind.scripts().heartbeat),
 		lease:   a.spec.lease,
 		due:     a.regSent.Add(a.spec.lease / 3),
-		kept:    func(sent time.Time) { a.l.wakeups.placeKept(w, sent, a.keptFor()) },
+		kept:    func(sent time.Time) { l.wakeups.placeKept(w, sent, keptFor) },
 		evicted: func() { trySignal(w) },
 	}
 	a.l.dog.addHeartbeat(a.hb)

@@ -12,6 +12,10 @@ type Call struct {
 	Script *lua.Script
 	Keys   []string
 	Args   []string
+
+	// vals is Keys then Args boxed, when the runtime made them once for
+	// many calls (argv.go); nil otherwise.
+	vals []any
 }
 
 // Reply is the outcome of one Call of a batch: the script's reply (int64,

@@ -89,14 +89,6 @@ func (b *goRedisBackend) PublishCommand() string {
 
 func isNoScript(err error) bool { return err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") }
 
-func argv(c Call) []any {
-	a := make([]any, len(c.Args))
-	for i, s := range c.Args {
-		a[i] = s
-	}
-	return a
-}
-
 // result turns go-redis's nil-reply error into a nil reply.
 func result(v any, err error) (any, error) {
 	if errors.Is(err, redis.Nil) {
@@ -110,9 +102,9 @@ func (b *goRedisBackend) Eval(ctx context.Context, c Call) (any, error) {
 	var v any
 	err := b.follow(ctx, func(ctx context.Context) error {
 		var err error
-		v, err = b.rdb.EvalSha(ctx, c.Script.SHA1, c.Keys, argv(c)...).Result()
+		v, err = evalSha(ctx, b.rdb, c).Result()
 		if isNoScript(err) {
-			v, err = b.rdb.Eval(ctx, c.Script.Source, c.Keys, argv(c)...).Result()
+			v, err = evalSource(ctx, b.rdb, c).Result()
 		}
 		v, err = result(v, err)
 		return err
@@ -157,7 +149,7 @@ func (b *goRedisBackend) evalBatchOnce(ctx context.Context, calls []Call) []Repl
 	// error of Exec is also on the commands, which are read one by one.
 	_, _ = b.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, c := range calls {
-			cmds[i] = p.EvalSha(ctx, c.Script.SHA1, c.Keys, argv(c)...)
+			cmds[i] = evalSha(ctx, p, c)
 		}
 		return nil
 	})
@@ -176,7 +168,7 @@ func (b *goRedisBackend) evalBatchOnce(ctx context.Context, calls []Call) []Repl
 	_, _ = b.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, i := range retry {
 			c := calls[i]
-			cmds[i] = p.Eval(ctx, c.Script.Source, c.Keys, argv(c)...)
+			cmds[i] = evalSource(ctx, p, c)
 		}
 		return nil
 	})
@@ -247,9 +239,9 @@ func (b *goRedisBackend) evalWaitOnce(ctx context.Context, c Call, replicas int,
 		n, err := wait.Int()
 		return v, n, err
 	}
-	v, n, err := run(func(p redis.Pipeliner) *redis.Cmd { return p.EvalSha(ctx, c.Script.SHA1, c.Keys, argv(c)...) })
+	v, n, err := run(func(p redis.Pipeliner) *redis.Cmd { return evalSha(ctx, p, c) })
 	if isNoScript(err) {
-		v, n, err = run(func(p redis.Pipeliner) *redis.Cmd { return p.Eval(ctx, c.Script.Source, c.Keys, argv(c)...) })
+		v, n, err = run(func(p redis.Pipeliner) *redis.Cmd { return evalSource(ctx, p, c) })
 	}
 	return v, n, err
 }

@@ -30,10 +30,22 @@ type pending struct {
 
 // finished returns a pending for a call that has already returned.
 func finished(err error) *pending {
+	if err == nil {
+		return returned
+	}
 	p := &pending{done: make(chan struct{}), err: err}
 	close(p.done)
 	return p
 }
+
+// returned is the pending of every call that returned with a reply: shared,
+// since nothing writes to a finished pending, so that the common case
+// allocates nothing.
+var returned = func() *pending {
+	p := &pending{done: make(chan struct{})}
+	close(p.done)
+	return p
+}()
 
 // callLimiter is implemented by a backend that knows how long one call can
 // take at most (its client's own timeouts and retries; 0 if it does not),
@@ -52,39 +64,47 @@ type callLimiter interface {
 // the deadline by itself, or one whose own timeouts end every call before
 // the deadline.
 func (l *Locker) evalBounded(ctx context.Context, deadline time.Time, orphanBound time.Duration, c Call, wait bool) (reply any, acked int, p *pending, err error) {
-	run := func(ctx context.Context) (any, int, error) {
-		if wait {
-			return l.backend.EvalWait(ctx, c, l.replicas, l.replicaTimeout)
-		}
-		v, err := l.backend.Eval(ctx, c)
-		return v, 0, err
-	}
 	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
 		deadline = d
 	}
-	if l.direct(deadline) {
-		if !deadline.IsZero() && l.honorsDeadline {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithDeadline(ctx, deadline)
-			defer cancel()
-		}
-		reply, acked, err = run(ctx)
-		if err != nil && !deadline.IsZero() && !time.Now().Before(deadline) {
-			err = errors.Join(errNoReply, err)
-		}
-		return reply, acked, finished(err), err
+	if !l.direct(deadline) {
+		return l.evalAsync(ctx, deadline, orphanBound, c, wait)
 	}
+	if !deadline.IsZero() && l.honorsDeadline {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	reply, acked, err = l.eval(ctx, c, wait)
+	if err != nil && !deadline.IsZero() && !time.Now().Before(deadline) {
+		err = errors.Join(errNoReply, err)
+	}
+	return reply, acked, finished(err), err
+}
+
+// eval runs c, followed by WAIT if wait is set.
+func (l *Locker) eval(ctx context.Context, c Call, wait bool) (any, int, error) {
+	if wait {
+		return l.backend.EvalWait(ctx, c, l.replicas, l.replicaTimeout)
+	}
+	v, err := l.backend.Eval(ctx, c)
+	return v, 0, err
+}
+
+// evalAsync is evalBounded's call in a goroutine of its own, for a client
+// that could run past deadline.
+func (l *Locker) evalAsync(ctx context.Context, deadline time.Time, orphanBound time.Duration, c Call, wait bool) (any, int, *pending, error) {
 	type result struct {
 		reply any
 		acked int
 		err   error
 	}
 	out := make(chan result, 1)
-	p = &pending{done: make(chan struct{})}
+	p := &pending{done: make(chan struct{})}
 	go func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), orphanBound)
 		defer cancel()
-		r, n, err := run(cctx)
+		r, n, err := l.eval(cctx, c, wait)
 		p.err = err
 		close(p.done)
 		out <- result{r, n, err}

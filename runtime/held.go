@@ -18,6 +18,13 @@ type Held struct {
 	cancel context.CancelCauseFunc
 	locks  []*heldLock // canonical order
 
+	// Most Acquire calls take one lock. Its heldLock, the slot of locks
+	// that points to it, and the context Context returns are part of the
+	// Held, so that such a call allocates them together.
+	first    heldLock
+	firstRef [1]*heldLock
+	chain    chainCtx
+
 	released atomic.Bool
 	mu       sync.Mutex
 	lostErr  error
@@ -37,6 +44,31 @@ type heldLock struct {
 	// reentered is set while a nested Acquire re-enters this hold (for
 	// exclusive kinds; see reentry.go).
 	reentered atomic.Bool
+
+	// Storage for the hold this lock took in Redis and its renewal, if it
+	// took one (a re-entry points to its chain's).
+	ownHold    hold
+	ownRenewal renewal
+	argv       argStorage // the values of the hold's calls
+}
+
+// newHeld returns a Held for n locks, with storage for them (lockAt).
+func newHeld(l *Locker, parent, ctx context.Context, cancel context.CancelCauseFunc, n int) *Held {
+	h := &Held{l: l, parent: parent, ctx: ctx, cancel: cancel}
+	if n == 1 {
+		h.locks = h.firstRef[:0]
+	} else {
+		h.locks = make([]*heldLock, 0, n)
+	}
+	return h
+}
+
+// lockAt returns the storage for the i-th lock of h.
+func (h *Held) lockAt(i int) *heldLock {
+	if i == 0 {
+		return &h.first
+	}
+	return new(heldLock)
 }
 
 // hold is one lock held in Redis by one holder id. Re-entries by the same
@@ -44,9 +76,10 @@ type heldLock struct {
 // one grant per holder id, so a retried or duplicated call can never add a
 // hold, and the release script runs when the last of them is released.
 type hold struct {
-	key   holdKey
-	fence int64
-	refs  int // guarded by holds.mu
+	key            holdKey
+	fence          int64
+	renew, release Call // the calls of those scripts for key.holder
+	refs           int  // guarded by holds.mu
 }
 
 type holdKey struct {
@@ -63,13 +96,16 @@ type holds struct {
 
 func (hs *holds) init() { hs.m = map[holdKey]*hold{} }
 
-// add records a new hold, or joins the one the key already has.
-func (hs *holds) add(key holdKey, fence int64) *hold {
+// add records a new hold in the storage at h (the taker's heldLock's), or
+// joins the one the key already has. acquire is the call that took it.
+func (hs *holds) add(h *hold, key holdKey, fence int64, acquire Call) *hold {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	h := hs.m[key]
-	if h == nil {
-		h = &hold{key: key, fence: fence}
+	if old := hs.m[key]; old != nil {
+		h = old
+	} else {
+		scripts := key.kind.scripts()
+		*h = hold{key: key, fence: fence, renew: commonCall(acquire, scripts.renew), release: commonCall(acquire, scripts.release)}
 		hs.m[key] = h
 	}
 	h.refs++
@@ -178,10 +214,9 @@ func (l *Locker) releaseOne(h *Held, hl *heldLock) error {
 // timeout; without a reply it leaves the release to the clean-up.
 func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 	holder := hl.hold.key.holder
-	call := hl.spec.call(hl.spec.Kind.scripts().release, holder, l.publish)
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(h.parent), l.releaseTimeout)
+	ctx, cancel := l.releaseContext(h.parent)
 	defer cancel()
-	reply, err := l.backend.Eval(ctx, call)
+	reply, err := l.backend.Eval(ctx, hl.hold.release)
 	if permissionDenied(err) {
 		return fmt.Errorf("lockgen: release %s: %w (the lock stays until its lease ends)", &hl.spec, err)
 	}
@@ -202,6 +237,22 @@ func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 		return fmt.Errorf("%w: release %s: %w", ErrNotHeld, &hl.spec, lost)
 	}
 	return fmt.Errorf("%w: release %s: expired or taken over", ErrNotHeld, &hl.spec)
+}
+
+// releaseContext returns the context of a release: parent's values, not
+// its cancellation, and a deadline at the release timeout. The deadline,
+// which costs a context and a timer, is left out when the backend's own
+// timeouts end every call sooner; so is the detachment when parent can
+// never be cancelled.
+func (l *Locker) releaseContext(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx := parent
+	if ctx.Done() != nil {
+		ctx = context.WithoutCancel(ctx)
+	}
+	if l.callBound > 0 && l.callBound <= l.releaseTimeout {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, l.releaseTimeout)
 }
 
 // withLease returns the Lock with its effective lease filled in, for events.

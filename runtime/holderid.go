@@ -30,7 +30,11 @@ func holderIDs(host string, pid int) func() string {
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
 	prefix := hostPart(host) + ":" + strconv.Itoa(pid) + ":" + hex.EncodeToString(b[:]) + ":"
 	var n atomic.Uint64
-	return func() string { return prefix + strconv.FormatUint(n.Add(1), 36) }
+	return func() string {
+		// Built in a stack buffer: one allocation per id, the string.
+		var buf [64]byte
+		return string(strconv.AppendUint(append(buf[:0], prefix...), n.Add(1), 36))
+	}
 }
 
 // hostPart turns a host name into the host part of a holder id: ':' (the

@@ -70,14 +70,40 @@ func (lk *Locker) resolve(l Lock) (lockSpec, error) {
 	case l.Kind != Semaphore && l.Permits != 0:
 		return lockSpec{}, fmt.Errorf("%w: %s %q: permits is for semaphores only", ErrInvalidLock, l.Kind, l.Key)
 	}
-	base := lk.prefix + l.Kind.family().name + ":{" + l.Key + "}"
-	suffixes := l.Kind.family().suffixes
-	keys := make([]string, 0, 1+len(suffixes))
-	keys = append(keys, base)
+	keys := familyKeys(lk.prefix+l.Kind.family().name, l.Key, l.Kind.family().suffixes)
+	return lockSpec{Lock: l, base: keys[0], keys: keys, wake: keys[len(keys)-1], lease: lease}, nil
+}
+
+// familyKeys returns the base key B = head + ":{" + key + "}", then B plus
+// each suffix. They are cut from one string, so that resolving a lock costs
+// two allocations (that string and the slice) rather than one per key.
+func familyKeys(head, key string, suffixes []string) []string {
+	baseLen := len(head) + len(":{") + len(key) + len("}")
+	total := baseLen
 	for _, s := range suffixes {
-		keys = append(keys, base+s)
+		total += baseLen + len(s)
 	}
-	return lockSpec{Lock: l, base: base, keys: keys, wake: keys[len(keys)-1], lease: lease}, nil
+	var b strings.Builder
+	b.Grow(total)
+	ends := make([]int, 0, 1+len(suffixes)) // where each key ends in b
+	for i := -1; i < len(suffixes); i++ {
+		b.WriteString(head)
+		b.WriteString(":{")
+		b.WriteString(key)
+		b.WriteString("}")
+		if i >= 0 {
+			b.WriteString(suffixes[i])
+		}
+		ends = append(ends, b.Len())
+	}
+	all := b.String()
+	keys := make([]string, len(ends))
+	start := 0
+	for i, end := range ends {
+		keys[i] = all[start:end]
+		start = end
+	}
+	return keys
 }
 
 // resolveAll validates locks, sorts them into the canonical order (base key,
@@ -132,33 +158,17 @@ func shorterWait(a, b time.Duration) time.Duration {
 	return min(a, b)
 }
 
-// args returns ARGV for the family's scripts: holder id, lease in
-// milliseconds, publish command, and for semaphore acquire the permits.
-func (s *lockSpec) args(holder, publish string, withPermits bool) []string {
-	a := []string{holder, strconv.FormatInt(s.lease.Milliseconds(), 10), publish}
-	if withPermits {
-		a = append(a, strconv.Itoa(s.Permits))
-	}
-	return a
-}
-
-// acquireArgs returns ARGV for the kind's acquire script. window is how
-// long a busy mutex attempt keeps the caller registered for a hand-over (0:
-// not at all, for a caller that tries once).
-func (s *lockSpec) acquireArgs(holder, publish string, window time.Duration) []string {
-	switch s.Kind {
-	case Semaphore:
-		return s.args(holder, publish, true)
-	case Mutex:
-		return append(s.args(holder, publish, false), strconv.FormatInt(window.Milliseconds(), 10))
-	}
-	return s.args(holder, publish, false)
+// args returns ARGV for the family's scripts other than acquire: holder
+// id, lease in milliseconds, publish command.
+func (s *lockSpec) args(holder, publish string) []string {
+	return []string{holder, strconv.FormatInt(s.lease.Milliseconds(), 10), publish}
 }
 
 // call returns the Call of one of the kind's scripts with holder's ARGV (not
-// for acquire: see acquireArgs).
+// for acquire), for the clean-ups, which are rare: the hold's own calls
+// share their values (commonCall).
 func (s *lockSpec) call(script *lua.Script, holder, publish string) Call {
-	return Call{Script: script, Keys: s.keys, Args: s.args(holder, publish, false)}
+	return Call{Script: script, Keys: s.keys, Args: s.args(holder, publish)}
 }
 
 // String names the lock for error messages: `mutex "order:42"`.

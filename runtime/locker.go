@@ -28,11 +28,14 @@ type Locker struct {
 	guardErr       error         // a bad WithRestartGuard (restartguard.go)
 	quorum         bool          // NewQuorum: only the Mutex kind
 
-	publish  string
-	wakeups  *wakeups
-	dog      *watchdog
-	holds    holds
-	cleanups cleanups
+	publish   string
+	leaseMs   string // lease in ms, ARGV[2] (argv.go)
+	windowMs  string // waiterWindow in ms, the usual ARGV[4] of mutex_acquire
+	constArgs []any  // the above boxed, and "0"
+	wakeups   *wakeups
+	dog       *watchdog
+	holds     holds
+	cleanups  cleanups
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -67,6 +70,7 @@ func NewWithBackend(b Backend, opts ...Option) *Locker {
 	l.optErr = l.checkOptions()
 	l.backend = withPermissionErrors(l.backend)
 	l.publish = b.PublishCommand()
+	l.initArgs()
 	if cl, ok := b.(callLimiter); ok {
 		l.callBound, l.honorsDeadline = cl.callLimit()
 	}

@@ -58,6 +58,9 @@ func (a *acquisition) renewHolder() error {
 		a.hb = nil
 	}
 	a.holder, a.registered, a.regSent, a.cleaning = holder, false, time.Time{}, false
+	// The next attempt makes its call for the new id, in storage of its
+	// own: the call in doubt may still be read by its goroutine.
+	a.call, a.argv = Call{}, new(argStorage)
 	return nil
 }
 

@@ -88,8 +88,10 @@ type renewal struct {
 	// recheck: the master serving the lock changed while a renewal was in
 	// flight, which may have reached the old one: renew again at once.
 	recheck bool
-	holders map[*Held]struct{}
-	denied  error // the NOPERM that ended it (noperm.go)
+	// holders of the lock: almost always one, stored in firstHolder.
+	holders     []*Held
+	firstHolder [1]*Held
+	denied      error // the NOPERM that ended it (noperm.go)
 }
 
 // heartbeat keeps a fair waiter's place in the queue while it waits.
@@ -197,12 +199,13 @@ func (d *watchdog) stop() {
 	}
 }
 
-// register adds h as a holder of the lock spec held by holder, whose
-// lease in Redis lasts validFor from a moment no earlier than sent (a call
-// sent at sent; for a lock handed over, what is left of the waiter's
-// registration). A re-entry joins the renewal of the outer hold.
-func (d *watchdog) register(h *Held, spec lockSpec, holder string, fence int64, sent time.Time, validFor time.Duration) (*renewal, error) {
-	key := renewalKey{spec.base, spec.Kind, holder}
+// register adds h as a holder of hl's lock, whose lease in Redis lasts
+// hl.validFor from a moment no earlier than hl.acquired (a call sent then;
+// for a lock handed over, what is left of the waiter's registration). A new
+// renewal is stored in hl (ownRenewal); another holder of the same hold
+// joins it.
+func (d *watchdog) register(h *Held, hl *heldLock) (*renewal, error) {
+	key := renewalKey{hl.spec.base, hl.spec.Kind, hl.hold.key.holder}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.stopped {
@@ -210,21 +213,23 @@ func (d *watchdog) register(h *Held, spec lockSpec, holder string, fence int64, 
 	}
 	r := d.renewals[key]
 	if r == nil {
-		r = &renewal{
+		sent, validFor := hl.acquired, hl.validFor
+		r = &hl.ownRenewal
+		*r = renewal{
 			key:      key,
-			spec:     spec,
-			call:     Call{Script: spec.Kind.scripts().renew, Keys: spec.keys, Args: spec.args(holder, d.l.publish, false)},
-			fence:    fence,
+			spec:     hl.spec,
+			call:     hl.hold.renew,
+			fence:    hl.hold.fence,
 			granted:  time.Now(), // register runs right after the grant
 			ctx:      h.parent,
 			due:      sent.Add(validFor / 3),
 			deadline: sent.Add(validFor - driftMargin(validFor)),
-			holders:  map[*Held]struct{}{},
 		}
+		r.holders = r.firstHolder[:0]
 		d.renewals[key] = r
 		d.wakeBefore(earliest(r.due, r.deadline))
 	}
-	r.holders[h] = struct{}{}
+	r.holders = append(r.holders, h)
 	return r, nil
 }
 
@@ -232,7 +237,9 @@ func (d *watchdog) register(h *Held, spec lockSpec, holder string, fence int64, 
 func (d *watchdog) unregister(h *Held, r *renewal) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	delete(r.holders, h)
+	if i := slices.Index(r.holders, h); i >= 0 {
+		r.holders = slices.Delete(r.holders, i, i+1)
+	}
 	if len(r.holders) == 0 && d.renewals[r.key] == r {
 		delete(d.renewals, r.key)
 	}
@@ -532,10 +539,7 @@ func (d *watchdog) applyHeartbeats(hbs []*heartbeat, sent, now time.Time, replie
 // lose cancels the contexts of every holder of r with cause.
 func (d *watchdog) lose(r *renewal, cause error) {
 	d.mu.Lock()
-	holders := make([]*Held, 0, len(r.holders))
-	for h := range r.holders {
-		holders = append(holders, h)
-	}
+	holders := slices.Clone(r.holders)
 	d.mu.Unlock()
 	for _, h := range holders {
 		h.lost(cause)
