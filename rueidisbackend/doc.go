@@ -17,4 +17,18 @@
 //	...
 //	locker := rueidisbackend.NewLocker(client)
 //	defer locker.Close() // then client.Close(): the client is yours
+//
+// Wake-ups: each channel a Locker waits on is one Receive of rueidis on the
+// node's shared connection. After a lost connection rueidis subscribes
+// again by itself and the waiters are woken ("all"), since messages may
+// have been lost; a subscription the server ends (a Cluster slot that
+// moved) reaches the Locker as runtime.PayloadUnsubscribed, and it
+// subscribes again on the slot's new owner. Give each Locker's waiters
+// their own channels: two Lockers on one rueidis client that wait on the
+// same key share the connection's subscription, and when one of them
+// unsubscribes, the other's waiters are woken and subscribe again (correct,
+// but a wasted round trip).
+//
+// EvalWait (runtime.WithReplicas) runs the script and WAIT on a dedicated
+// connection, since WAIT blocks the connection it runs on.
 package rueidisbackend

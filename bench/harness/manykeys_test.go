@@ -13,7 +13,7 @@ import (
 func TestManyKeysTargets(t *testing.T) {
 	res := &Results{Opts: Options{
 		ManyGoroutines: []int{1, 64},
-		ManyPeers:      byNames("lockgen/mutex", "lockgen/mutex-rueidis", "redislock/default", "rueidislock/tuned"),
+		ManyPeers:      byNames("lockgen/mutex", "lockgen/mutex-rueidis", "lockgen/mutex-autopipeline", "redislock/default", "rueidislock/tuned"),
 		MemoryLocks:    10,
 		MemoryPeers:    byNames("lockgen/mutex", "redislock/default"),
 	}}
@@ -25,17 +25,18 @@ func TestManyKeysTargets(t *testing.T) {
 			mk("lockgen/mutex", 1, 5000, 100*time.Microsecond),
 			mk("lockgen/mutex-rueidis", 1, 4000, 120*time.Microsecond),
 			mk("lockgen/mutex", 64, 20000, 0),
-			mk("lockgen/mutex-rueidis", 64, 30000, 0), // best backend at 64
+			mk("lockgen/mutex-rueidis", 64, 30000, 0),      // best shipped backend at 64
+			mk("lockgen/mutex-autopipeline", 64, 35000, 0), // not shipped: no candidate
 			mk("redislock/default", 64, 25000, 0),
 			mk("rueidislock/tuned", 64, 40000, 0), // best other library
 		},
 		Memory: []HeldMemoryResult{{Peer: "lockgen/mutex", UsagePerLock: 100}, {Peer: "redislock/default", UsagePerLock: 80}},
 	}}
 	want := map[string]float64{
-		"many keys, 64 goroutines: cycles/s of the best lockgen/mutex backend ÷ the best other library's": 0.75,
-		"many keys, 64 goroutines: cycles/s on the default backend (go-redis) ÷ redislock/default's":      0.8,
-		"many keys, 1 goroutine: cycle p50 of the backend best at 64 goroutines ÷ the default backend's":  1.2,
-		"Redis memory per held lock (MEMORY USAGE, 10 held) ÷ redislock/default's":                        1.25,
+		"many keys, 64 goroutines: cycles/s of the best shipped lockgen/mutex backend ÷ the best other library's": 0.75,
+		"many keys, 64 goroutines: cycles/s on the default backend (go-redis) ÷ redislock/default's":              0.8,
+		"many keys, 1 goroutine: cycle p50 of the shipped backend best at 64 goroutines ÷ the default backend's":  1.2,
+		"Redis memory per held lock (MEMORY USAGE, 10 held) ÷ redislock/default's":                                1.25,
 	}
 	got := manyKeysTargets(res)
 	if len(got) != len(want) {
