@@ -14,8 +14,12 @@ import (
 // NewLocker returns a runtime.Locker whose scripts and wake-ups run on
 // client. Closing the Locker ends its subscriptions; the client stays open
 // and belongs to the caller.
+//
+// rueidis returns from a call when its context's deadline passes, so the
+// Backend is marked runtime.HonorsDeadlines: the Locker runs each script
+// call on the caller's goroutine rather than on one of its own.
 func NewLocker(client rueidis.Client, opts ...runtime.Option) *runtime.Locker {
-	return runtime.NewWithBackend(New(client), opts...)
+	return runtime.NewWithBackend(runtime.HonorsDeadlines(New(client)), opts...)
 }
 
 // New returns a runtime.Backend over client, for runtime.NewWithBackend.
