@@ -29,6 +29,13 @@ type HeldMemoryResult struct {
 // memoryLease: long enough that no renewal runs while the memory is read.
 const memoryLease = 60 * time.Second
 
+// memoryTimeout bounds taking and holding the locks of workload 7.
+const memoryTimeout = 45 * time.Second
+
+// memoryKeys matches every key a library makes for the locks of workload
+// 7: each one's name contains the lock's own key, "mem:<n>".
+const memoryKeys = "*mem:*"
+
 func runHeldMemory(ctx context.Context, addr string, rdb *redis.Client, p peers.Peer, locks int) HeldMemoryResult {
 	res := HeldMemoryResult{Peer: p.Name(), Locks: locks}
 	fail := func(err error) HeldMemoryResult { res.Err = err.Error(); return res }
@@ -40,19 +47,22 @@ func runHeldMemory(ctx context.Context, addr string, rdb *redis.Client, p peers.
 		return fail(err)
 	}
 	defer c.Close()
+	// Every lock's context lives until release (rueidislock ends a lock
+	// when its context ends); a library that cannot take them in time
+	// fails this workload instead of stalling the run.
+	holdCtx, cancelHold := context.WithTimeout(ctx, memoryTimeout)
+	defer cancelHold()
 	// Grow the client's connections to what taking the locks will use, so
 	// that their buffers are in the baseline, not in the locks' share.
+	// Their keys ("warm:…") are left out of the sums below.
 	held := make([]peers.Held, heldAcquirers*2)
 	errs := make([]error, len(held))
-	forEach(len(held), func(i int) { held[i], errs[i] = c.Lock(ctx, fmt.Sprintf("warm:%d", i)) })
+	forEach(len(held), func(i int) { held[i], errs[i] = c.Lock(holdCtx, fmt.Sprintf("warm:%d", i)) })
 	releaseAll(held)
 	for _, err := range errs {
 		if err != nil {
 			return fail(fmt.Errorf("warm-up: %w", err))
 		}
-	}
-	if err := rdb.FlushAll(ctx).Err(); err != nil {
-		return fail(err)
 	}
 	before, err := usedMemory(ctx, rdb)
 	if err != nil {
@@ -60,7 +70,7 @@ func runHeldMemory(ctx context.Context, addr string, rdb *redis.Client, p peers.
 	}
 	held = make([]peers.Held, locks)
 	errs = make([]error, locks)
-	forEach(locks, func(i int) { held[i], errs[i] = c.Lock(ctx, fmt.Sprintf("mem:%d", i)) })
+	forEach(locks, func(i int) { held[i], errs[i] = c.Lock(holdCtx, fmt.Sprintf("mem:%d", i)) })
 	defer releaseAll(held)
 	for i, err := range errs {
 		if err != nil {
@@ -71,7 +81,7 @@ func runHeldMemory(ctx context.Context, addr string, rdb *redis.Client, p peers.
 	if err != nil {
 		return fail(err)
 	}
-	keys, bytes, err := memoryOfAllKeys(ctx, rdb)
+	keys, bytes, err := memoryOfKeys(ctx, rdb)
 	if err != nil {
 		return fail(err)
 	}
@@ -97,13 +107,14 @@ func usedMemory(ctx context.Context, rdb *redis.Client) (int64, error) {
 	return 0, fmt.Errorf("INFO memory has no used_memory")
 }
 
-// memoryOfAllKeys scans the keyspace and sums MEMORY USAGE of every key
-// (SAMPLES 0: exact for the nested values too), in pipelines.
-func memoryOfAllKeys(ctx context.Context, rdb *redis.Client) (keys, bytes int64, err error) {
+// memoryOfKeys scans the keyspace for the keys matching memoryKeys and sums
+// their MEMORY USAGE (SAMPLES 0: exact for nested values too), in
+// pipelines.
+func memoryOfKeys(ctx context.Context, rdb *redis.Client) (keys, bytes int64, err error) {
 	var cursor uint64
 	for {
 		var batch []string
-		batch, cursor, err = rdb.Scan(ctx, cursor, "", 1000).Result()
+		batch, cursor, err = rdb.Scan(ctx, cursor, memoryKeys, 1000).Result()
 		if err != nil {
 			return 0, 0, err
 		}

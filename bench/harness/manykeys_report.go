@@ -154,7 +154,7 @@ func writeMemory(p func(string, ...any), res *Results) {
 	o := res.Opts
 	p("## 7. Redis memory per held lock")
 	p("")
-	p("%d locks on distinct keys are taken (lease 60s, so that no renewal runs meanwhile) and held while the harness reads the server: MEMORY USAGE (SAMPLES 0) of every key in the keyspace, summed, and INFO memory's used_memory against its value just before (after the client's connections were opened and grown), both per lock. used_memory also counts the server's own bookkeeping of the keys (expiry entries, hash table growth).", o.MemoryLocks)
+	p("%d locks on distinct keys are taken (lease 60s, so that no renewal runs meanwhile) and held while the harness reads the server: MEMORY USAGE (SAMPLES 0) of every key the library made for them (every key whose name contains the lock's key), summed, and INFO memory's used_memory against its value just before (after the client's connections were opened and grown by taking and releasing a few locks first), both per lock. used_memory also counts the server's own bookkeeping of the keys (expiry entries, hash table growth).", o.MemoryLocks)
 	p("")
 	p("| peer | keys per lock | MEMORY USAGE B / lock | used_memory B / lock |")
 	p("| --- | --- | --- | --- |")
