@@ -70,7 +70,7 @@ func WriteManyKeysSVG(w io.Writer, res *Results) error {
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`, width, height, width, height)
 	p(`<rect width="100%%" height="100%%" fill="white"/>`)
-	p(`<text x="10" y="22" font-size="15" font-weight="bold">Many keys: lock + INCR + unlock cycles per second against goroutines (random key of %d)</text>`, o.ManyKeys)
+	p(`<text x="10" y="22" font-size="15" font-weight="bold">Many keys (random of %d): lock + INCR + unlock per second</text>`, o.ManyKeys)
 	for v := 0.0; v <= yMax+step/2; v += step {
 		p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/>`, left, y(v), left+plotW, y(v))
 		p(`<text x="%.1f" y="%.1f" text-anchor="end">%g</text>`, left-6, y(v)+4, v)
