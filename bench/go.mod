@@ -6,6 +6,7 @@ require (
 	github.com/bsm/redislock v0.9.4
 	github.com/go-redsync/redsync/v4 v4.18.1
 	github.com/lockgen/lockgen v0.0.0-00010101000000-000000000000
+	github.com/lockgen/lockgen/rueidisbackend v0.0.0-00010101000000-000000000000
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
 )
@@ -18,3 +19,5 @@ require (
 
 // lockgen is measured as it is in this working tree.
 replace github.com/lockgen/lockgen => ../
+
+replace github.com/lockgen/lockgen/rueidisbackend => ../rueidisbackend

@@ -23,6 +23,16 @@
 //     low-latency settings. What a grant costs Redis (commands executed,
 //     CPU) as the number of waiting processes grows, and the handoff in
 //     PING round trips; its chart is processes.svg.
+//  6. Many keys: 1, 16, 64 and 256 goroutines in this process, each
+//     locking a random key of 100,000, running one INCR through the
+//     library's client and releasing: cycles per second, p50/p99, and per
+//     cycle the CPU of redis-server (INFO cpu), of this process
+//     (getrusage) and the commands Redis executed. Here the pipelining
+//     configurations run too (lockgen on its rueidis backend and on
+//     go-redis's AutoPipeline, redislock on AutoPipeline); its chart is
+//     manykeys.svg.
+//  7. Memory: 10,000 locks held at once on distinct keys, and what they
+//     take in Redis, by MEMORY USAGE of every key and by used_memory.
 //
 // # Measuring across processes
 //

@@ -7,7 +7,8 @@ import (
 )
 
 // WriteFiles writes the report to mdPath, the handoff chart to svgPath and,
-// when workload 5 ran, its chart to ProcessesChartFile next to svgPath; the
+// when workloads 5 and 6 ran, their charts to ProcessesChartFile and
+// ManyKeysChartFile next to svgPath; the
 // report links the charts by their paths relative to the report.
 func WriteFiles(res *Results, mdPath, svgPath string) error {
 	rel, err := filepath.Rel(filepath.Dir(mdPath), svgPath)
@@ -29,6 +30,15 @@ func WriteFiles(res *Results, mdPath, svgPath string) error {
 	}
 	if err := os.WriteFile(svgPath, svg.Bytes(), 0o644); err != nil {
 		return err
+	}
+	if len(res.Opts.ManyGoroutines) > 0 && len(res.Opts.ManyPeers) > 0 {
+		var many bytes.Buffer
+		if err := WriteManyKeysSVG(&many, res); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(filepath.Dir(svgPath), ManyKeysChartFile), many.Bytes(), 0o644); err != nil {
+			return err
+		}
 	}
 	if len(res.Opts.Processes) == 0 {
 		return nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ func TestQuickRunWritesWellFormedReport(t *testing.T) {
 	}
 	report := md.String()
 
-	for _, want := range []string{"## Targets for lockgen", "## 1. Uncontended", "## 2. One hot key, 4 goroutines", "## 3. Fairness", "## 4. 100 locks held", "## 5. One hot key, 4 goroutines in each of 2 and 8 processes", "![handoff latency", "](processes.svg)", "| Redis | 7.", "| command | `go test` |"} {
+	for _, want := range []string{"## Targets for lockgen", "## 1. Uncontended", "## 2. One hot key, 4 goroutines", "## 3. Fairness", "## 4. 100 locks held", "## 5. One hot key, 4 goroutines in each of 2 and 8 processes", "![handoff latency", "](processes.svg)", "## 6. Many keys", "## 7. Redis memory per held lock", "](manykeys.svg)", "| Redis | 7.", "| command | `go test` |"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -74,6 +75,37 @@ func TestQuickRunWritesWellFormedReport(t *testing.T) {
 				t.Errorf("workload 5 has no row for %s at %d processes", p.Name(), procs)
 			}
 		}
+	}
+	// Workloads 6 and 7: a measured row per peer (and goroutine count).
+	rows6 := rowsOf(section(report, "## 6."))
+	for _, p := range opts.ManyPeers {
+		for _, g := range opts.ManyGoroutines {
+			row := rowWith(rows6, p.Name(), fmt.Sprint(g))
+			if row == nil || row[2] == "—" || row[6] == "—" || row[7] == "—" {
+				t.Errorf("workload 6 row of %s at %d goroutines missing or unmeasured: %q", p.Name(), g, row)
+			}
+		}
+	}
+	for _, p := range opts.MemoryPeers {
+		row := findRow(report, "## 7.", p.Name())
+		if row == nil || row[1] == "—" || row[2] == "—" {
+			t.Errorf("workload 7 row of %s missing or unmeasured: %q", p.Name(), row)
+		}
+	}
+	var many bytes.Buffer
+	if err := WriteManyKeysSVG(&many, res); err != nil {
+		t.Fatal(err)
+	}
+	var chart struct {
+		Lines []struct {
+			Points string `xml:"points,attr"`
+		} `xml:"polyline"`
+	}
+	if err := xml.Unmarshal(many.Bytes(), &chart); err != nil {
+		t.Fatalf("many-keys SVG is not well-formed XML: %v", err)
+	}
+	if len(chart.Lines) != len(opts.ManyPeers) {
+		t.Errorf("many-keys chart has %d lines, want one per peer (%d)", len(chart.Lines), len(opts.ManyPeers))
 	}
 	for _, r := range res.Reps {
 		for _, c := range append(r.Contended, r.Processes...) {
@@ -182,6 +214,16 @@ func rowsOf(text string) [][]string {
 		}
 	}
 	return rows
+}
+
+// rowWith returns the first row whose leading cells are want.
+func rowWith(rows [][]string, want ...string) []string {
+	for _, row := range rows {
+		if len(row) >= len(want) && slices.Equal(row[:len(want)], want) {
+			return row
+		}
+	}
+	return nil
 }
 
 func findRow(md, sectionPrefix, first string) []string {

@@ -59,8 +59,14 @@ func WriteMarkdown(w io.Writer, res *Results, svgName string) error {
 	p("")
 	p("| peer | waiters | lease renewal | settings |")
 	p("| --- | --- | --- | --- |")
-	for _, pr := range o.Peers {
-		p("| %s | %s | %s | %s |", pr.Name(), waiting(pr), renewal(pr), pr.Notes)
+	listed := map[string]bool{}
+	for _, list := range [][]peers.Peer{o.Peers, o.ManyPeers} {
+		for _, pr := range list {
+			if !listed[pr.Name()] {
+				listed[pr.Name()] = true
+				p("| %s | %s | %s | %s |", pr.Name(), waiting(pr), renewal(pr), pr.Notes)
+			}
+		}
 	}
 	p("")
 	p("\"default\" is what the library does with no options (for redislock, whose default is a single try, the retry its README shows); \"tuned\" is what a user reading its documentation would set for low latency.")
@@ -81,6 +87,12 @@ func WriteMarkdown(w io.Writer, res *Results, svgName string) error {
 	if len(o.Processes) > 0 {
 		writeProcesses(p, res)
 	}
+	if len(o.ManyGoroutines) > 0 && len(o.ManyPeers) > 0 {
+		writeManyKeys(p, res)
+	}
+	if o.MemoryLocks > 0 && len(o.MemoryPeers) > 0 {
+		writeMemory(p, res)
+	}
 	if svgName != "" && len(o.Goroutines) > 0 {
 		p("## Handoff latency chart")
 		p("")
@@ -91,6 +103,12 @@ func WriteMarkdown(w io.Writer, res *Results, svgName string) error {
 		p("## Executed commands per grant against processes")
 		p("")
 		p("![executed commands per grant against the number of processes, lockgen mutex and fair](%s)", processesChartName(svgName))
+		p("")
+	}
+	if svgName != "" && len(o.ManyGoroutines) > 0 && len(o.ManyPeers) > 0 {
+		p("## Many keys: throughput against goroutines")
+		p("")
+		p("![cycles per second against goroutines, every library on many keys](%s)", manyKeysChartName(svgName))
 		p("")
 	}
 	writeErrors(p, res)
@@ -334,6 +352,14 @@ func writeErrors(p func(string, ...any), res *Results) {
 		}
 		for _, h := range r.Held {
 			note(h.Peer+" (locks held)", h.Err)
+		}
+		for _, m := range r.ManyKeys {
+			if m.Err != "" {
+				note(fmt.Sprintf("%s (many keys, %d goroutines, %d errors)", m.Peer, m.Goroutines, m.Errors), m.Err)
+			}
+		}
+		for _, h := range r.Memory {
+			note(h.Peer+" (memory per held lock)", h.Err)
 		}
 		for _, c := range r.Processes {
 			if c.Err != "" {

@@ -31,12 +31,18 @@ type Options struct {
 	ProcGoroutines   int           // workload 5: goroutines per process
 	ProcDuration     time.Duration // workload 5: per peer and process count
 	ProcPeers        []peers.Peer  // workload 5
+	ManyGoroutines   []int         // workload 6: goroutine counts, in this process
+	ManyKeys         int           // workload 6: size of the key space
+	ManyDuration     time.Duration // workload 6: per peer and goroutine count
+	ManyPeers        []peers.Peer  // workload 6
+	MemoryLocks      int           // workload 7: locks held while Redis memory is read
+	MemoryPeers      []peers.Peer  // workload 7
 	Command          string        // the command line, for the report
 	Log              io.Writer     // progress, may be nil
 }
 
-// Full is the configuration of the published numbers: about 5 minutes on
-// two cores (workload 5 about 75 s of them).
+// Full is the configuration of the published numbers: about 8 minutes on
+// two cores (workload 5 about 75 s of them, 6 and 7 about 3 minutes).
 func Full() Options {
 	return Options{
 		Reps:             3,
@@ -53,6 +59,12 @@ func Full() Options {
 		ProcGoroutines:   4,
 		ProcDuration:     2 * time.Second,
 		ProcPeers:        procPeers(),
+		ManyGoroutines:   []int{1, 16, 64, 256},
+		ManyKeys:         100_000,
+		ManyDuration:     time.Second,
+		ManyPeers:        manyKeysPeers(),
+		MemoryLocks:      10_000,
+		MemoryPeers:      memoryPeers(),
 	}
 }
 
@@ -67,7 +79,35 @@ func Quick() Options {
 	o.HeldLease = 600 * time.Millisecond
 	o.HeldWindow = 400 * time.Millisecond
 	o.ProcDuration = 300 * time.Millisecond
+	o.ManyGoroutines = []int{1, 4}
+	o.ManyKeys = 1000
+	o.ManyDuration = 150 * time.Millisecond
+	o.MemoryLocks = 200
 	return o
+}
+
+// manyKeysPeers: every lockgen backend, each peer at its default, and the
+// pipelining configurations; rueidislock at its single-instance setting
+// (its default takes three keys per lock, meant for three servers).
+func manyKeysPeers() []peers.Peer {
+	return byNames("lockgen/mutex", "lockgen/mutex-rueidis", "lockgen/mutex-autopipeline", "lockgen/fair", "lockgen/fair-rueidis",
+		"redislock/default", "redislock/autopipeline", "redsync/default", "rueidislock/tuned")
+}
+
+// memoryPeers: one row per library and lock kind; the backend does not
+// change what is stored.
+func memoryPeers() []peers.Peer {
+	return byNames("lockgen/mutex", "lockgen/fair", "redislock/default", "redsync/default", "rueidislock/tuned")
+}
+
+func byNames(names ...string) []peers.Peer {
+	var out []peers.Peer
+	for _, name := range names {
+		if p, ok := peers.ByName(name); ok {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // heldPeers runs workload 4 once per library: the renewal machinery does not
@@ -98,6 +138,8 @@ type Rep struct {
 	Contended   []ContendedResult
 	Held        []HeldManyResult
 	Processes   []ContendedResult // workload 5
+	ManyKeys    []ManyKeysResult  // workload 6
+	Memory      []HeldMemoryResult
 }
 
 // Run starts a redis-server on loopback and measures every workload
@@ -175,7 +217,33 @@ func runRep(ctx context.Context, addr string, rdb *redis.Client, opts Options, r
 	}
 	procLog := func(format string, args ...any) { logf("rep %d: "+format, append([]any{r + 1}, args...)...) }
 	rep.Processes = runProcesses(ctx, addr, rdb, opts, rotate(opts.ProcPeers, r), unavailable, procLog)
+	rep.ManyKeys, rep.Memory = runManyKeysWorkloads(ctx, addr, rdb, opts, r, logf)
 	return rep, nil
+}
+
+// runManyKeysWorkloads is workloads 6 (every peer at every goroutine count,
+// peers in a rotated order) and 7.
+func runManyKeysWorkloads(ctx context.Context, addr string, rdb *redis.Client, opts Options, r int, logf func(string, ...any)) ([]ManyKeysResult, []HeldMemoryResult) {
+	var many []ManyKeysResult
+	var memory []HeldMemoryResult
+	if len(opts.ManyGoroutines) > 0 && len(opts.ManyPeers) > 0 {
+		space := newManyKeysSpace(opts.ManyKeys)
+		for _, g := range opts.ManyGoroutines {
+			for _, p := range rotate(opts.ManyPeers, r) {
+				m := runManyKeys(ctx, addr, rdb, p, g, space, opts.ManyDuration)
+				logf("rep %d: many keys %3d %-28s %7.0f/s p50 %v p99 %v redis %.1fµs client %.1fµs /cycle %s", r+1, g, p.Name(), m.Throughput, m.Cycle.P50, m.Cycle.P99, m.RedisCPU, m.ClientCPU, m.Err)
+				many = append(many, m)
+			}
+		}
+	}
+	if opts.MemoryLocks > 0 {
+		for _, p := range opts.MemoryPeers {
+			h := runHeldMemory(ctx, addr, rdb, p, opts.MemoryLocks)
+			logf("rep %d: memory %-20s keys/lock %.2f MEMORY USAGE %.0f B/lock used_memory %.0f B/lock %s", r+1, p.Name(), h.KeysPerLock, h.UsagePerLock, h.UsedPerLock, h.Err)
+			memory = append(memory, h)
+		}
+	}
+	return many, memory
 }
 
 // isUnavailable: a peer that cannot run in this build (lockgen under
@@ -216,7 +284,7 @@ func SelectPeers(ps []peers.Peer, list string) ([]peers.Peer, error) {
 		name = strings.TrimSpace(name)
 		if _, ok := peers.ByName(name); !ok {
 			var all []string
-			for _, p := range peers.All() {
+			for _, p := range peers.Everything() {
 				all = append(all, p.Name())
 			}
 			return nil, fmt.Errorf("unknown peer %q; want some of %s", name, strings.Join(all, ", "))
@@ -234,7 +302,7 @@ func SelectPeers(ps []peers.Peer, list string) ([]peers.Peer, error) {
 
 // Workloads names the workloads, for KeepWorkloads; fairness (3) comes with
 // the hot key (2).
-var Workloads = []string{"uncontended", "hotkey", "held", "processes"}
+var Workloads = []string{"uncontended", "hotkey", "held", "processes", "manykeys", "memory"}
 
 // KeepWorkloads leaves out every workload not named in the comma-separated
 // list, to measure one of them quickly (say, processes while working on the
@@ -259,6 +327,12 @@ func (o *Options) KeepWorkloads(list string) error {
 	}
 	if !keep["processes"] {
 		o.Processes = nil
+	}
+	if !keep["manykeys"] {
+		o.ManyGoroutines = nil
+	}
+	if !keep["memory"] {
+		o.MemoryLocks = 0
 	}
 	return nil
 }

@@ -86,7 +86,8 @@ func evaluateTargets(res *Results) []Target {
 			overReps(res.Reps, heldMetric(hp.Name(), func(h HeldManyResult) float64 { return h.CallsPerSec })),
 			func(v float64) bool { return v <= 2*ideal })
 	}
-	return append(out, processTargets(res)...)
+	out = append(out, processTargets(res)...)
+	return append(out, manyKeysTargets(res)...)
 }
 
 // newTarget checks the median of s with pass.

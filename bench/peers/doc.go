@@ -16,6 +16,11 @@
 //		c.Close()
 //	}
 //
+// Pipelining lists further configurations, measured only where many
+// goroutines lock many keys: lockgen on the rueidis backend (module
+// rueidisbackend) and on go-redis's AutoPipeline, and redislock on
+// AutoPipeline.
+//
 // Every Client counts what it sends (Counts): calls, where a pipeline counts
 // once (a round trip as the caller sees it, before any automatic pipelining
 // inside the driver), and commands, where a pipeline counts each command.

@@ -5,8 +5,6 @@ package peers
 import (
 	"context"
 
-	goredislib "github.com/redis/go-redis/v9"
-
 	"github.com/lockgen/lockgen/runtime"
 )
 
@@ -36,16 +34,22 @@ func lockgenPeer(k lockgenKind) Peer {
 }
 
 type lockgenClient struct {
-	rdb    *goredislib.Client
-	calls  *callCounter
 	locker *runtime.Locker
 	kind   runtime.Kind
 	cfg    Config
+	incr   func(ctx context.Context, key string) error
+	counts func() Counts
+	close  func() error // closes the Redis client, after the Locker
 }
 
 func openLockgen(cfg Config, kind runtime.Kind) (Client, error) {
 	rdb, cc := newGoRedisClient(cfg.Addr)
-	return &lockgenClient{rdb: rdb, calls: cc, locker: runtime.New(rdb), kind: kind, cfg: cfg}, nil
+	return &lockgenClient{
+		locker: runtime.New(rdb), kind: kind, cfg: cfg,
+		incr:   func(ctx context.Context, key string) error { return rdb.Incr(ctx, key).Err() },
+		counts: cc.counts,
+		close:  rdb.Close,
+	}, nil
 }
 
 func (c *lockgenClient) Lock(ctx context.Context, key string) (Held, error) {
@@ -56,11 +60,13 @@ func (c *lockgenClient) Lock(ctx context.Context, key string) (Held, error) {
 	return lockgenHeld{h}, nil
 }
 
-func (c *lockgenClient) Counts() Counts { return c.calls.counts() }
+func (c *lockgenClient) Incr(ctx context.Context, key string) error { return c.incr(ctx, key) }
+
+func (c *lockgenClient) Counts() Counts { return c.counts() }
 
 func (c *lockgenClient) Close() error {
 	err := c.locker.Close()
-	if cerr := c.rdb.Close(); err == nil {
+	if cerr := c.close(); err == nil {
 		err = cerr
 	}
 	return err

@@ -23,3 +23,15 @@ func lockgenPeer(k lockgenKind) Peer {
 		},
 	}
 }
+
+func lockgenRueidisPeer(k lockgenKind) Peer {
+	p := lockgenPeer(k)
+	p.Setting += "-rueidis"
+	return p
+}
+
+func lockgenAutoPipelinePeer(k lockgenKind) Peer {
+	p := lockgenPeer(k)
+	p.Setting += "-autopipeline"
+	return p
+}

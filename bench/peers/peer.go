@@ -49,6 +49,10 @@ type Client interface {
 	// that give up after a bounded number of retries are called again
 	// until ctx is done, as a caller that must get the lock would do.
 	Lock(ctx context.Context, key string) (Held, error)
+	// Incr runs INCR key on the client the library talks to Redis with:
+	// the one command of the many-keys workload's critical section, so
+	// that a pipelining client pipelines it with the lock's own calls.
+	Incr(ctx context.Context, key string) error
 	// Counts is what this client has sent to Redis so far.
 	Counts() Counts
 	Close() error
@@ -78,9 +82,25 @@ func All() []Peer {
 	}
 }
 
-// ByName returns the peer whose Name() is name.
+// Pipelining lists the configurations that only the many-keys workload
+// measures: lockgen on the rueidis backend and on go-redis's AutoPipeline,
+// and redislock on go-redis's AutoPipeline. Concurrency is where pipelining
+// pays; on one hot key or one goroutine they would only lengthen the run.
+func Pipelining() []Peer {
+	return []Peer{
+		lockgenRueidisPeer(lockgenMutex),
+		lockgenRueidisPeer(lockgenFair),
+		lockgenAutoPipelinePeer(lockgenMutex),
+		redislockAutoPipeline(),
+	}
+}
+
+// Everything is All and Pipelining.
+func Everything() []Peer { return append(All(), Pipelining()...) }
+
+// ByName returns the peer whose Name() is name, among Everything.
 func ByName(name string) (Peer, bool) {
-	for _, p := range All() {
+	for _, p := range Everything() {
 		if p.Name() == name {
 			return p, true
 		}

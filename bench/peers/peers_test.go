@@ -13,7 +13,7 @@ import (
 // after Unlock, and counts what it sends.
 func TestEveryPeerExcludesAndCounts(t *testing.T) {
 	srv := redistest.Start(t)
-	for _, p := range All() {
+	for _, p := range Everything() {
 		t.Run(p.Name(), func(t *testing.T) {
 			a, err := p.Open(Config{Addr: srv.Addr})
 			if err != nil {
@@ -60,7 +60,7 @@ func TestEveryPeerExcludesAndCounts(t *testing.T) {
 
 func TestByNameFindsEveryPeer(t *testing.T) {
 	seen := map[string]bool{}
-	for _, p := range All() {
+	for _, p := range Everything() {
 		if seen[p.Name()] {
 			t.Errorf("duplicate peer %s", p.Name())
 		}
@@ -79,7 +79,7 @@ func TestByNameFindsEveryPeer(t *testing.T) {
 func TestEveryPeerRenewsPastItsLease(t *testing.T) {
 	srv := redistest.Start(t)
 	const lease = 300 * time.Millisecond
-	for _, p := range All() {
+	for _, p := range Everything() {
 		t.Run(p.Name(), func(t *testing.T) {
 			t.Parallel()
 			a, err := p.Open(Config{Addr: srv.Addr, Lease: lease, ManualRenew: true})

@@ -37,8 +37,33 @@ func redislockTuned() Peer {
 	}
 }
 
+// redislockAutoPipeline is the README default on go-redis's AutoPipeliner
+// (go-redis v9.23): concurrent goroutines' commands are batched into
+// pipelines on a few connections. go-redis marks it experimental; a queued
+// command no longer honours its own context.
+func redislockAutoPipeline() Peer {
+	return Peer{
+		Library: "redislock", Setting: "autopipeline",
+		Notes: "as default, on go-redis's AutoPipeliner (client.AutoPipeline(), default options)",
+		Polls: true,
+		open: func(cfg Config) (Client, error) {
+			rdb, cc := newGoRedisClient(cfg.Addr)
+			ap, err := rdb.AutoPipeline()
+			if err != nil {
+				rdb.Close()
+				return nil, err
+			}
+			c := newRedislockClient(cfg, rdb, cc, ap, func() redislock.RetryStrategy { return redislock.LinearBackoff(100 * time.Millisecond) })
+			c.closeAP = ap.Close
+			return c, nil
+		},
+	}
+}
+
 type redislockClient struct {
 	rdb      *goredislib.Client
+	cmds     goredislib.Cmdable // rdb, or its AutoPipeliner
+	closeAP  func() error       // nil without an AutoPipeliner
 	calls    *callCounter
 	locker   *redislock.Client
 	strategy func() redislock.RetryStrategy
@@ -48,11 +73,22 @@ type redislockClient struct {
 
 func openRedislock(cfg Config, strategy func() redislock.RetryStrategy) (Client, error) {
 	rdb, cc := newGoRedisClient(cfg.Addr)
+	return newRedislockClient(cfg, rdb, cc, rdb, strategy), nil
+}
+
+// redisScripter is what redislock and the workload's INCR need: a
+// *redis.Client or its AutoPipeliner.
+type redisScripter interface {
+	redislock.RedisClient
+	goredislib.Cmdable
+}
+
+func newRedislockClient(cfg Config, rdb *goredislib.Client, cc *callCounter, via redisScripter, strategy func() redislock.RetryStrategy) *redislockClient {
 	lease := cfg.Lease
 	if lease <= 0 {
 		lease = DefaultLease
 	}
-	return &redislockClient{rdb: rdb, calls: cc, locker: redislock.New(rdb), strategy: strategy, lease: lease, manual: cfg.ManualRenew}, nil
+	return &redislockClient{rdb: rdb, cmds: via, calls: cc, locker: redislock.New(via), strategy: strategy, lease: lease, manual: cfg.ManualRenew}
 }
 
 func (c *redislockClient) Lock(ctx context.Context, key string) (Held, error) {
@@ -73,8 +109,18 @@ func (c *redislockClient) Lock(ctx context.Context, key string) (Held, error) {
 	}, func(err error) bool { return errors.Is(err, redislock.ErrNotObtained) })
 }
 
+func (c *redislockClient) Incr(ctx context.Context, key string) error {
+	return c.cmds.Incr(ctx, key).Err()
+}
+
 func (c *redislockClient) Counts() Counts { return c.calls.counts() }
-func (c *redislockClient) Close() error   { return c.rdb.Close() }
+
+func (c *redislockClient) Close() error {
+	if c.closeAP != nil {
+		c.closeAP()
+	}
+	return c.rdb.Close()
+}
 
 type redislockHeld struct {
 	lock  *redislock.Lock

@@ -80,6 +80,10 @@ func (c *redsyncClient) Lock(ctx context.Context, key string) (Held, error) {
 	})
 }
 
+func (c *redsyncClient) Incr(ctx context.Context, key string) error {
+	return c.rdb.Incr(ctx, key).Err()
+}
+
 func (c *redsyncClient) Counts() Counts { return c.calls.counts() }
 func (c *redsyncClient) Close() error   { return c.rdb.Close() }
 

@@ -39,18 +39,21 @@ func rueidislockTuned() Peer {
 
 type rueidislockClient struct {
 	locker          rueidislock.Locker
+	client          rueidis.Client // the one the locker built, for Incr
 	calls, commands *atomic.Int64
 }
 
 func openRueidislock(cfg Config, opt rueidislock.LockerOption) (Client, error) {
 	calls, commands := &atomic.Int64{}, &atomic.Int64{}
+	var built rueidis.Client
 	opt.ClientOption.InitAddress = []string{cfg.Addr}
 	opt.ClientBuilder = func(o rueidis.ClientOption) (rueidis.Client, error) {
 		c, err := rueidis.NewClient(o)
 		if err != nil {
 			return nil, err
 		}
-		return countingRueidis{Client: c, calls: calls, commands: commands}, nil
+		built = countingRueidis{Client: c, calls: calls, commands: commands}
+		return built, nil
 	}
 	if cfg.Lease > 0 {
 		opt.KeyValidity = cfg.Lease
@@ -59,7 +62,7 @@ func openRueidislock(cfg Config, opt rueidislock.LockerOption) (Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &rueidislockClient{locker: l, calls: calls, commands: commands}, nil
+	return &rueidislockClient{locker: l, client: built, calls: calls, commands: commands}, nil
 }
 
 func (c *rueidislockClient) Lock(ctx context.Context, key string) (Held, error) {
@@ -70,6 +73,10 @@ func (c *rueidislockClient) Lock(ctx context.Context, key string) (Held, error) 
 		}
 		return rueidislockHeld(cancel), nil
 	}, func(err error) bool { return errors.Is(err, rueidislock.ErrNotLocked) })
+}
+
+func (c *rueidislockClient) Incr(ctx context.Context, key string) error {
+	return c.client.Do(ctx, c.client.B().Incr().Key(key).Build()).Error()
 }
 
 func (c *rueidislockClient) Counts() Counts {

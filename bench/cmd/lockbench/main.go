@@ -50,6 +50,8 @@ func run(args []string, stderr io.Writer) int {
 		}
 		opts.HeldPeers, _ = harness.SelectPeers(opts.HeldPeers, *only)
 		opts.ProcPeers, _ = harness.SelectPeers(opts.ProcPeers, *only)
+		opts.ManyPeers, _ = harness.SelectPeers(opts.ManyPeers, *only)
+		opts.MemoryPeers, _ = harness.SelectPeers(opts.MemoryPeers, *only)
 	}
 	if *workloads != "" {
 		if err := opts.KeepWorkloads(*workloads); err != nil {

@@ -1,0 +1,34 @@
+// Package rueidisbackend runs lockgen's runtime on a rueidis client
+// (github.com/redis/rueidis) instead of go-redis.
+//
+// rueidis pipelines the commands of concurrent goroutines over a few shared
+// connections on its own: when many goroutines lock many different keys, their
+// script calls share round trips and system calls, which is where a
+// connection-per-request pool spends its CPU. When only one goroutine is
+// calling, a command is written at once, so an idle client pays no batching
+// delay. Wake-up subscriptions ride on the same connections (RESP3).
+//
+// It lives in a module of its own so that lockgen's core module does not
+// depend on rueidis. Use it with any rueidis client: a single node, a
+// Sentinel client, or a Cluster (wake channels are then shard channels,
+// SSUBSCRIBE/SPUBLISH, routed by rueidis to the slot's owner).
+//
+//	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{"127.0.0.1:6379"}})
+//	...
+//	locker := rueidisbackend.NewLocker(client)
+//	defer locker.Close() // then client.Close(): the client is yours
+//
+// Wake-ups: each channel a Locker waits on is one Receive of rueidis on the
+// node's shared connection. After a lost connection rueidis subscribes
+// again by itself and the waiters are woken ("all"), since messages may
+// have been lost; a subscription the server ends (a Cluster slot that
+// moved) reaches the Locker as runtime.PayloadUnsubscribed, and it
+// subscribes again on the slot's new owner. Give each Locker's waiters
+// their own channels: two Lockers on one rueidis client that wait on the
+// same key share the connection's subscription, and when one of them
+// unsubscribes, the other's waiters are woken and subscribe again (correct,
+// but a wasted round trip).
+//
+// EvalWait (runtime.WithReplicas) runs the script and WAIT on a dedicated
+// connection, since WAIT blocks the connection it runs on.
+package rueidisbackend
