@@ -122,7 +122,7 @@ func newWatchdog(l *Locker) *watchdog {
 		done:     make(chan struct{}),
 		exit:     make(chan struct{}),
 	}
-	if mw, ok := l.backend.(masterWatcher); ok {
+	if mw, ok := l.given.(masterWatcher); ok {
 		mw.watchMasters(d.reverify)
 	}
 	go d.run()
