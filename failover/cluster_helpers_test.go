@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -218,6 +219,32 @@ func clWaitShardChannels(t *testing.T, addrs []string, prefix string, n int) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("wake channels subscribed: %v, want %d: the waiters are not subscribed in the slot's shard", seen, n)
+}
+
+// clShardNodes returns the nodes of the shard that newMaster and owner
+// belong to: both, and every other node that replicates either.
+func clShardNodes(cl *redistest.Cluster, newMaster, owner string) []string {
+	nodes := []string{newMaster}
+	if owner != newMaster {
+		nodes = append(nodes, owner)
+	}
+	for _, addr := range cl.Addrs {
+		if addr == newMaster || addr == owner {
+			continue
+		}
+		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+		info, err := c.Info(context.Background(), "replication").Result()
+		c.Close()
+		if err == nil && (strings.Contains(info, "master_port:"+portOf(newMaster)) || strings.Contains(info, "master_port:"+portOf(owner))) {
+			nodes = append(nodes, addr)
+		}
+	}
+	return nodes
+}
+
+func portOf(addr string) string {
+	_, port, _ := strings.Cut(addr, ":")
+	return port
 }
 
 // clShardChannels returns how many shard channels under prefix the node
