@@ -438,9 +438,13 @@ const (
 	// failure makes go-redis reconnect (and resubscribe).
 	pingInterval = 3 * time.Second
 	// receiveBackoffMax bounds the pause between two failed reads while the
-	// node is unreachable; the pause doubles from receiveBackoffMin.
+	// node is unreachable; the pause doubles from receiveBackoffMin. It is
+	// short because on a single server or Sentinel the Pub/Sub connection
+	// is often the first to reach a new master, and its dial is what tells
+	// the runtime (run_id) to re-verify the held locks: a second here was
+	// up to a second of two holders after a failover that lost a lock.
 	receiveBackoffMin = 10 * time.Millisecond
-	receiveBackoffMax = time.Second
+	receiveBackoffMax = 200 * time.Millisecond
 	// unsubscribeTimeout bounds an unsubscribe, which is never waited for
 	// by a caller that needs the answer.
 	unsubscribeTimeout = 5 * time.Second
