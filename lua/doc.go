@@ -123,9 +123,10 @@
 // acquire or heartbeat). Every fair script that reads the queue first
 // removes the waiters whose deadline has passed, wherever they stand (one
 // ZRANGEBYSCORE when nobody died), and drops a queue member that has no
-// deadline at all (damaged keys) instead of failing. Both sets expire with
-// the latest deadline. B's waiters flag is always 0: the queue says who
-// waits.
+// deadline at all (damaged keys) instead of failing. Both sets expire
+// with the latest deadline ever given to a waiter (PEXPIREAT GT, so no read
+// of the highest score; a waiter that leaves does not shorten them). B's
+// waiters flag is always 0: the queue says who waits.
 //
 // fair hand-over: a fair lock is never left free while a live waiter is
 // queued. Whoever finds it free (the last release, or any fair script that
@@ -205,13 +206,13 @@
 //	mutex release by a waiter             2   GET ZREM
 //	fair uncontended acquire              4   GET TIME ZRANGE SET
 //	fair acquire, own lock                2   GET PEXPIRE
-//	fair busy (joins queue)              11
-//	fair busy (queued)                   10
-//	fair heartbeat                       10
+//	fair busy (joins queue)              10   GET TIME PTTL ZRANGEBYSCORE ZSCORE ZRANGE ZADD×2 PEXPIREAT×2
+//	fair busy (queued)                    8   GET TIME PTTL ZRANGEBYSCORE ZSCORE ZADD PEXPIREAT×2(GT)
+//	fair heartbeat                        9   GET TIME ZRANGE ZRANGEBYSCORE ZSCORE ZADD PEXPIREAT×2(GT) PTTL
 //	fair heartbeat, empty queue           3   GET TIME ZRANGE
 //	fair renew                            3   GET PTTL PEXPIRE
 //	fair release, no waiters              4   GET TIME ZRANGE SET(tombstone)
-//	fair release, hands over             10   GET TIME ZRANGE ZRANGEBYSCORE ZRANGE ZSCORE ZREM×2 SET PUBLISH
+//	fair release, hands over              9   GET TIME ZRANGE ZRANGEBYSCORE ZSCORE ZREM×2 SET PUBLISH
 //	fair acquire, handed (missed)         2   GET PEXPIRE
 //	fair release by a waiter              7   GET PTTL TIME ZRANGE ZRANGEBYSCORE ZREM×2
 //	read uncontended acquire              7   TIME ZRANGEBYSCORE HMGET ZADD HSET PEXPIREAT×2

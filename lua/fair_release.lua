@@ -20,20 +20,22 @@ local owner, fence, _, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
 local now_ms, now_us = lg_now()
 local old_head = lg_fair_first(queue)
-if old_head then lg_fair_evict(queue, alive, now_ms) end
+-- The head as read, if nobody was evicted (then it need not be read again).
+local head = old_head and lg_fair_evict(queue, alive, now_ms, old_head)
 
 if owner ~= holder then
   if old_head then
     redis.call('ZREM', queue, holder)
     redis.call('ZREM', alive, holder)
+    if head == holder then head = nil end
     if lg_lock_free(KEYS[1], owner) then
-      lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4])
+      lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4], head)
     end
   end
   return 0
 end
 
-if not (old_head and lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4])) then
+if not (old_head and lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4], head)) then
   lg_retire_string(KEYS[1], fence, now_us)
 end
 return 1
