@@ -79,7 +79,7 @@ var costCases = []costCase{
 	{"fair heartbeat, empty queue", fairFamily, fairHeld, nil, []string{"fair_heartbeat", "B", "1000"}, 3},
 	{"fair renew", fairFamily, fairHeld, nil, []string{"fair_renew", "A", "1000"}, 3},
 	{"fair release, no waiters", fairFamily, fairHeld, nil, []string{"fair_release", "A", "1000"}, 4},
-	{"fair release, hands over", fairFamily, fairQueued, nil, []string{"fair_release", "A", "1000"}, 9},
+	{"fair release, hands over", fairFamily, fairQueued, nil, []string{"fair_release", "A", "1000"}, 8},
 	{"fair acquire, handed (missed)", fairFamily, slices.Concat(fairQueued, [][]string{{"fair_release", "A", "1000"}}), nil,
 		[]string{"fair_acquire", "B", "1000"}, 2},
 	{"fair release by a waiter", fairFamily, fairQueued, nil, []string{"fair_release", "B", "1000"}, 7},

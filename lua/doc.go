@@ -211,8 +211,8 @@
 //	fair heartbeat                        9   GET TIME ZRANGE ZRANGEBYSCORE ZSCORE ZADD PEXPIREAT×2(GT) PTTL
 //	fair heartbeat, empty queue           3   GET TIME ZRANGE
 //	fair renew                            3   GET PTTL PEXPIRE
-//	fair release, no waiters              4   GET TIME ZRANGE SET(tombstone)
-//	fair release, hands over              9   GET TIME ZRANGE ZRANGEBYSCORE ZSCORE ZREM×2 SET PUBLISH
+//	fair release, no waiters              4   GET TIME ZPOPMIN SET(tombstone)
+//	fair release, hands over              8   GET TIME ZPOPMIN ZRANGEBYSCORE ZSCORE ZREM SET PUBLISH
 //	fair acquire, handed (missed)         2   GET PEXPIRE
 //	fair release by a waiter              7   GET PTTL TIME ZRANGE ZRANGEBYSCORE ZREM×2
 //	read uncontended acquire              7   TIME ZRANGEBYSCORE HMGET ZADD HSET PEXPIREAT×2

@@ -255,6 +255,18 @@ local function lg_fair_hand_over(lock, queue, alive, head, deadline, fence, now_
   lg_hand_over(lock, head, fence, 0, now_us, deadline - now_ms, pub, wake)
 end
 
+-- Hands a free fair lock to first, already popped off the queue
+-- (ZPOPMIN), if its place is live: the evictions before left its deadline
+-- in alive only then. Returns whether it did; if not, first is gone (dead,
+-- or a queue member without a deadline) and the caller looks further.
+local function lg_fair_grant_popped(lock, alive, first, fence, now_ms, now_us, pub, wake)
+  local deadline = redis.call('ZSCORE', alive, first)
+  if not deadline then return false end
+  redis.call('ZREM', alive, first)
+  lg_hand_over(lock, first, fence, 0, now_us, deadline - now_ms, pub, wake)
+  return true
+end
+
 -- Called by a script that found the lock free (absent or a tombstone with
 -- the last fence) while the queue was not empty: the first live waiter, if
 -- any, gets the lock at once. Returns whether one did. head is the first
