@@ -73,8 +73,8 @@ var costCases = []costCase{
 
 	{"fair uncontended acquire", fairFamily, nil, nil, []string{"fair_acquire", "A", "1000"}, 4},
 	{"fair acquire, own lock", fairFamily, fairHeld, nil, []string{"fair_acquire", "A", "1000"}, 2},
-	{"fair busy (joins queue)", fairFamily, fairHeld, nil, []string{"fair_acquire", "B", "1000"}, 10},
-	{"fair busy (queued)", fairFamily, fairQueued, nil, []string{"fair_acquire", "B", "1000"}, 8},
+	{"fair busy (joins queue)", fairFamily, fairHeld, nil, []string{"fair_acquire", "B", "1000"}, 9},
+	{"fair busy (queued)", fairFamily, fairQueued, nil, []string{"fair_acquire", "B", "1000"}, 9},
 	{"fair heartbeat", fairFamily, fairQueued, nil, []string{"fair_heartbeat", "B", "1000"}, 9},
 	{"fair heartbeat, empty queue", fairFamily, fairHeld, nil, []string{"fair_heartbeat", "B", "1000"}, 3},
 	{"fair renew", fairFamily, fairHeld, nil, []string{"fair_renew", "A", "1000"}, 3},

@@ -206,8 +206,8 @@
 //	mutex release by a waiter             2   GET ZREM
 //	fair uncontended acquire              4   GET TIME ZRANGE SET
 //	fair acquire, own lock                2   GET PEXPIRE
-//	fair busy (joins queue)              10   GET TIME PTTL ZRANGEBYSCORE ZSCORE ZRANGE ZADD×2 PEXPIREAT×2
-//	fair busy (queued)                    8   GET TIME PTTL ZRANGEBYSCORE ZSCORE ZADD PEXPIREAT×2(GT)
+//	fair busy (joins queue)               9   GET TIME PTTL ZRANGEBYSCORE ZRANGE ZADD(NX) ZADD PEXPIREAT×2
+//	fair busy (queued)                    9   GET TIME PTTL ZRANGEBYSCORE ZRANGE ZADD(NX) ZADD PEXPIREAT×2(GT)
 //	fair heartbeat                        9   GET TIME ZRANGE ZRANGEBYSCORE ZSCORE ZADD PEXPIREAT×2(GT) PTTL
 //	fair heartbeat, empty queue           3   GET TIME ZRANGE
 //	fair renew                            3   GET PTTL PEXPIRE

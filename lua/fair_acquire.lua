@@ -58,13 +58,14 @@ else
   wait, by = head_deadline - now_ms, head
 end
 
-local join
-if not redis.call('ZSCORE', queue, holder) then
-  local tail = redis.call('ZRANGE', queue, -1, -1, 'WITHSCORES')
+-- Join behind the tail, or keep the place: ZADD NX changes no place that
+-- exists, so one command both tests and joins.
+local tail = redis.call('ZRANGE', queue, -1, -1, 'WITHSCORES')
+local arrival = now_ms
+if tail[2] and tail[2] + 0 >= arrival then arrival = tail[2] + 1 end
+local join -- nil: was queued already (lg_expire_at_least)
+if redis.call('ZADD', queue, 'NX', lg_int(arrival), holder) == 1 then
   join = tail[1] and 'behind' or 'first'
-  local arrival = now_ms
-  if tail[2] and tonumber(tail[2]) >= arrival then arrival = tonumber(tail[2]) + 1 end
-  redis.call('ZADD', queue, lg_int(arrival), holder)
 end
 lg_fair_keep_alive(queue, alive, holder, now_ms + lease, join)
 return { 0, lg_wait(wait, lease), by, wait }
