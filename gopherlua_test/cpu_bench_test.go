@@ -93,11 +93,11 @@ type evalshaTime struct {
 
 func (e *evalshaTime) phase(b *testing.B, rdb *redis.Client, run func()) {
 	b.StopTimer()
-	calls0, usec0 := evalshaStats(b, rdb)
+	calls0, usec0 := commandStats(b, rdb, "evalsha")
 	b.StartTimer()
 	run()
 	b.StopTimer()
-	calls1, usec1 := evalshaStats(b, rdb)
+	calls1, usec1 := commandStats(b, rdb, "evalsha")
 	b.StartTimer()
 	e.calls += calls1 - calls0
 	e.usec += usec1 - usec0
@@ -110,15 +110,15 @@ func (e *evalshaTime) perCall() float64 {
 	return float64(e.usec) / float64(e.calls)
 }
 
-// evalshaStats reads the cumulative EVALSHA calls and usec from INFO
-// commandstats.
-func evalshaStats(b *testing.B, rdb *redis.Client) (calls, usec int64) {
+// commandStats reads the cumulative calls and usec of one command (lower
+// case, as INFO names it) from INFO commandstats.
+func commandStats(tb testing.TB, rdb *redis.Client, cmd string) (calls, usec int64) {
 	info, err := rdb.Info(context.Background(), "commandstats").Result()
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	for _, line := range strings.Split(info, "\n") {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:")
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":")
 		if !ok {
 			continue
 		}
@@ -132,10 +132,10 @@ func evalshaStats(b *testing.B, rdb *redis.Client) (calls, usec int64) {
 				usec, err = strconv.ParseInt(value, 10, 64)
 			}
 			if err != nil {
-				b.Fatalf("commandstats line %q: %v", line, err)
+				tb.Fatalf("commandstats line %q: %v", line, err)
 			}
 		}
 		return calls, usec
 	}
-	return 0, 0 // no EVALSHA yet
+	return 0, 0 // not called yet
 }

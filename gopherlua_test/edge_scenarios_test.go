@@ -25,6 +25,11 @@ func edgeScenarios() []*scenario {
 						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
 				{at: 30 * ms, script: facq, holder: "B", lease: 1000 * ms, want: sameGrant()},
 				{at: 40 * ms, script: frel, holder: "B", lease: 1000 * ms, want: integer(1), expect: retired(fairFamily)},
+				// A newcomer that finds the lock free skips a ghost at the head too.
+				{at: 50 * ms, raw: []string{"ZADD", "lockgen:fair:{fair-damaged}:queue", "1", "ghost"}, want: integer(1)},
+				{at: 60 * ms, script: facq, holder: "C", lease: 1000 * ms, want: granted(),
+					expect: []keyWant{{suffix: ":queue", absent: true}}},
+				{at: 70 * ms, script: frel, holder: "C", lease: 1000 * ms, want: integer(1), expect: retired(fairFamily)},
 			},
 			wakes: []string{grantWake("B")},
 		},

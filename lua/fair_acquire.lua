@@ -32,14 +32,17 @@ if owner == holder then
 end
 
 local now_ms, now_us = lg_now()
-local old_head = lg_fair_first(queue)
-if old_head then lg_fair_evict(queue, alive, now_ms) end
-
 local wait = owner and owner ~= LG_TOMB and lg_lease_left(KEYS[1])
 local by = owner
-if not (wait and wait >= 0) then
-  local head, head_deadline
-  if old_head then head, head_deadline = lg_fair_live_head(queue, alive) end
+if wait and wait >= 0 then
+  -- Held: the caller queues, whoever is first. Dead places still go, so
+  -- that an abandoned queue cannot hold up the next grant.
+  lg_fair_evict(queue, alive, now_ms)
+else
+  local head, head_deadline = lg_fair_first(queue), nil
+  if head then
+    head, head_deadline = lg_fair_live_head(queue, alive, lg_fair_evict(queue, alive, now_ms, head))
+  end
   if not head or head == holder then
     if head then
       redis.call('ZREM', queue, holder)
@@ -55,11 +58,14 @@ if not (wait and wait >= 0) then
   wait, by = head_deadline - now_ms, head
 end
 
-if not redis.call('ZSCORE', queue, holder) then
-  local tail = redis.call('ZRANGE', queue, -1, -1, 'WITHSCORES')
-  local arrival = now_ms
-  if tail[2] and tonumber(tail[2]) >= arrival then arrival = tonumber(tail[2]) + 1 end
-  redis.call('ZADD', queue, lg_int(arrival), holder)
+-- Join behind the tail, or keep the place: ZADD NX changes no place that
+-- exists, so one command both tests and joins.
+local tail = redis.call('ZRANGE', queue, -1, -1, 'WITHSCORES')
+local arrival = now_ms
+if tail[2] and tail[2] + 0 >= arrival then arrival = tail[2] + 1 end
+local join -- nil: was queued already (lg_expire_at_least)
+if redis.call('ZADD', queue, 'NX', lg_int(arrival), holder) == 1 then
+  join = tail[1] and 'behind' or 'first'
 end
-lg_fair_keep_alive(queue, alive, holder, now_ms + lease)
+lg_fair_keep_alive(queue, alive, holder, now_ms + lease, join)
 return { 0, lg_wait(wait, lease), by, wait }

@@ -19,14 +19,14 @@ if bad then return bad end
 local now_ms, now_us = lg_now()
 local old_head = lg_fair_first(queue)
 if not old_head then return 0 end
-lg_fair_evict(queue, alive, now_ms)
+local head = lg_fair_evict(queue, alive, now_ms, old_head)
 
 local kept = 0
 if redis.call('ZSCORE', queue, holder) then
-  lg_fair_keep_alive(queue, alive, holder, now_ms + lease)
+  lg_fair_keep_alive(queue, alive, holder, now_ms + lease, nil)
   kept = 1
 end
 if lg_lock_free(KEYS[1], owner) then
-  lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4])
+  lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4], head)
 end
 return kept

@@ -21,7 +21,7 @@ end
 local old_head = lg_fair_first(queue)
 if old_head and lg_lock_free(KEYS[1], owner) then
   local now_ms, now_us = lg_now()
-  lg_fair_evict(queue, alive, now_ms)
-  lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4])
+  local head = lg_fair_evict(queue, alive, now_ms, old_head)
+  lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4], head)
 end
 return 0
