@@ -20,51 +20,10 @@ func TestQuorumWaiterWokenByRelease(t *testing.T) {
 			if down == 1 {
 				q.servers[2].Kill()
 			}
-			busy := make(chan struct{}, 10)
+			observe, busy := busySignal()
 			holder := q.locker(t, runtime.WithWaiterWindow(30*time.Second))
-			waiter := q.locker(t, runtime.WithWaiterWindow(30*time.Second), runtime.WithObserver(func(e runtime.Event) {
-				if e.Kind == runtime.EventBusy {
-					select {
-					case busy <- struct{}{}:
-					default:
-					}
-				}
-			}))
-			ctx := ctxTimeout(t, time.Minute)
-			lock := runtime.Lock{Kind: runtime.Mutex, Key: "w", Lease: 30 * time.Second, Wait: 20 * time.Second}
-			held, err := holder.Acquire(ctx, lock)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := make(chan error, 1)
-			go func() {
-				h, err := waiter.Acquire(ctx, lock)
-				if err == nil {
-					h.Release()
-				}
-				got <- err
-			}()
-			// The second busy reply comes after the subscription.
-			for range 2 {
-				select {
-				case <-busy:
-				case <-time.After(20 * time.Second):
-					t.Fatal("the waiter did not get busy twice")
-				}
-			}
-			released := time.Now()
-			if err := held.Release(); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case err := <-got:
-				if err != nil {
-					t.Fatalf("waiter: %v", err)
-				}
-				t.Logf("granted %v after the release", time.Since(released).Round(time.Millisecond))
-			case <-time.After(5 * time.Second):
-				t.Fatal("the waiter was not woken by the release within 5 s (its retry timer is 10 s)")
-			}
+			waiter := q.locker(t, runtime.WithWaiterWindow(30*time.Second), runtime.WithObserver(observe))
+			wokenByRelease(t, holder, waiter, busy, "w")
 		})
 	}
 }
@@ -96,46 +55,36 @@ func TestQuorumClusterMemberWakes(t *testing.T) {
 		t.Cleanup(func() { l.Close() })
 		return l
 	}
-	busy := make(chan struct{}, 10)
-	holder := newLocker()
-	waiter := newLocker(runtime.WithObserver(func(e runtime.Event) {
-		if e.Kind == runtime.EventBusy {
-			select {
-			case busy <- struct{}{}:
-			default:
-			}
-		}
-	}))
+	observe, busy := busySignal()
+	wokenByRelease(t, newLocker(), newLocker(runtime.WithObserver(observe)), busy, "c")
+}
+
+// wokenByRelease: holder takes a mutex with a 30 s lease, waiter waits for
+// it (busy reports its busy replies; the second comes after it subscribed),
+// and after the release the waiter must have the lock within 5 s, well
+// before its 10 s retry timer.
+func wokenByRelease(t *testing.T, holder, waiter *runtime.Locker, busy <-chan struct{}, key string) {
+	t.Helper()
 	ctx := ctxTimeout(t, time.Minute)
-	lock := runtime.Lock{Kind: runtime.Mutex, Key: "c", Lease: 30 * time.Second, Wait: 20 * time.Second}
+	lock := runtime.Lock{Kind: runtime.Mutex, Key: key, Lease: 30 * time.Second, Wait: 20 * time.Second}
 	held, err := holder.Acquire(ctx, lock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan error, 1)
-	go func() {
-		h, err := waiter.Acquire(ctx, lock)
-		if err == nil {
-			h.Release()
-		}
-		got <- err
-	}()
-	for range 2 {
-		select {
-		case <-busy:
-		case <-time.After(20 * time.Second):
-			t.Fatal("the waiter did not get busy twice")
-		}
-	}
+	got := acquireAsync(ctx, waiter, lock)
+	waitBusy(t, busy, 2)
+	released := time.Now()
 	if err := held.Release(); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-got:
-		if err != nil {
-			t.Fatalf("waiter: %v", err)
+	case a := <-got:
+		if a.err != nil {
+			t.Fatalf("waiter: %v", a.err)
 		}
+		a.h.Release()
+		t.Logf("granted %v after the release", time.Since(released).Round(time.Millisecond))
 	case <-time.After(5 * time.Second):
-		t.Fatal("the waiter was not woken by the Cluster member's SPUBLISH within 5 s (its retry timer is 10 s)")
+		t.Fatal("the waiter was not woken by the release within 5 s (its retry timer is 10 s)")
 	}
 }
