@@ -78,12 +78,10 @@ func (l *Locker) Close() error {
 func (l *Locker) Server() *luashim.Server { return l.srv }
 
 // Advance moves the server's clock forward by d: every lease, waiter
-// registration and queue place that ends within d ends now, and another
-// process may take those locks. Then every lock l holds is renewed at
-// once, so the holders whose locks another took have their contexts
-// cancelled with runtime.ErrLockLost before Advance returns. (A lock
-// whose lease ended and that nobody took is still its holder's: the
-// renewal keeps it, as Redis does. Expire and Steal take a lock away.) The machine's clock, and the Locker's local deadlines, do not
+// registration and queue place that ends within d ends now. Then every
+// lock l holds is renewed at once, so the holders of leases that ran out
+// have their contexts cancelled with runtime.ErrLockLost before Advance
+// returns. The machine's clock, and the Locker's local deadlines, do not
 // move: only the server's view of time does.
 func (l *Locker) Advance(d time.Duration) {
 	l.clock.advance(d)

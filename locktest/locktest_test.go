@@ -127,19 +127,8 @@ func TestAdvance(t *testing.T) {
 		t.Fatalf("10 s lease ended after 5 s: %v", err)
 	}
 	// The renewal Advance sent restarted the lease: 11 s from here ends it.
-	// Another process can then take the lock, and the holder hears of it
-	// at the next check. (Had nobody taken it, the holder's renewal would
-	// have found it still its own and kept it, as Redis does.)
 	l.Advance(11 * time.Second)
-	other := runtime.NewWithBackend(embedded.NewBackend(l.Server()))
-	defer other.Close()
-	taken, err := other.Acquire(ctxTimeout(t, 10*time.Second), runtime.Lock{Kind: runtime.Mutex, Key: "short", Wait: runtime.NoWait})
-	if err != nil {
-		t.Fatalf("another process, after the lease ran out: %v", err)
-	}
-	defer taken.Release()
-	l.Advance(0)
-	lostNow(t, short, "Advance past the lease, and another process taking the lock")
+	lostNow(t, short, "Advance past the lease")
 	if err := long.Context().Err(); err != nil {
 		t.Fatalf("1 h lease ended after 16 s: %v", err)
 	}
