@@ -541,10 +541,15 @@ const (
 	acquireGranted = 1 // {1, fence}
 )
 
-// parseAcquire reads {1, fence} or {0, wait_ms[, holder[, left_ms]]}: a
-// busy reply names the holder, and what is left of its lease, where the
-// script read them (by; zero otherwise).
+// parseAcquire reads a grant, fence or {1, fence}, or a busy reply, {0,
+// wait_ms[, holder[, left_ms]]}: a busy reply names the holder, and what is
+// left of its lease, where the script read them (by; zero otherwise). The
+// exclusive scripts reply a grant as the bare fence: an integer reply costs
+// Redis less than a table.
 func parseAcquire(reply any) (flag, n int64, by busyHolder, err error) {
+	if fence, ok := reply.(int64); ok && fence > 0 {
+		return acquireGranted, fence, busyHolder{}, nil
+	}
 	arr, ok := reply.([]any)
 	if ok && len(arr) >= 2 && len(arr) <= 4 {
 		flag, ok1 := arr[0].(int64)
