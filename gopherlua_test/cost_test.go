@@ -30,10 +30,12 @@ type costCase struct {
 	want int
 }
 
-// Mutex setups: A holds the lock, B registered as a waiter (window 500 ms),
-// or A's release handed the lock to B.
+// Mutex setups: A holds the lock, A gave it back (a tombstone is left), B
+// registered as a waiter (window 500 ms), or A's release handed the lock to
+// B.
 var (
 	mutexHeld       = [][]string{{"mutex_acquire", "A", "1000", "500"}}
+	mutexReleased   = [][]string{{"mutex_acquire", "A", "1000", "500"}, {"mutex_release", "A", "1000"}}
 	mutexRegistered = [][]string{{"mutex_acquire", "A", "1000", "500"}, {"mutex_acquire", "B", "1000", "500"}}
 	mutexHanded     = [][]string{{"mutex_acquire", "A", "1000", "500"}, {"mutex_acquire", "B", "1000", "500"}, {"mutex_release", "A", "1000"}}
 	fairHeld        = [][]string{{"fair_acquire", "A", "1000"}}
@@ -58,13 +60,14 @@ var costAfter = map[string]*regexp.Regexp{
 // the same table; change both together.
 var costCases = []costCase{
 	{"mutex uncontended acquire", mutexFamily, nil, nil, []string{"mutex_acquire", "A", "1000", "500"}, 4},
+	{"mutex uncontended acquire, tombstone", mutexFamily, mutexReleased, nil, []string{"mutex_acquire", "B", "1000", "500"}, 2},
 	{"mutex acquire, own lock", mutexFamily, mutexHeld, nil, []string{"mutex_acquire", "A", "1000", "500"}, 2},
 	{"mutex busy, registers, marks", mutexFamily, mutexHeld, nil, []string{"mutex_acquire", "B", "1000", "500"}, 5},
 	{"mutex busy, registers", mutexFamily, mutexRegistered, nil, []string{"mutex_acquire", "C", "1000", "1000"}, 4},
 	{"mutex busy, window 0", mutexFamily, mutexHeld, nil, []string{"mutex_acquire", "B", "1000", "0"}, 2},
 	{"mutex renew", mutexFamily, mutexHeld, nil, []string{"mutex_renew", "A", "1000"}, 3},
 	{"mutex floor, fence above it (quorum)", mutexFamily, mutexHeld, nil, []string{"mutex_floor", "A", "1000", "1"}, 4},
-	{"mutex release, no waiters", mutexFamily, mutexHeld, nil, []string{"mutex_release", "A", "1000"}, 3},
+	{"mutex release, no waiters", mutexFamily, mutexHeld, nil, []string{"mutex_release", "A", "1000"}, 2},
 	{"mutex release, hands over", mutexFamily, mutexRegistered, nil, []string{"mutex_release", "A", "1000"}, 5},
 	{"mutex release, registrations lapsed", mutexFamily, mutexRegistered, [][]string{{"ZADD", "$B:waiters", "1", "B"}},
 		[]string{"mutex_release", "A", "1000"}, 6},

@@ -83,9 +83,10 @@ func edgeScenarios() []*scenario {
 			steps: []step{
 				{at: 0, script: macq, holder: "A", lease: 100 * ms, extra: window(50 * ms), want: granted()},
 				// Released in the microsecond of the grant: a tombstone keeps
-				// the fence for a millisecond so the next grant exceeds it.
+				// the fence for the floor, and the next grant counts on
+				// from it.
 				{at: 0, script: mrel, holder: "A", lease: 100 * ms, want: integer(1),
-					expect: []keyWant{{holder: tombstone, ttl: 1 * ms}, {suffix: ":waiters", absent: true}}},
+					expect: []keyWant{{holder: tombstone, floorOnly: true}, {suffix: ":waiters", absent: true}}},
 				{at: 0, script: mren, holder: "A", lease: 100 * ms, want: integer(0), unchanged: true},
 				{at: 0, script: macq, holder: "B", lease: 100 * ms, extra: window(50 * ms), want: granted()},
 				// The lease's last millisecond: still held, retry in 1 ms.
@@ -101,28 +102,28 @@ func edgeScenarios() []*scenario {
 				// Released in that microsecond, nobody registered: a
 				// tombstone again.
 				{at: 101 * ms, script: mrel, holder: "D", lease: 100 * ms, want: integer(1),
-					expect: []keyWant{{holder: tombstone, ttl: 1 * ms}, {suffix: ":waiters", absent: true}}},
+					expect: []keyWant{{holder: tombstone, floorOnly: true}, {suffix: ":waiters", absent: true}}},
 				{at: 101 * ms, script: macq, holder: "E", lease: 100 * ms, extra: window(50 * ms), want: granted()},
 			},
 			wakes: []string{grantWake("D"), "all"},
 		},
 		{
-			// The server's clock steps back 30 ms: fences still rise, and
-			// the tombstone of the last one lives until the clock has
-			// passed it again.
+			// The server's clock steps back 30 ms: fences still rise, as
+			// each one counts on from the last, which the tombstone keeps
+			// for the floor.
 			name: "mutex-clock-step-back", fam: mutexFamily, shimOnly: true,
 			steps: []step{
 				{at: 50 * ms, script: macq, holder: "A", lease: 100 * ms, extra: window(100 * ms), want: granted()},
 				{at: 20 * ms, script: mrel, holder: "A", lease: 100 * ms, want: integer(1),
-					expect: []keyWant{{holder: tombstone, ttl: 31 * ms}}},
+					expect: []keyWant{{holder: tombstone, floorOnly: true}}},
 				{at: 20 * ms, script: macq, holder: "B", lease: 100 * ms, extra: window(100 * ms), want: granted()},
 				{at: 20 * ms, script: macq, holder: "C", lease: 100 * ms, extra: window(100 * ms), want: busy(100)},
 				{at: 20 * ms, script: mrel, holder: "B", lease: 100 * ms, want: integer(1),
 					expect: []keyWant{{holder: "C", waiters: "1", ttl: 100 * ms, handed: true}}},
 				{at: 20 * ms, script: mrel, holder: "C", lease: 100 * ms, want: integer(1),
-					expect: []keyWant{{holder: tombstone, ttl: 31 * ms}}},
+					expect: []keyWant{{holder: tombstone, floorOnly: true}}},
 				// Back at A's microsecond, the tombstone frees the lock
-				// with a fence above A's.
+				// with a fence above all of them.
 				{at: 50 * ms, script: macq, holder: "D", lease: 100 * ms, extra: window(100 * ms), want: granted(),
 					expect: []keyWant{{holder: "D", waiters: "0", ttl: 100 * ms}}},
 			},
@@ -133,9 +134,9 @@ func edgeScenarios() []*scenario {
 			steps: []step{
 				{at: 0, script: facq, holder: "A", lease: 100 * ms, want: granted()},
 				// Released in the microsecond of the grant, nobody waiting:
-				// a tombstone keeps the fence.
+				// a tombstone keeps the fence for the floor.
 				{at: 0, script: frel, holder: "A", lease: 100 * ms, want: integer(1),
-					expect: []keyWant{{holder: tombstone, ttl: 1 * ms}}},
+					expect: []keyWant{{holder: tombstone, floorOnly: true}}},
 				{at: 0, script: facq, holder: "B", lease: 100 * ms, want: granted()},
 				{at: 0, script: facq, holder: "C", lease: 100 * ms, want: busy(100)},
 				// Handed over in the same microsecond: the fence still rises.
@@ -145,7 +146,7 @@ func edgeScenarios() []*scenario {
 				// Given back unused in that microsecond, nobody waiting: a
 				// tombstone again.
 				{at: 0, script: frel, holder: "C", lease: 100 * ms, want: integer(1),
-					expect: []keyWant{{holder: tombstone, ttl: 1 * ms}}},
+					expect: []keyWant{{holder: tombstone, floorOnly: true}}},
 				{at: 0, script: facq, holder: "D", lease: 100 * ms, want: granted()},
 			},
 			wakes: []string{grantWake("C")},
@@ -155,10 +156,10 @@ func edgeScenarios() []*scenario {
 			steps: []step{
 				{at: 0, script: lua.ReadAcquire, holder: "R", lease: 100 * ms, want: granted()},
 				{at: 0, script: lua.ReadRelease, holder: "R", lease: 100 * ms, want: integer(1),
-					expect: []keyWant{{fields: []string{"f"}, ttl: 1 * ms, fenced: true}}},
+					expect: []keyWant{{fields: []string{"f"}, floorOnly: true, fenced: true}}},
 				{at: 0, script: lua.WriteAcquire, holder: "W", lease: 100 * ms, want: granted()},
 				{at: 0, script: lua.WriteRelease, holder: "W", lease: 100 * ms, want: integer(1),
-					expect: []keyWant{{fields: []string{"f"}, ttl: 1 * ms, fenced: true}}},
+					expect: []keyWant{{fields: []string{"f"}, floorOnly: true, fenced: true}}},
 				{at: 0, script: lua.ReadAcquire, holder: "R", lease: 100 * ms, want: granted()},
 			},
 		},
@@ -167,7 +168,7 @@ func edgeScenarios() []*scenario {
 			steps: []step{
 				{at: 0, script: lua.SemaphoreAcquire, holder: "A", lease: 100 * ms, extra: []string{"1"}, want: granted()},
 				{at: 0, script: lua.SemaphoreRelease, holder: "A", lease: 100 * ms, want: integer(1),
-					expect: []keyWant{{fields: []string{"f"}, ttl: 1 * ms, fenced: true}}},
+					expect: []keyWant{{fields: []string{"f"}, floorOnly: true, fenced: true}}},
 				{at: 0, script: lua.SemaphoreAcquire, holder: "B", lease: 100 * ms, extra: []string{"1"}, want: granted()},
 			},
 		},

@@ -145,13 +145,15 @@ func mutexOps() *scenario {
 			{at: 350 * ms, script: ren, holder: "A", lease: 2000 * ms, want: integer(0), unchanged: true},
 			{at: 350 * ms, script: ins, holder: "op", lease: 1000 * ms, unchanged: true,
 				want: inspected(nil, []queued{{"C", 400 * ms}}, nil)},
+			// C's registration goes with its grant; D's, lapsed, is still
+			// in the set, so the flag stays set.
 			{at: 400 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: window(600 * ms), want: granted(),
-				expect: []keyWant{{holder: "C", waiters: "0", ttl: 1000 * ms}}},
-			// Nobody registered since C's grant: no wake.
+				expect: []keyWant{{holder: "C", waiters: "1", ttl: 1000 * ms}, {suffix: ":waiters", members: []string{"D"}}}},
+			// The flag says registrations may be waiting: everyone is woken.
 			{at: 500 * ms, script: force, holder: "op", lease: 1000 * ms, want: integer(1),
-				expect: []keyWant{{holder: tombstone, ttl: 900 * ms}}},
+				expect: []keyWant{{holder: tombstone, waiters: "1", ttl: 900 * ms}}},
 		},
-		wakes: []string{"all"},
+		wakes: []string{"all", "all"},
 	}
 }
 

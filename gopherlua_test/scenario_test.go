@@ -339,15 +339,31 @@ func pair(got any) (int64, int64, error) {
 	return x, y, nil
 }
 
+// grantFence reads a grant: the bare fence (the exclusive scripts) or
+// {1, fence} (the shared ones).
+func grantFence(got any) (int64, error) {
+	if fence, ok := got.(int64); ok {
+		if fence <= 0 {
+			return 0, fmt.Errorf("reply %d, want a positive fence", fence)
+		}
+		return fence, nil
+	}
+	ok, fence, err := pair(got)
+	if err != nil {
+		return 0, err
+	}
+	if ok != 1 {
+		return 0, fmt.Errorf("reply %v, want granted", got)
+	}
+	return fence, nil
+}
+
 // granted: a new grant whose fence is above every fence seen before.
 func granted() check {
 	return func(r *run, st *step, got any) error {
-		ok, fence, err := pair(got)
+		fence, err := grantFence(got)
 		if err != nil {
 			return err
-		}
-		if ok != 1 {
-			return fmt.Errorf("reply %v, want granted", got)
 		}
 		if fence <= r.lastFence {
 			return fmt.Errorf("fence %d not above the last fence %d", fence, r.lastFence)
@@ -358,13 +374,13 @@ func granted() check {
 	}
 }
 
-// sameGrant: {1, fence} with the fence of the grant the holder already has
+// sameGrant: the fence of the grant the holder already has
 // (seen by an earlier granted() or keyWant.handed): an acquire that finds
 // the lock its own is the same grant seen again, a retried or duplicated
 // call or a hand-over whose message the caller missed, never a new hold.
 func sameGrant() check {
 	return func(r *run, st *step, got any) error {
-		ok, fence, err := pair(got)
+		fence, err := grantFence(got)
 		if err != nil {
 			return err
 		}
@@ -372,8 +388,8 @@ func sameGrant() check {
 		if want == 0 {
 			return fmt.Errorf("no earlier grant to %s seen (granted or keyWant.handed)", st.side())
 		}
-		if ok != 1 || fence != want {
-			return fmt.Errorf("reply %v, want {1, %d} (the fence of its grant)", got, want)
+		if fence != want {
+			return fmt.Errorf("reply %v, want the fence of its grant, %d", got, want)
 		}
 		return nil
 	}
@@ -429,6 +445,10 @@ type keyWant struct {
 	// the rest of the lease, or of the tombstone's wait for the clock to
 	// pass the fence; the key lives lua.FenceFloor longer.
 	ttl time.Duration
+	// floorOnly: a key that keeps the fence (family.floored) lives the
+	// fence floor and no longer: a tombstone, or a shared lock's hash
+	// holding only f.
+	floorOnly bool
 	// holder: the string lock (mutex, fair) is "<holder> <fence>
 	// <waiters>" with this holder and the fence of its grant, or the
 	// tombstone "! <last fence> 0" for holder tombstone.
@@ -474,7 +494,7 @@ func (kw keyWant) verify(r *run, keys []keyState) error {
 	if ks.PTTL < 0 {
 		return fmt.Errorf("has no TTL: %v", *ks)
 	}
-	if kw.ttl > 0 {
+	if kw.ttl > 0 || kw.floorOnly {
 		want := kw.ttl.Milliseconds()
 		if slices.Contains(r.sc.fam.floored, kw.suffix) {
 			want += lua.FenceFloor.Milliseconds()
@@ -532,8 +552,8 @@ func (kw keyWant) verifyLock(r *run, value string) error {
 		r.fences[side] = fence
 		r.handed = append(r.handed, "grant:"+f[1]+":"+kw.holder)
 	case kw.holder == tombstone:
-		if fence != r.lastFence || f[2] != "0" {
-			return fmt.Errorf("tombstone %q, want \"! %d 0\" (the last fence)", value, r.lastFence)
+		if fence != r.lastFence {
+			return fmt.Errorf("tombstone %q, want \"! %d <0|1>\" (the last fence)", value, r.lastFence)
 		}
 	case r.fences[side] != 0 && fence != r.fences[side]:
 		return fmt.Errorf("value %q, want the fence of %s's grant, %d", value, kw.holder, r.fences[side])

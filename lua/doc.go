@@ -192,14 +192,15 @@
 // against 1 µs for a script that only returns):
 //
 //	path                                cmds  commands
-//	mutex uncontended acquire             4   GET TIME SET ZREM
+//	mutex uncontended acquire             4   GET ZCARD TIME SET
+//	mutex uncontended acquire, tombstone  2   GET SET
 //	mutex acquire, own lock               2   GET PEXPIRE
 //	mutex busy, registers, marks          5   GET TIME ZADD PEXPIRE SET
 //	mutex busy, registers                 4   GET TIME ZADD PEXPIRE
 //	mutex busy, window 0                  2   GET PTTL
 //	mutex renew                           3   GET PTTL PEXPIRE
 //	mutex floor, fence above it (quorum)  4   GET PTTL TIME PEXPIRE
-//	mutex release, no waiters             3   GET TIME SET(tombstone)
+//	mutex release, no waiters             2   GET SET(tombstone)
 //	mutex release, hands over             5   GET TIME ZPOPMIN SET PUBLISH
 //	mutex release, registrations lapsed   6   GET TIME ZPOPMIN×2 PUBLISH(all) SET(tombstone)
 //	mutex acquire, handed (missed)        2   GET PEXPIRE

@@ -26,5 +26,5 @@ if old_head then
   local head = lg_fair_evict(queue, alive, now_ms, old_head)
   if lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4], head) then return 1 end
 end
-lg_force_tomb(KEYS[1], fence, now_us)
+lg_force_tomb(KEYS[1], fence, 0)
 return 1

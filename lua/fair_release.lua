@@ -45,5 +45,5 @@ if first then
     return 1
   end
 end
-lg_retire_string(KEYS[1], fence, now_us)
+lg_retire_string(KEYS[1], fence)
 return 1

@@ -2,11 +2,12 @@
 -- handed to.
 --
 -- KEYS[1] B          the lock: string "<holder> <fence> <waiters>", PX lease
---                    + the fence floor (lg_lease_ttl)
+--                    + the fence floor (lg_lease_ttl); waiters is 1 while
+--                    B:waiters may hold registrations, 0 when it holds none
 -- KEYS[2] B:waiters  zset waiter -> deadline of its registration (server ms);
 --                    its TTL reaches the latest deadline
 -- KEYS[3] B:wake     wake channel (only mutex_release publishes)
--- ARGV[1] holder id, ARGV[2] lease ms, ARGV[3] PUBLISH | SPUBLISH
+-- ARGV[1] holder id, ARGV[2] lease ms, ARGV[3] PUBLISH | SPUBLISH (unused)
 -- ARGV[4] registration window ms (0..2^31): how long a busy reply keeps the
 --         caller registered; 0 registers nothing (a caller that tries once).
 --
@@ -14,16 +15,17 @@
 -- (a retried call, or a hand-over whose message the caller missed): the
 -- lease restarts, nothing else changes. Re-entry is the runtime's business.
 --
--- Reply: {1, fence}   acquired
+-- Reply: fence      acquired (an integer: cheaper for Redis than a table)
 --        {0, wait_ms, holder[, left_ms]}
---                     held by holder (for the caller's errors; left_ms, its
---                     PTTL, only without a window). With a window, the caller is
---                     registered until ARGV[4] ms from now (a release hands
---                     the lock to a live registered waiter,
---                     "grant:<fence>:<holder>"), and wait_ms is the window:
---                     it must try again (renewing its registration, or
---                     taking a lock that expired) before then. Without, it
---                     is what is left of the lock's lease, at most the caller's lease.
+--                   held by holder (for the caller's errors; left_ms, its
+--                   PTTL, only without a window). With a window, the caller
+--                   is registered until ARGV[4] ms from now (a release hands
+--                   the lock to a live registered waiter,
+--                   "grant:<fence>:<holder>"), and wait_ms is the window:
+--                   it must try again (renewing its registration, or
+--                   taking a lock that expired) before then. Without, it
+--                   is what is left of the lock's lease, at most the
+--                   caller's lease.
 local holder, lease, _, err = lg_args(3, 4)
 if err then return err end
 local window = lg_count(ARGV[4], 2147483648)
@@ -34,7 +36,7 @@ if bad then return bad end
 
 if owner == holder then
   redis.call('PEXPIRE', KEYS[1], lg_lease_ttl(lease))
-  return { 1, fence }
+  return fence
 end
 
 -- Held by someone else, unless its lease has ended: then its key is only
@@ -43,13 +45,12 @@ end
 -- registration, and that asks. So a lease that ended without a release
 -- costs a newcomer one attempt more, and the registrations of a hot lock,
 -- all new, cost no PTTL.
-local now_ms, now_us
 if owner and owner ~= LG_TOMB then
   if window == 0 then
     local left = lg_lease_left(KEYS[1])
     if left >= 0 then return { 0, lg_wait(left, lease), owner, left } end
   else
-    now_ms, now_us = lg_now()
+    local now_ms = lg_now()
     local new = redis.call('ZADD', KEYS[2], lg_int(now_ms + window), holder) == 1
     if new or lg_lease_left(KEYS[1]) >= 0 then
       -- The set lives as long as the newest registration. A shorter
@@ -65,12 +66,18 @@ if owner and owner ~= LG_TOMB then
   end
 end
 
--- Free, or only a tombstone remembering the last fence (left by a release,
--- or by a lease that ended). A registration the caller may have left while
--- it waited must not outlive this grant: a release would hand the lock to a
--- caller that holds it already.
-if not now_us then now_ms, now_us = lg_now() end
-fence = lg_next_fence(fence, now_us)
-redis.call('SET', KEYS[1], lg_lock_encode(holder, fence, 0), 'PX', lg_lease_ttl(lease))
-redis.call('ZREM', KEYS[2], holder)
-return { 1, fence }
+-- Free: absent, or only a tombstone remembering the last fence (left by a
+-- release, or by a lease that ended). The usual free lock, a tombstone
+-- whose waiters flag is clear, costs GET and SET only. Otherwise the set
+-- may hold registrations (a key that expired took its flag along, so it
+-- may too): the caller's own, which must not outlive this grant (a release
+-- would hand the lock to a caller that holds it already), goes, and the
+-- flag says whether others are left for the release to look at.
+if not owner then waiters = redis.call('ZCARD', KEYS[2]) > 0 and 1 or 0 end
+if waiters == 1 then
+  redis.call('ZREM', KEYS[2], holder)
+  waiters = redis.call('ZCARD', KEYS[2]) > 0 and 1 or 0
+end
+fence = lg_next_fence(fence)
+redis.call('SET', KEYS[1], lg_lock_encode(holder, fence, waiters), 'PX', lg_lease_ttl(lease))
+return fence

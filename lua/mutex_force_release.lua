@@ -7,8 +7,9 @@
 --
 -- The lock becomes a tombstone with its fence for as long as its lease
 -- would have run (lg_force_tomb), so every later grant gets a higher fence;
--- the holder learns at its next renewal (0: not held). Registrations stay:
--- the waiters find the lock free at their next attempt.
+-- the holder learns at its next renewal (0: not held). Registrations stay,
+-- and so does the waiters flag that says so: the waiters find the lock free
+-- at their next attempt.
 --
 -- Reply: 1 a holder was removed; 0 nobody held it (nothing changed).
 -- Wake: "all" when someone registered while it was held.
@@ -19,7 +20,6 @@ local owner, fence, waiters, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
 if lg_lock_free(KEYS[1], owner) then return 0 end
 
-local _, now_us = lg_now()
-lg_force_tomb(KEYS[1], fence, now_us)
+lg_force_tomb(KEYS[1], fence, waiters)
 if waiters == 1 then redis.call(pub, KEYS[3], 'all') end
 return 1

@@ -9,20 +9,22 @@
 -- is gone).
 -- Wake: "grant:<fence>:<waiter>" when the lock goes to the registered
 -- waiter whose registration runs out first among the live ones (lapsed
--- registrations met on the way are dropped); "all" when someone registered
--- while it was held but none is live any more.
+-- registrations met on the way are dropped); "all" when the set held
+-- registrations but none is live any more.
 local holder, _, pub, err = lg_args(3, 3)
 if err then return err end
 
 local owner, fence, waiters, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
 if owner ~= holder then
-  redis.call('ZREM', KEYS[2], holder)
+  -- A clear flag says the set holds no registration; an absent key does
+  -- not know.
+  if waiters ~= 0 then redis.call('ZREM', KEYS[2], holder) end
   return 0
 end
 
-local now_ms, now_us = lg_now()
 if waiters == 1 then
+  local now_ms, now_us = lg_now()
   -- Each pop removes a registration, so this ends with the set.
   while true do
     local next = redis.call('ZPOPMIN', KEYS[2])
@@ -34,11 +36,10 @@ if waiters == 1 then
       return 1
     end
   end
-  -- Someone registered while the lock was held, but no registration is
-  -- live now (lapsed, withdrawn, or cut short by a shorter window): the
-  -- first waiter of each process tries at once rather than at its next
-  -- renewal.
+  -- Someone registered, but no registration is live now (lapsed,
+  -- withdrawn, or cut short by a shorter window): the first waiter of each
+  -- process tries at once rather than at its next renewal.
   redis.call(pub, KEYS[3], 'all')
 end
-lg_retire_string(KEYS[1], fence, now_us)
+lg_retire_string(KEYS[1], fence)
 return 1

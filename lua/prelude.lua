@@ -76,11 +76,20 @@ local function lg_now()
   return sec * 1000 + math.floor(usec / 1000), sec * 1000000 + usec
 end
 
--- The fence of a new grant: the clock in µs, or one more than the last fence
--- if that is not behind the clock (two grants in one µs, or a clock step back).
+-- The fence of a new grant: one more than the last fence, which every key
+-- that holds a lock keeps for the fence floor after the lock needs it; a
+-- key that remembers none (first use, or idle past the floor) starts from
+-- the server clock in µs, read here unless the caller has (now_us). Each
+-- grant takes a script run of more than a µs, so fences never overtake the
+-- clock of the server that counts them, and a restart from the clock lands
+-- above every fence issued before on any master whose clock is less than
+-- the floor ahead (docs/design.md, "Fences"). Counting also spares the
+-- uncontended acquire its TIME.
 local function lg_next_fence(last, now_us)
-  if last and last >= now_us then return last + 1 end
-  return now_us
+  if last then return last + 1 end
+  if now_us then return now_us end
+  local _, us = lg_now()
+  return us
 end
 
 -- How long a busy caller should sleep at most: until the blocking lease ends,
@@ -89,13 +98,6 @@ local function lg_wait(ms, lease)
   if ms > lease then return lease end
   if ms < 1 then return 1 end
   return ms
-end
-
--- Milliseconds a tombstone must live so that a later grant cannot reuse a
--- fence: until the clock has passed it, and the floor after that.
-local function lg_tomb_ms(fence, now_us)
-  if fence < now_us then return LG_FLOOR_MS end
-  return math.floor((fence - now_us) / 1000) + 1 + LG_FLOOR_MS
 end
 
 -- The TTL of an exclusive lock's key for a lease of ms: the key outlives the
@@ -122,7 +124,8 @@ local function lg_lock_free(key, owner)
 end
 
 -- Exclusive locks (mutex, fair) keep one string: holder, fence and a flag
--- set once a waiter registered while the lock was held, separated by spaces
+-- set while a mutex's waiters set may hold registrations (always 0 for
+-- fair, whose queue speaks for itself), separated by spaces
 -- (holder ids have none): "<holder> <fence> <waiters>". A single GET reads it
 -- and a single SET ... PX writes it with its TTL. Holds are not counted
 -- here: a re-entry by the same call chain is counted by the runtime, so any
@@ -161,19 +164,20 @@ local function lg_hand_over(key, holder, fence, waiters, now_us, ttl_ms, pub, wa
   redis.call(pub, wake, 'grant:' .. lg_int(fence) .. ':' .. holder)
 end
 
--- Ends an exclusive lock: leaves a tombstone holding the fence until the
--- clock has passed it, and the floor after that.
-local function lg_retire_string(key, fence, now_us)
-  redis.call('SET', key, lg_lock_encode(LG_TOMB, fence, 0), 'PX', lg_tomb_ms(fence, now_us))
+-- Ends an exclusive lock whose waiters set is empty: leaves a tombstone
+-- holding the fence for the floor. No clock is read: fences stay below the
+-- clock of the master that counts them (lg_next_fence).
+local function lg_retire_string(key, fence)
+  redis.call('SET', key, lg_lock_encode(LG_TOMB, fence, 0), 'PX', LG_FLOOR_MS)
 end
 
 -- The same for the hash of a shared lock (read/write, semaphore): the
 -- tombstone keeps only field f, the last fence.
-local function lg_retire_hash(key, fence, now_us)
+local function lg_retire_hash(key, fence)
   redis.call('DEL', key)
   if fence then
     redis.call('HSET', key, 'f', lg_int(fence))
-    redis.call('PEXPIRE', key, lg_tomb_ms(fence, now_us))
+    redis.call('PEXPIRE', key, LG_FLOOR_MS)
   end
 end
 
@@ -359,12 +363,12 @@ end
 -- Ends the hash of a shared lock once nobody holds it: if a writer is still
 -- waiting (ww in the future), keep only what blocks new readers until then;
 -- otherwise retire it.
-local function lg_shared_end(hash, fence, ww, now_ms, now_us)
+local function lg_shared_end(hash, fence, ww, now_ms)
   if ww and ww > now_ms then
     redis.call('HDEL', hash, 'wq', 'w')
     return
   end
-  lg_retire_hash(hash, fence, now_us)
+  lg_retire_hash(hash, fence)
 end
 
 -- A latch (latch_* scripts) is one hash B: c = the count left, g = its
@@ -432,13 +436,15 @@ local function lg_inspect_shared(holders, fields, set, prefix, side, now_ms)
   return holders
 end
 
--- How long a string lock's tombstone keeps the last fence after a forced
--- release: as long as the lease the holder was granted would still have run
--- (it may act on its fence until its renewal is refused) and the floor after
--- it (the key's PTTL), and at least until the clock has passed the fence.
-local function lg_force_tomb(key, fence, now_us)
-  local keep = math.max(redis.call('PTTL', key), lg_tomb_ms(fence, now_us), 1)
-  redis.call('SET', key, lg_lock_encode(LG_TOMB, fence, 0), 'PX', lg_int(keep))
+-- Ends a string lock by force. Its tombstone keeps the last fence as long
+-- as the lease the holder was granted would still have run (it may act on
+-- its fence until its renewal is refused) and the floor after it (the key's
+-- PTTL), at least the floor. It keeps the waiters flag too: the set may
+-- still hold registrations, and an acquire that finds the flag clear does
+-- not look there (mutex_acquire).
+local function lg_force_tomb(key, fence, waiters)
+  local keep = math.max(redis.call('PTTL', key), LG_FLOOR_MS)
+  redis.call('SET', key, lg_lock_encode(LG_TOMB, fence, waiters), 'PX', lg_int(keep))
 end
 
 -- Removes every holder of a shared lock at once: the hash keeps the last

@@ -11,7 +11,7 @@ local holds = KEYS[2]
 local holder, _, pub, err = lg_args(3, 3)
 if err then return err end
 
-local now_ms, now_us = lg_now()
+local now_ms = lg_now()
 local purged = lg_shared_purge(KEYS[1], holds, 'h:', now_ms)
 local st = redis.call('HMGET', KEYS[1], 'h:' .. holder, 'f', 'wq')
 if not st[1] then return 0 end
@@ -22,6 +22,6 @@ redis.call('HDEL', KEYS[1], 'h:' .. holder)
 -- until the semaphore is empty.
 if st[3] then redis.call(pub, KEYS[3], 'n:' .. lg_int(purged + 1)) end
 if redis.call('ZCARD', holds) == 0 then
-  lg_retire_hash(KEYS[1], tonumber(st[2]), now_us)
+  lg_retire_hash(KEYS[1], tonumber(st[2]))
 end
 return 1

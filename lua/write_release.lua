@@ -13,7 +13,7 @@ local readers = KEYS[2]
 local holder, _, pub, err = lg_args(3, 3)
 if err then return err end
 
-local now_ms, now_us = lg_now()
+local now_ms = lg_now()
 lg_shared_purge(KEYS[1], readers, 'r:', now_ms)
 local st = redis.call('HMGET', KEYS[1], 'w', 'ww', 'f', 'wq', 'wwh')
 local writer = lg_writer_decode(st[1], now_ms)
@@ -33,6 +33,6 @@ if st[4] then
   redis.call('HDEL', KEYS[1], 'wq')
 end
 if redis.call('ZCARD', readers) == 0 then
-  lg_shared_end(KEYS[1], tonumber(st[3]), tonumber(st[2]), now_ms, now_us)
+  lg_shared_end(KEYS[1], tonumber(st[3]), tonumber(st[2]), now_ms)
 end
 return mine and 1 or 0
