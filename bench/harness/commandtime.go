@@ -60,18 +60,20 @@ func directMicros(usec map[string]int64, origins callOrigins) float64 {
 // `[0 lua]` for a call a script made): the command name, lower case, and
 // whether a script made it.
 func parseMonitorLine(line string) (name string, fromScript, ok bool) {
+	// The origin is between the first '[' and the last ']' before the
+	// first argument: an IPv6 client shows as [0 [::1]:5555].
+	quote := strings.IndexByte(line, '"')
+	if quote < 0 {
+		return "", false, false
+	}
 	open := strings.IndexByte(line, '[')
-	end := strings.IndexByte(line, ']')
+	end := strings.LastIndexByte(line[:quote], ']')
 	if open < 0 || end < open {
 		return "", false, false
 	}
 	origin := strings.Fields(line[open+1 : end])
-	rest := strings.TrimSpace(line[end+1:])
-	if len(origin) != 2 || !strings.HasPrefix(rest, `"`) {
-		return "", false, false
-	}
-	name, _, found := strings.Cut(rest[1:], `"`)
-	if !found || name == "" {
+	name, _, found := strings.Cut(line[quote+1:], `"`)
+	if len(origin) != 2 || !found || name == "" {
 		return "", false, false
 	}
 	return strings.ToLower(name), origin[1] == "lua", true
