@@ -189,7 +189,7 @@ func TestProcessesSVG(t *testing.T) {
 	if len(root.Polylines) != 2 || len(root.Circles) != 4 {
 		t.Errorf("%d lines and %d points, want 2 and 4", len(root.Polylines), len(root.Circles))
 	}
-	for _, label := range []string{">38.0<", ">24.0<", "mutex limit at 8 processes: 12"} {
+	for _, label := range []string{">38.0<", ">24.0<", "mutex limit at 8 processes: 12", "fair limit at 8 processes: 16"} {
 		if !strings.Contains(a.String(), label) {
 			t.Errorf("chart lacks %q", label)
 		}
