@@ -117,8 +117,11 @@ const (
 	uncontendedBaseline    = "redislock/default"
 	maxCycleVsBaseline     = 1.05 // cycle p50 ÷ redislock's
 	maxRedisTimeVsBaseline = 2.0  // Redis time per cycle ÷ redislock's
-	fairHotKeyGoroutines   = 8    // workload 2's run whose fair cost is reported
 )
+
+// fairHotKeyGoroutines is workload 2's run whose executed commands per fair
+// grant are reported next to workload 5's limit for them.
+const fairHotKeyGoroutines = 8
 
 // uncontendedTargets are workload 1's rows against redislock/default, each
 // ratio taken inside one repetition: lockgen/mutex's cycle p50 and the
