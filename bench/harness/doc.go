@@ -5,9 +5,10 @@
 // # Workloads
 //
 //  1. Uncontended: one goroutine takes a free lock and releases it, over
-//     and over: p50/p99 of the cycle and heap allocations per cycle, next
-//     to two PING round trips measured in the same repetition (the physical
-//     floor of acquire + release).
+//     and over: p50/p99 of the cycle, next to two PING round trips measured
+//     in the same repetition (the physical floor of acquire + release); and,
+//     in a pass without the PINGs, heap allocations per cycle and the time
+//     Redis spent executing the cycle's commands (see Redis time below).
 //  2. One hot key: 8 and 64 goroutines split over two processes (the
 //     harness binary re-executed; see RunChildIfAsked) take turns on one
 //     key, holding it about 1 ms. Throughput, handoff latency, and what
@@ -44,10 +45,28 @@
 // Consecutive grants that overlap are counted as well: a non-zero count
 // would mean a broken lock (or a broken clock).
 //
+// # Redis time
+//
+// Workload 1's Redis time per cycle comes from INFO commandstats (usec),
+// each command counted once. A script's line (EVALSHA) includes the
+// commands the script ran, and Redis 7 counts those again under their own
+// names, so the sum of every line would count them twice; a short MONITOR
+// pass, before the counted one, tells per command name the share of its
+// calls that clients sent ("[0 lua]" marks a script's), and only that share
+// counts. The other workloads' Redis CPU is INFO cpu (user + sys): the
+// whole server, reading and writing connections included. On a free lock
+// that part is about the same per command for every library and would hide
+// what the scripts cost, which is what workload 1's target is about.
+//
 // # Repetitions and ratios
 //
 // Every workload runs Opts.Reps times. Ratios (to the PING floor, to the
-// best other library) are taken inside one repetition and then aggregated:
-// the report gives the median and the range. lockgen's targets are computed
-// from those medians; nothing in the report is typed in.
+// best other library, to redislock/default in workload 1's targets) are
+// taken inside one repetition and then aggregated: the report gives the
+// median and the range. lockgen's targets are computed from those medians;
+// nothing in the report is typed in. Some rows have a limit for
+// lockgen/mutex only (workload 1 against redislock, workload 5's growth,
+// memory); lockgen/fair, measured the same way, is "reported" there. Fair
+// has a limit of its own on the commands Redis executes per grant at the
+// most processes of workload 5.
 package harness

@@ -50,12 +50,30 @@ func TestQuickRunWritesWellFormedReport(t *testing.T) {
 	// throughput (a "—" there means it failed).
 	for _, p := range opts.Peers {
 		row := findRow(report, "## 1.", p.Name())
-		if row == nil || row[1] == "—" {
-			t.Errorf("uncontended row of %s missing or unmeasured: %q", p.Name(), row)
+		if row == nil || row[1] == "—" || row[4] == "—" {
+			t.Errorf("uncontended row of %s missing or unmeasured (p50, Redis µs / cycle): %q", p.Name(), row)
 		}
 		row = findRow(report, "## 2.", p.Name())
 		if row == nil || row[1] == "—" {
 			t.Errorf("hot-key row of %s missing or unmeasured: %q", p.Name(), row)
+		}
+	}
+	// Any cycle takes Redis some time, each command counted once.
+	for _, u := range res.Reps[0].Uncontended {
+		if u.Err == "" && !(u.RedisMicros > 0) {
+			t.Errorf("%s: Redis time per uncontended cycle %v µs, want > 0", u.Peer, u.RedisMicros)
+		}
+	}
+	// The targets of issue 14 that this run measures are there, with
+	// their limits.
+	targetRows := rowsOf(section(report, "## Targets"))
+	for _, want := range [][]string{
+		{"lockgen/mutex", "uncontended cycle p50 ÷ redislock/default's", "≤ 1.05"},
+		{"lockgen/mutex", "Redis time per uncontended cycle (INFO commandstats, each command once) ÷ redislock/default's", "≤ 2"},
+		{"lockgen/fair", "executed commands per grant, 8 processes × 4 goroutines", "≤ 16"},
+	} {
+		if row := rowWith(targetRows, want...); row == nil || row[3] == "—" {
+			t.Errorf("target row %q missing or unmeasured: %q", want, row)
 		}
 	}
 	// Workload 5: a row per peer and process count, measured.

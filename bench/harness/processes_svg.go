@@ -30,8 +30,9 @@ type processSeries struct {
 
 // WriteProcessesSVG draws workload 5: commands Redis executed per grant
 // against the number of processes, for lockgen's mutex and fair kinds, on a
-// linear scale with lockgen/mutex's two limits: the absolute one at the most
-// processes, and the steepest climb allowed from the fewest processes.
+// linear scale with lockgen/mutex's two limits (the absolute one at the most
+// processes, and the steepest climb allowed from the fewest processes) and
+// lockgen/fair's absolute one.
 func WriteProcessesSVG(w io.Writer, res *Results) error {
 	const (
 		width, height           = 720.0, 380.0
@@ -50,7 +51,7 @@ func WriteProcessesSVG(w io.Writer, res *Results) error {
 		{peer: mutexName, colour: mutexColour, dash: "none"},
 		{peer: fairName, colour: fairColour, dash: "6 4"},
 	}
-	peak := float64(maxExecutedPerGrant)
+	peak := float64(max(maxExecutedPerGrant, maxFairExecutedPerGrant))
 	for i := range series {
 		for _, procs := range o.Processes {
 			v := overReps(res.Reps, processesMetric(series[i].peer, procs, func(c ContendedResult, _ Rep) float64 { return c.ExecutedPerGrant })).Median
@@ -88,19 +89,34 @@ func WriteProcessesSVG(w io.Writer, res *Results) error {
 
 	p(`<text transform="translate(16 %.1f) rotate(-90)" text-anchor="middle">executed / grant</text>`, top+plotH/2)
 
-	// lockgen/mutex's limits, in grey, labelled in the right margin (the
-	// second label moved down when the two would overlap).
+	// The limits, in grey for lockgen/mutex and in fair's colour for
+	// lockgen/fair, labelled in the right margin (a label moved down when it
+	// would overlap one placed before).
+	var labels []float64
+	label := func(at float64, colour, text string) {
+		for moved := true; moved; {
+			moved = false
+			for _, l := range labels {
+				if math.Abs(at-l) < 14 {
+					at, moved = l+14, true
+				}
+			}
+		}
+		labels = append(labels, at)
+		p(`<text x="%.1f" y="%.1f" fill="%s">%s</text>`, left+plotW+8, at+4, colour, html.EscapeString(text))
+	}
 	absY := y(maxExecutedPerGrant)
 	p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#777" stroke-dasharray="2 3"/>`, left, absY, left+plotW, absY)
-	p(`<text x="%.1f" y="%.1f" fill="#555">mutex limit at %d processes: %d</text>`, left+plotW+8, absY+4, hi, maxExecutedPerGrant)
+	label(absY, "#555", fmt.Sprintf("mutex limit at %d processes: %d", hi, maxExecutedPerGrant))
 	if !math.IsNaN(mutexAtLo) && hi > lo {
 		endY := y(maxExecutedGrowth * mutexAtLo)
-		labelY := endY
-		if math.Abs(labelY-absY) < 14 {
-			labelY = absY + 14
-		}
 		p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#777" stroke-dasharray="2 3"/>`, x(lo), y(mutexAtLo), x(hi), endY)
-		p(`<text x="%.1f" y="%.1f" fill="#555">mutex limit: %.1f × at %d</text>`, left+plotW+8, labelY+4, maxExecutedGrowth, lo)
+		label(endY, "#555", fmt.Sprintf("mutex limit: %.1f × at %d", maxExecutedGrowth, lo))
+	}
+	if hasPeer(o.ProcPeers, fairName) {
+		fairY := y(maxFairExecutedPerGrant)
+		p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-dasharray="2 3"/>`, left, fairY, left+plotW, fairY, fairColour)
+		label(fairY, fairColour, fmt.Sprintf("fair limit at %d processes: %d", hi, maxFairExecutedPerGrant))
 	}
 	for i, s := range series {
 		writeProcessSeries(p, s, o.Processes, x, y)

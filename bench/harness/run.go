@@ -188,8 +188,8 @@ func runRep(ctx context.Context, addr string, rdb *redis.Client, opts Options, r
 		if err := resetServer(ctx, rdb); err != nil {
 			return rep, err
 		}
-		u := runUncontended(ctx, addr, p, opts.UncontendedIters)
-		logf("rep %d: uncontended %-20s p50 %v p99 %v (PING p50 %v) %s", r+1, p.Name(), u.Cycle.P50, u.Cycle.P99, u.Ping.P50, u.Err)
+		u := runUncontended(ctx, addr, rdb, p, opts.UncontendedIters)
+		logf("rep %d: uncontended %-20s p50 %v p99 %v (PING p50 %v) Redis %.1fµs/cycle %s", r+1, p.Name(), u.Cycle.P50, u.Cycle.P99, u.Ping.P50, u.RedisMicros, u.Err)
 		rep.Uncontended = append(rep.Uncontended, u)
 	}
 	unavailable := func(name string) (bool, string) {

@@ -22,10 +22,17 @@ func readCommandStats(ctx context.Context, rdb *redis.Client) (commandStats, err
 	return parseCommandStats(info), nil
 }
 
-// parseCommandStats reads lines like
+// parseCommandStats reads the calls of lines like
 // "cmdstat_evalsha:calls=12,usec=40,usec_per_call=3.33,...".
 func parseCommandStats(info string) commandStats {
-	stats := commandStats{}
+	return parseCommandField(info, "calls")
+}
+
+// parseCommandField reads one integer field (calls, usec) of every
+// cmdstat_ line of INFO commandstats, per command name ("evalsha",
+// "config|resetstat").
+func parseCommandField(info, field string) map[string]int64 {
+	stats := map[string]int64{}
 	sc := bufio.NewScanner(strings.NewReader(info))
 	for sc.Scan() {
 		name, fields, ok := strings.Cut(strings.TrimSpace(sc.Text()), ":")
@@ -33,7 +40,7 @@ func parseCommandStats(info string) commandStats {
 			continue
 		}
 		for _, kv := range strings.Split(fields, ",") {
-			if v, ok := strings.CutPrefix(kv, "calls="); ok {
+			if v, ok := strings.CutPrefix(kv, field+"="); ok {
 				if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 					stats[strings.TrimPrefix(name, "cmdstat_")] = n
 				}

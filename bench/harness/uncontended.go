@@ -27,14 +27,22 @@ type UncontendedResult struct {
 	// a script at all, before the script does anything.
 	EmptyScript Latency
 	AllocsPerOp float64 // heap allocations per cycle in the whole process
-	Unavailable bool    // the peer cannot run in this build
+	// RedisMicros: the time Redis spent executing the commands of a cycle
+	// (INFO commandstats usec, each command once: see directMicros), in
+	// the allocation pass, which sends no PINGs.
+	RedisMicros float64
+	Unavailable bool // the peer cannot run in this build
 	Err         string
 }
 
 // uncontendedTimeout bounds one peer's whole uncontended run.
 const uncontendedTimeout = 2 * time.Minute
 
-func runUncontended(ctx context.Context, addr string, p peers.Peer, n int) UncontendedResult {
+// monitorCycles is how many cycles the MONITOR pass watches to learn which
+// commands of a cycle scripts run: the same in every cycle of a free lock.
+const monitorCycles = 20
+
+func runUncontended(ctx context.Context, addr string, rdb *redis.Client, p peers.Peer, n int) UncontendedResult {
 	res := UncontendedResult{Peer: p.Name()}
 	c, err := p.Open(peers.Config{Addr: addr})
 	if err != nil {
@@ -62,18 +70,11 @@ func runUncontended(ctx context.Context, addr string, p peers.Peer, n int) Uncon
 			return res
 		}
 	}
-	// Allocations are counted in a pass of their own: the interleaved PINGs
-	// allocate too.
-	var before, after goruntime.MemStats
-	goruntime.ReadMemStats(&before)
-	for i := 0; i < n; i++ {
-		if err := cycle(); err != nil {
-			res.Err = err.Error()
-			return res
-		}
+	res.AllocsPerOp, res.RedisMicros, err = quietPass(lctx, addr, rdb, cycle, n)
+	if err != nil {
+		res.Err = err.Error()
+		return res
 	}
-	goruntime.ReadMemStats(&after)
-	res.AllocsPerOp = float64(after.Mallocs-before.Mallocs) / float64(n)
 
 	pinger := redis.NewClient(&redis.Options{Addr: addr})
 	defer pinger.Close()
@@ -113,4 +114,40 @@ func runUncontended(ctx context.Context, addr string, p peers.Peer, n int) Uncon
 	res.Ping = summarize(pings)
 	res.EmptyScript = summarize(scripts)
 	return res
+}
+
+// quietPass runs n cycles with nothing else going on: what a cycle
+// allocates (the interleaved PINGs of the timed pass allocate too) and the
+// Redis time it takes (PINGs cost Redis time). A short MONITOR pass first
+// tells which of a cycle's commands its scripts run (see directMicros);
+// MONITOR is off again when the counting starts.
+func quietPass(ctx context.Context, addr string, rdb *redis.Client, cycle func() error, n int) (allocsPerOp, redisMicros float64, err error) {
+	origins, err := watchCallOrigins(ctx, addr, rdb, func() error {
+		for i := 0; i < monitorCycles; i++ {
+			if err := cycle(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("monitor pass: %w", err)
+	}
+	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
+		return 0, 0, fmt.Errorf("reset stats: %w", err)
+	}
+	var before, after goruntime.MemStats
+	goruntime.ReadMemStats(&before)
+	for i := 0; i < n; i++ {
+		if err := cycle(); err != nil {
+			return 0, 0, err
+		}
+	}
+	goruntime.ReadMemStats(&after)
+	info, err := rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return 0, 0, fmt.Errorf("commandstats: %w", err)
+	}
+	allocsPerOp = float64(after.Mallocs-before.Mallocs) / float64(n)
+	return allocsPerOp, directMicros(parseCommandField(info, "usec"), origins) / float64(n), nil
 }
