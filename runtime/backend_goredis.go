@@ -31,6 +31,12 @@ func NewGoRedisBackend(rdb redis.UniversalClient) Backend {
 		// The hook stays on the client after Close, and does nothing then.
 		b.server = &serverWatch{b: b, rdb: c}
 		c.AddHook(b.server)
+		// Concurrent calls share round trips (coalesce.go), unless the
+		// client bounds each call by its own context's deadline, which a
+		// shared pipeline could not honour call by call.
+		if !c.Options().ContextTimeoutEnabled {
+			b.co = newCoalescer(b.evalDirect, b.evalBatchOnce)
+		}
 	}
 	return b
 }
@@ -43,6 +49,7 @@ type goRedisBackend struct {
 	slotsStale atomic.Bool
 	slots      *slotOwners  // the slot map last seen, and who to tell of changes (slotfollow.go)
 	server     *serverWatch // nil on a Cluster (serverwatch.go)
+	co         *coalescer   // nil on a Cluster, and where calls honour deadlines
 
 	mu     sync.Mutex
 	nodes  map[string]*nodeSubscriber // by node address ("" off Cluster)
@@ -97,8 +104,17 @@ func result(v any, err error) (any, error) {
 	return v, err
 }
 
-// Eval runs c; on a Cluster it follows c's slot (slotfollow.go).
+// Eval runs c, sharing a round trip with concurrent calls where it can; on
+// a Cluster it follows c's slot (slotfollow.go).
 func (b *goRedisBackend) Eval(ctx context.Context, c Call) (any, error) {
+	if b.co != nil {
+		return b.co.eval(ctx, c)
+	}
+	return b.evalDirect(ctx, c)
+}
+
+// evalDirect runs c on its own round trip.
+func (b *goRedisBackend) evalDirect(ctx context.Context, c Call) (any, error) {
 	var v any
 	err := b.follow(ctx, func(ctx context.Context) error {
 		var err error

@@ -216,7 +216,7 @@ func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 	holder := hl.hold.key.holder
 	ctx, cancel := l.releaseContext(h.parent)
 	defer cancel()
-	reply, err := l.backend.Eval(ctx, hl.hold.release)
+	reply, err := l.evalRelease(ctx, hl.hold.release)
 	if permissionDenied(err) {
 		return fmt.Errorf("lockgen: release %s: %w (the lock stays until its lease ends)", &hl.spec, err)
 	}

@@ -255,8 +255,8 @@ func refusal(c Call, wait time.Duration) []any {
 }
 
 func isGrant(reply any) bool {
-	a, ok := reply.([]any)
-	return ok && len(a) == 2 && a[0] == int64(1)
+	flag, _, _, err := parseAcquire(reply)
+	return err == nil && flag == acquireGranted
 }
 
 // guardedBackend passes callLimit through, so the Locker still knows how

@@ -1,0 +1,178 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockgen/lockgen/lua"
+)
+
+// fakeRoundTrips stands in for the client: direct calls and batches block
+// until the test lets them finish, and every batch sent is recorded.
+type fakeRoundTrips struct {
+	mu      sync.Mutex
+	direct  int
+	batches [][]string // the holder (ARGV[1]) of each call, per batch
+	started chan string
+	finish  chan struct{}
+}
+
+func newFakeRoundTrips() *fakeRoundTrips {
+	return &fakeRoundTrips{started: make(chan string, 64), finish: make(chan struct{}, 64)}
+}
+
+func (f *fakeRoundTrips) runDirect(ctx context.Context, c Call) (any, error) {
+	f.mu.Lock()
+	f.direct++
+	f.mu.Unlock()
+	f.started <- "direct:" + c.Args[0]
+	<-f.finish
+	return "reply:" + c.Args[0], nil
+}
+
+func (f *fakeRoundTrips) runBatch(ctx context.Context, calls []Call) []Reply {
+	var names []string
+	out := make([]Reply, len(calls))
+	for i, c := range calls {
+		names = append(names, c.Args[0])
+		out[i] = Reply{Value: "reply:" + c.Args[0]}
+	}
+	f.mu.Lock()
+	f.batches = append(f.batches, names)
+	f.mu.Unlock()
+	f.started <- "batch"
+	<-f.finish
+	return out
+}
+
+func callBy(holder string) Call {
+	return Call{Script: lua.MutexAcquire, Args: []string{holder, "1000", "PUBLISH", "0"}}
+}
+
+// A lone call goes out at once, on its own round trip.
+func TestCoalescerSendsALoneCallDirectly(t *testing.T) {
+	f := newFakeRoundTrips()
+	co := newCoalescer(f.runDirect, f.runBatch)
+	f.finish <- struct{}{}
+	v, err := co.eval(context.Background(), callBy("a"))
+	if err != nil || v != "reply:a" {
+		t.Fatalf("eval = %v, %v", v, err)
+	}
+	if f.direct != 1 || len(f.batches) != 0 {
+		t.Fatalf("direct %d, batches %v; want one direct call", f.direct, f.batches)
+	}
+}
+
+// With every round trip busy, calls queue and go out together, as one
+// pipeline, when the first round trip ends; each gets its own reply.
+func TestCoalescerBatchesCallsThatQueue(t *testing.T) {
+	f := newFakeRoundTrips()
+	co := newCoalescer(f.runDirect, f.runBatch)
+	results := make(chan string, 16)
+	run := func(h string) {
+		v, err := co.eval(context.Background(), callBy(h))
+		if err != nil {
+			results <- "error:" + err.Error()
+			return
+		}
+		results <- h + "=" + v.(string)
+	}
+	for i := 0; i < maxFlights; i++ {
+		go run(string(rune('a' + i)))
+		<-f.started // busy on its round trip
+	}
+	queued := []string{"x", "y", "z"}
+	for _, h := range queued {
+		go run(h)
+	}
+	waitQueued(t, co, len(queued))
+	f.finish <- struct{}{} // the first round trip ends: its caller sends the queue
+	if got := <-f.started; got != "batch" {
+		t.Fatalf("after a round trip ended: %s, want the queued calls as a batch", got)
+	}
+	// The caller whose round trip ended returns at once: a queued call's
+	// goroutine sends the batch, so nobody waits for more than one round
+	// trip besides its own.
+	seen := map[string]bool{<-results: true}
+	for i := 0; i < maxFlights; i++ {
+		f.finish <- struct{}{}
+	}
+	for i := 1; i < maxFlights+len(queued); i++ {
+		seen[<-results] = true
+	}
+	for _, h := range queued {
+		if !seen[h+"=reply:"+h] {
+			t.Errorf("%s did not get its own reply: %v", h, seen)
+		}
+	}
+	if len(f.batches) != 1 || len(f.batches[0]) != len(queued) {
+		t.Errorf("batches %v, want one of the %d queued calls", f.batches, len(queued))
+	}
+}
+
+// A queued call whose context ends is taken out and never sent; one that is
+// in a pipeline already waits for its reply, so its outcome is final.
+func TestCoalescerCancelledCalls(t *testing.T) {
+	f := newFakeRoundTrips()
+	co := newCoalescer(f.runDirect, f.runBatch)
+	for i := 0; i < maxFlights; i++ {
+		go co.eval(context.Background(), callBy(string(rune('a'+i))))
+		<-f.started
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	gone := make(chan error, 1)
+	go func() { _, err := co.eval(ctx, callBy("gone")); gone <- err }()
+	waitQueued(t, co, 1)
+	cancel()
+	if err := <-gone; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled queued call: %v, want context.Canceled", err)
+	}
+
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	sent := make(chan any, 1)
+	go func() { v, _ := co.eval(ctx2, callBy("sent")); sent <- v }()
+	waitQueued(t, co, 1)
+	f.finish <- struct{}{} // a round trip ends; the queue, "sent" alone, goes out
+	<-f.started
+	cancel2()
+	select {
+	case v := <-sent:
+		t.Fatalf("a call in a pipeline returned (%v) before the pipeline ended", v)
+	case <-time.After(20 * time.Millisecond):
+	}
+	// The pipeline and the other direct round trip end (either may take
+	// either signal).
+	f.finish <- struct{}{}
+	f.finish <- struct{}{}
+	if v := <-sent; v != "reply:sent" {
+		t.Fatalf("call in the pipeline got %v, want its reply", v)
+	}
+	for _, b := range f.batches {
+		for _, h := range b {
+			if h == "gone" {
+				t.Fatalf("a call taken out of the queue was sent: %v", f.batches)
+			}
+		}
+	}
+}
+
+// waitQueued waits until n calls are queued (bounded).
+func waitQueued(t *testing.T, co *coalescer, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		co.mu.Lock()
+		q := len(co.queue)
+		co.mu.Unlock()
+		if q == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls queued, want %d", q, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
