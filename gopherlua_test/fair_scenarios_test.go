@@ -176,8 +176,11 @@ func fairScenarios() []*scenario {
 		},
 		{
 			// A waiter that stops heartbeating loses its place within one
-			// lease, wherever it stands; live waiters keep theirs however
-			// long they wait.
+			// lease: nobody waits for it, and a heartbeat that comes too
+			// late finds it gone. Its entry stays in the sets until it
+			// comes first in line or calls again (no script looks for dead
+			// places elsewhere); live waiters keep theirs however long they
+			// wait.
 			name: "fair-dead-mid-queue", fam: fairFamily,
 			steps: []step{
 				{at: 0, script: acq, holder: "A", lease: 3000 * ms, want: granted()},
@@ -191,10 +194,14 @@ func fairScenarios() []*scenario {
 				{at: 400 * ms, script: hb, holder: "D", lease: 500 * ms, want: integer(1)},
 				// C's place ran out at 520 ms.
 				{at: 600 * ms, script: hb, holder: "B", lease: 500 * ms, want: integer(1),
-					// alive is ordered by deadline: D's (900) before B's (1100).
+					// alive is ordered by deadline: C's (520, past), D's
+					// (900), B's (1100).
+					expect: []keyWant{{suffix: ":queue", members: []string{"B", "C", "D"}},
+						{suffix: ":alive", members: []string{"C", "D", "B"}, deadlines: []time.Duration{520 * ms, 900 * ms, 1100 * ms}}}},
+				// C's late heartbeat: its place is gone.
+				{at: 610 * ms, script: hb, holder: "C", lease: 500 * ms, want: integer(0),
 					expect: []keyWant{{suffix: ":queue", members: []string{"B", "D"}},
 						{suffix: ":alive", members: []string{"D", "B"}, deadlines: []time.Duration{900 * ms, 1100 * ms}}}},
-				{at: 610 * ms, script: hb, holder: "C", lease: 500 * ms, want: integer(0)},
 				{at: 700 * ms, script: hb, holder: "D", lease: 500 * ms, want: integer(1)},
 				{at: 800 * ms, script: hb, holder: "B", lease: 500 * ms, want: integer(1)},
 				// A releases: B, first in line, is handed the lock for
@@ -214,6 +221,26 @@ func fairScenarios() []*scenario {
 				{at: 1500 * ms, script: rel, holder: "D", lease: 500 * ms, want: integer(1), expect: retired(fairFamily)},
 			},
 			wakes: []string{grantWake("B"), grantWake("D")},
+		},
+		{
+			// A waiter whose place ran out (not yet removed: it is not
+			// first) and that asks again goes to the back, as if the place
+			// had been removed when it ran out: it cannot get back ahead
+			// of those who kept theirs.
+			name: "fair-lapsed-retry", fam: fairFamily,
+			steps: []step{
+				{at: 0, script: acq, holder: "A", lease: 2000 * ms, want: granted()},
+				{at: 10 * ms, script: acq, holder: "B", lease: 300 * ms, want: busy(300)},
+				{at: 20 * ms, script: acq, holder: "C", lease: 2000 * ms, want: busy(1980),
+					expect: []keyWant{{suffix: ":queue", members: []string{"B", "C"}}}},
+				// B's place ran out at 310 ms.
+				{at: 500 * ms, script: acq, holder: "B", lease: 300 * ms, want: busy(300),
+					expect: []keyWant{{suffix: ":queue", members: []string{"C", "B"}},
+						{suffix: ":alive", members: []string{"B", "C"}, deadlines: []time.Duration{800 * ms, 2020 * ms}}}},
+				{at: 600 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "C", ttl: 1420 * ms, handed: true}, {suffix: ":queue", members: []string{"B"}}}},
+			},
+			wakes: []string{grantWake("C")},
 		},
 		{
 			// Everything of an abandoned queue goes away by itself; the

@@ -206,15 +206,16 @@
 //	mutex release by a waiter             2   GET ZREM
 //	fair uncontended acquire              4   GET TIME ZRANGE SET
 //	fair acquire, own lock                2   GET PEXPIRE
-//	fair busy (joins queue)               9   GET TIME PTTL ZRANGEBYSCORE ZRANGE ZADD(NX) ZADD PEXPIREAT×2
-//	fair busy (queued)                    9   GET TIME PTTL ZRANGEBYSCORE ZRANGE ZADD(NX) ZADD PEXPIREAT×2(GT)
-//	fair heartbeat                        9   GET TIME ZRANGE ZRANGEBYSCORE ZSCORE ZADD PEXPIREAT×2(GT) PTTL
-//	fair heartbeat, empty queue           3   GET TIME ZRANGE
+//	fair busy (joins queue)               9   GET TIME PTTL ZADD(NX) ZADD PEXPIREAT×4(GT, NX: new sets)
+//	fair busy (joins behind)              7   GET TIME PTTL ZADD(NX) ZADD PEXPIREAT×2(GT)
+//	fair busy (queued)                    8   GET TIME PTTL ZADD(NX) ZSCORE ZADD PEXPIREAT×2(GT)
+//	fair heartbeat                        7   GET ZSCORE TIME ZADD PEXPIREAT×2(GT) PTTL
+//	fair heartbeat, empty queue           3   GET ZSCORE PTTL
 //	fair renew                            3   GET PTTL PEXPIRE
 //	fair release, no waiters              4   GET TIME ZPOPMIN SET(tombstone)
-//	fair release, hands over              8   GET TIME ZPOPMIN ZRANGEBYSCORE ZSCORE ZREM SET PUBLISH
+//	fair release, hands over              6   GET TIME ZPOPMIN×2 SET PUBLISH
 //	fair acquire, handed (missed)         2   GET PEXPIRE
-//	fair release by a waiter              7   GET PTTL TIME ZRANGE ZRANGEBYSCORE ZREM×2
+//	fair release by a waiter              4   GET ZREM×2 PTTL
 //	read uncontended acquire              7   TIME ZRANGEBYSCORE HMGET ZADD HSET PEXPIREAT×2
 //	read acquire, own hold                7   TIME ZRANGEBYSCORE HMGET ZADD HSET PEXPIREAT×2
 //	read renew                            7

@@ -34,15 +34,8 @@ end
 local now_ms, now_us = lg_now()
 local wait = owner and owner ~= LG_TOMB and lg_lease_left(KEYS[1])
 local by = owner
-if wait and wait >= 0 then
-  -- Held: the caller queues, whoever is first. Dead places still go, so
-  -- that an abandoned queue cannot hold up the next grant.
-  lg_fair_evict(queue, alive, now_ms)
-else
-  local head, head_deadline = lg_fair_first(queue), nil
-  if head then
-    head, head_deadline = lg_fair_live_head(queue, alive, lg_fair_evict(queue, alive, now_ms, head))
-  end
+if not wait or wait < 0 then
+  local head, deadline = lg_fair_live_head(queue, alive, now_ms, nil)
   if not head or head == holder then
     if head then
       redis.call('ZREM', queue, holder)
@@ -54,18 +47,11 @@ else
   end
   -- Free, but someone else is first: never jump the queue. The lock goes
   -- to the head now, and the caller waits behind it.
-  lg_fair_hand_over(KEYS[1], queue, alive, head, head_deadline, fence, now_ms, now_us, pub, KEYS[4])
-  wait, by = head_deadline - now_ms, head
+  redis.call('ZREM', queue, head)
+  lg_fair_hand_over(KEYS[1], alive, head, deadline, fence, now_ms, now_us, pub, KEYS[4])
+  wait, by = deadline - now_ms, head
 end
-
--- Join behind the tail, or keep the place: ZADD NX changes no place that
--- exists, so one command both tests and joins.
-local tail = redis.call('ZRANGE', queue, -1, -1, 'WITHSCORES')
-local arrival = now_ms
-if tail[2] and tail[2] + 0 >= arrival then arrival = tail[2] + 1 end
-local join -- nil: was queued already (lg_expire_at_least)
-if redis.call('ZADD', queue, 'NX', lg_int(arrival), holder) == 1 then
-  join = tail[1] and 'behind' or 'first'
-end
-lg_fair_keep_alive(queue, alive, holder, now_ms + lease, join)
+-- Held: the caller queues, whoever is first. Dead places are not looked
+-- for here: they go when they come first in line.
+lg_fair_join(queue, alive, holder, lease, now_ms, now_us)
 return { 0, lg_wait(wait, lease), by, wait }
