@@ -339,10 +339,20 @@ func pair(got any) (int64, int64, error) {
 	return x, y, nil
 }
 
+// grantReply reads an acquire's reply as pair does, a bare positive
+// integer (the fence: an integer reply costs Redis less than a table)
+// standing for {1, fence}.
+func grantReply(got any) (int64, int64, error) {
+	if fence, ok := got.(int64); ok && fence > 0 {
+		return 1, fence, nil
+	}
+	return pair(got)
+}
+
 // granted: a new grant whose fence is above every fence seen before.
 func granted() check {
 	return func(r *run, st *step, got any) error {
-		ok, fence, err := pair(got)
+		ok, fence, err := grantReply(got)
 		if err != nil {
 			return err
 		}
@@ -364,7 +374,7 @@ func granted() check {
 // call or a hand-over whose message the caller missed, never a new hold.
 func sameGrant() check {
 	return func(r *run, st *step, got any) error {
-		ok, fence, err := pair(got)
+		ok, fence, err := grantReply(got)
 		if err != nil {
 			return err
 		}

@@ -2,7 +2,7 @@
 -- (or keep) its place in the queue.
 --
 -- KEYS[1] B        the lock: string "<holder> <fence> 0", PX lease
--- KEYS[2] B:queue  zset waiter -> arrival (server ms)
+-- KEYS[2] B:queue  zset waiter -> arrival (server µs)
 -- KEYS[3] B:alive  zset waiter -> deadline of its place (server ms)
 -- KEYS[4] B:wake   wake channel
 -- ARGV[1] holder id, ARGV[2] lease ms (of the lock, and of the caller's place
@@ -10,9 +10,10 @@
 --
 -- Idempotent: a lock this holder already has is the same grant seen again (a
 -- retried call, or a hand-over whose message the caller missed): the lease
--- restarts, nothing else changes. A waiter asking again keeps its place.
+-- restarts, nothing else changes. A waiter asking again keeps its place
+-- (one whose place ran out goes to the back).
 --
--- Reply: {1, fence}   acquired
+-- Reply: fence        acquired (an integer: cheaper for Redis than {1, fence})
 --        {0, wait_ms, holder, left_ms}
 --                     queued: retry within wait_ms (what is left of the
 --                     lock's lease), or on "grant:<fence>:<holder>" for the
@@ -28,7 +29,7 @@ local owner, fence, _, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
 if owner == holder then
   redis.call('PEXPIRE', KEYS[1], lg_lease_ttl(lease))
-  return { 1, fence }
+  return fence
 end
 
 local now_ms, now_us = lg_now()
@@ -43,7 +44,7 @@ if not wait or wait < 0 then
     end
     fence = lg_next_fence(fence, now_us)
     redis.call('SET', KEYS[1], lg_lock_encode(holder, fence, 0), 'PX', lg_lease_ttl(lease))
-    return { 1, fence }
+    return fence
   end
   -- Free, but someone else is first: never jump the queue. The lock goes
   -- to the head now, and the caller waits behind it.

@@ -178,8 +178,9 @@ local function lg_retire_hash(key, fence, now_us)
 end
 
 -- Fair locks keep their waiters in two sorted sets with the same members:
--- the queue (score: arrival, the server clock in µs: no two scripts run in
--- the same µs, so arrivals never tie) and alive (score: the deadline of the
+-- the queue (score: arrival, the server clock in µs: two scripts do not run
+-- in one µs, so arrivals do not tie in practice, and a tie is only ordered
+-- by holder id) and alive (score: the deadline of the
 -- waiter's place in server ms, one lease after its last acquire or
 -- heartbeat). Both live at least until the latest deadline given to any
 -- waiter (lg_fair_expire_at_least), so an abandoned queue disappears. A
@@ -207,9 +208,10 @@ end
 
 -- The first waiter whose place is live, and its deadline (a number), or
 -- nil; head, when known, is the first waiter. Dead places in front of it
--- go (lg_fair_evict). A queue member without a deadline (the two sets
--- damaged by hand) is dropped rather than blocking everyone or making a
--- script compare nil with a number.
+-- go (lg_fair_evict). A queue member without a deadline (a dead place
+-- whose deadline a release popped, lg_fair_take_deadline, or sets damaged
+-- by hand) is dropped rather than blocking everyone or making a script
+-- compare nil with a number.
 local function lg_fair_live_head(queue, alive, now_ms, head)
   while true do
     head = head or lg_fair_first(queue)
@@ -289,7 +291,8 @@ end
 -- it had none. The waiter first in line usually has the earliest deadline
 -- too (places given the same lease and kept alive in turn): then one
 -- ZPOPMIN reads and removes it. Otherwise the waiter popped goes back if
--- its place is live (a dead one would go at the next sweep anyway).
+-- its place is live; a dead one stays out, and its queue entry goes when
+-- it comes first (lg_fair_live_head) or calls again (lg_fair_join).
 local function lg_fair_take_deadline(alive, first, now_ms)
   local earliest = redis.call('ZPOPMIN', alive)
   if earliest[1] == first then return earliest[2] + 0 end
