@@ -243,6 +243,47 @@ func fairScenarios() []*scenario {
 			wakes: []string{grantWake("C")},
 		},
 		{
+			// A release finds the head's deadline with one ZPOPMIN of
+			// alive when the head has the earliest deadline. Here C's
+			// shorter lease puts it first in alive although B is first in
+			// line: what the release popped goes back, and B's deadline is
+			// read by name.
+			name: "fair-alive-out-of-order", fam: fairFamily,
+			steps: []step{
+				{at: 0, script: acq, holder: "A", lease: 2000 * ms, want: granted()},
+				{at: 10 * ms, script: acq, holder: "B", lease: 1000 * ms, want: busy(1000)},
+				{at: 20 * ms, script: acq, holder: "C", lease: 300 * ms, want: busy(300)},
+				{at: 200 * ms, script: hb, holder: "C", lease: 300 * ms, want: integer(1),
+					expect: []keyWant{{suffix: ":alive", members: []string{"C", "B"}, deadlines: []time.Duration{500 * ms, 1010 * ms}}}},
+				{at: 300 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "B", ttl: 710 * ms, handed: true}, {suffix: ":queue", members: []string{"C"}},
+						{suffix: ":alive", members: []string{"C"}, deadlines: []time.Duration{500 * ms}, ttl: 710 * ms}}},
+			},
+			wakes: []string{grantWake("B")},
+		},
+		{
+			// The same with the waiter popped from alive dead (C, at
+			// 320 ms): it stays out of alive, and its queue entry goes
+			// when it comes first. Then the head popped from the queue has
+			// no deadline, and the live waiter popped from alive (D) goes
+			// back (alive was empty without it: it gets its TTL again) and
+			// is handed the lock.
+			name: "fair-alive-out-of-order-dead", fam: fairFamily,
+			steps: []step{
+				{at: 0, script: acq, holder: "A", lease: 2000 * ms, want: granted()},
+				{at: 10 * ms, script: acq, holder: "B", lease: 1000 * ms, want: busy(1000)},
+				{at: 20 * ms, script: acq, holder: "C", lease: 300 * ms, want: busy(300)},
+				{at: 30 * ms, script: acq, holder: "D", lease: 2000 * ms, want: busy(1970)},
+				{at: 400 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "B", ttl: 610 * ms, handed: true}, {suffix: ":queue", members: []string{"C", "D"}},
+						{suffix: ":alive", members: []string{"D"}, deadlines: []time.Duration{2030 * ms}}}},
+				{at: 500 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "D", ttl: 1530 * ms, handed: true},
+						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
+			},
+			wakes: []string{grantWake("B"), grantWake("D")},
+		},
+		{
 			// Everything of an abandoned queue goes away by itself; the
 			// lock whose lease ended keeps only its fence, for the floor.
 			name: "fair-abandoned", fam: fairFamily,
