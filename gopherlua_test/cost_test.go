@@ -77,15 +77,19 @@ var costCases = []costCase{
 	{"fair uncontended acquire", fairFamily, nil, nil, []string{"fair_acquire", "A", "1000"}, 4},
 	{"fair acquire, own lock", fairFamily, fairHeld, nil, []string{"fair_acquire", "A", "1000"}, 2},
 	{"fair busy (joins queue)", fairFamily, fairHeld, nil, []string{"fair_acquire", "B", "1000"}, 9},
-	{"fair busy (queued)", fairFamily, fairQueued, nil, []string{"fair_acquire", "B", "1000"}, 9},
-	{"fair heartbeat", fairFamily, fairQueued, nil, []string{"fair_heartbeat", "B", "1000"}, 9},
+	// C's longer lease gives the sets a later deadline than B's, whenever the
+	// two calls run (within one ms, a join with B's lease would find the TTL
+	// already long enough and ask whether the set has one).
+	{"fair busy (joins behind)", fairFamily, fairQueued, nil, []string{"fair_acquire", "C", "2000"}, 7},
+	{"fair busy (queued)", fairFamily, fairQueued, nil, []string{"fair_acquire", "B", "1000"}, 8},
+	{"fair heartbeat", fairFamily, fairQueued, nil, []string{"fair_heartbeat", "B", "1000"}, 7},
 	{"fair heartbeat, empty queue", fairFamily, fairHeld, nil, []string{"fair_heartbeat", "B", "1000"}, 3},
 	{"fair renew", fairFamily, fairHeld, nil, []string{"fair_renew", "A", "1000"}, 3},
 	{"fair release, no waiters", fairFamily, fairHeld, nil, []string{"fair_release", "A", "1000"}, 4},
-	{"fair release, hands over", fairFamily, fairQueued, nil, []string{"fair_release", "A", "1000"}, 8},
+	{"fair release, hands over", fairFamily, fairQueued, nil, []string{"fair_release", "A", "1000"}, 6},
 	{"fair acquire, handed (missed)", fairFamily, slices.Concat(fairQueued, [][]string{{"fair_release", "A", "1000"}}), nil,
 		[]string{"fair_acquire", "B", "1000"}, 2},
-	{"fair release by a waiter", fairFamily, fairQueued, nil, []string{"fair_release", "B", "1000"}, 7},
+	{"fair release by a waiter", fairFamily, fairQueued, nil, []string{"fair_release", "B", "1000"}, 4},
 
 	{"read uncontended acquire", rwFamily, nil, nil, []string{"read_acquire", "R", "1000"}, 7},
 	{"read acquire, own hold", rwFamily, [][]string{{"read_acquire", "R", "1000"}}, nil, []string{"read_acquire", "R", "1000"}, 7},

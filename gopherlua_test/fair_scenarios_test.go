@@ -176,8 +176,11 @@ func fairScenarios() []*scenario {
 		},
 		{
 			// A waiter that stops heartbeating loses its place within one
-			// lease, wherever it stands; live waiters keep theirs however
-			// long they wait.
+			// lease: nobody waits for it, and a heartbeat that comes too
+			// late finds it gone. Its entry stays in the sets until it
+			// comes first in line or calls again (no script looks for dead
+			// places elsewhere); live waiters keep theirs however long they
+			// wait.
 			name: "fair-dead-mid-queue", fam: fairFamily,
 			steps: []step{
 				{at: 0, script: acq, holder: "A", lease: 3000 * ms, want: granted()},
@@ -191,10 +194,14 @@ func fairScenarios() []*scenario {
 				{at: 400 * ms, script: hb, holder: "D", lease: 500 * ms, want: integer(1)},
 				// C's place ran out at 520 ms.
 				{at: 600 * ms, script: hb, holder: "B", lease: 500 * ms, want: integer(1),
-					// alive is ordered by deadline: D's (900) before B's (1100).
+					// alive is ordered by deadline: C's (520, past), D's
+					// (900), B's (1100).
+					expect: []keyWant{{suffix: ":queue", members: []string{"B", "C", "D"}},
+						{suffix: ":alive", members: []string{"C", "D", "B"}, deadlines: []time.Duration{520 * ms, 900 * ms, 1100 * ms}}}},
+				// C's late heartbeat: its place is gone.
+				{at: 610 * ms, script: hb, holder: "C", lease: 500 * ms, want: integer(0),
 					expect: []keyWant{{suffix: ":queue", members: []string{"B", "D"}},
 						{suffix: ":alive", members: []string{"D", "B"}, deadlines: []time.Duration{900 * ms, 1100 * ms}}}},
-				{at: 610 * ms, script: hb, holder: "C", lease: 500 * ms, want: integer(0)},
 				{at: 700 * ms, script: hb, holder: "D", lease: 500 * ms, want: integer(1)},
 				{at: 800 * ms, script: hb, holder: "B", lease: 500 * ms, want: integer(1)},
 				// A releases: B, first in line, is handed the lock for
@@ -212,6 +219,67 @@ func fairScenarios() []*scenario {
 						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
 				{at: 1450 * ms, script: acq, holder: "D", lease: 500 * ms, want: sameGrant()},
 				{at: 1500 * ms, script: rel, holder: "D", lease: 500 * ms, want: integer(1), expect: retired(fairFamily)},
+			},
+			wakes: []string{grantWake("B"), grantWake("D")},
+		},
+		{
+			// A waiter whose place ran out (not yet removed: it is not
+			// first) and that asks again goes to the back, as if the place
+			// had been removed when it ran out: it cannot get back ahead
+			// of those who kept theirs.
+			name: "fair-lapsed-retry", fam: fairFamily,
+			steps: []step{
+				{at: 0, script: acq, holder: "A", lease: 2000 * ms, want: granted()},
+				{at: 10 * ms, script: acq, holder: "B", lease: 300 * ms, want: busy(300)},
+				{at: 20 * ms, script: acq, holder: "C", lease: 2000 * ms, want: busy(1980),
+					expect: []keyWant{{suffix: ":queue", members: []string{"B", "C"}}}},
+				// B's place ran out at 310 ms.
+				{at: 500 * ms, script: acq, holder: "B", lease: 300 * ms, want: busy(300),
+					expect: []keyWant{{suffix: ":queue", members: []string{"C", "B"}},
+						{suffix: ":alive", members: []string{"B", "C"}, deadlines: []time.Duration{800 * ms, 2020 * ms}}}},
+				{at: 600 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "C", ttl: 1420 * ms, handed: true}, {suffix: ":queue", members: []string{"B"}}}},
+			},
+			wakes: []string{grantWake("C")},
+		},
+		{
+			// A release finds the head's deadline with one ZPOPMIN of
+			// alive when the head has the earliest deadline. Here C's
+			// shorter lease puts it first in alive although B is first in
+			// line: what the release popped goes back, and B's deadline is
+			// read by name.
+			name: "fair-alive-out-of-order", fam: fairFamily,
+			steps: []step{
+				{at: 0, script: acq, holder: "A", lease: 2000 * ms, want: granted()},
+				{at: 10 * ms, script: acq, holder: "B", lease: 1000 * ms, want: busy(1000)},
+				{at: 20 * ms, script: acq, holder: "C", lease: 300 * ms, want: busy(300)},
+				{at: 200 * ms, script: hb, holder: "C", lease: 300 * ms, want: integer(1),
+					expect: []keyWant{{suffix: ":alive", members: []string{"C", "B"}, deadlines: []time.Duration{500 * ms, 1010 * ms}}}},
+				{at: 300 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "B", ttl: 710 * ms, handed: true}, {suffix: ":queue", members: []string{"C"}},
+						{suffix: ":alive", members: []string{"C"}, deadlines: []time.Duration{500 * ms}, ttl: 710 * ms}}},
+			},
+			wakes: []string{grantWake("B")},
+		},
+		{
+			// The same with the waiter popped from alive dead (C, at
+			// 320 ms): it stays out of alive, and its queue entry goes
+			// when it comes first. Then the head popped from the queue has
+			// no deadline, and the live waiter popped from alive (D) goes
+			// back (alive was empty without it: it gets its TTL again) and
+			// is handed the lock.
+			name: "fair-alive-out-of-order-dead", fam: fairFamily,
+			steps: []step{
+				{at: 0, script: acq, holder: "A", lease: 2000 * ms, want: granted()},
+				{at: 10 * ms, script: acq, holder: "B", lease: 1000 * ms, want: busy(1000)},
+				{at: 20 * ms, script: acq, holder: "C", lease: 300 * ms, want: busy(300)},
+				{at: 30 * ms, script: acq, holder: "D", lease: 2000 * ms, want: busy(1970)},
+				{at: 400 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "B", ttl: 610 * ms, handed: true}, {suffix: ":queue", members: []string{"C", "D"}},
+						{suffix: ":alive", members: []string{"D"}, deadlines: []time.Duration{2030 * ms}}}},
+				{at: 500 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "D", ttl: 1530 * ms, handed: true},
+						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
 			},
 			wakes: []string{grantWake("B"), grantWake("D")},
 		},

@@ -27,8 +27,9 @@
 // refused with an error reply starting "ERR lockgen:" before anything is
 // written.
 //
-// Every acquire replies {1, fence} or {0, wait_ms[, holder[, left_ms]]};
-// wait_ms is at least 1 and at most the caller's lease; holder (and what is
+// Every acquire replies {1, fence} (fair_acquire: the bare fence, an
+// integer reply costing Redis less than a table) or {0, wait_ms[, holder[,
+// left_ms]]}; wait_ms is at least 1 and at most the caller's lease; holder (and what is
 // left of its lease) is there when the script read it: a mutex or fair
 // holder, a writer. Renew replies 1 (the lease now ends
 // ARGV[2] ms from now) or 0 (not held). Release replies 1 (released) or 0
@@ -117,16 +118,27 @@
 // never uses it, and the lock lapses when its registration would have
 // ended, within one window.
 //
-// fair: B:queue is a sorted set of waiters scored by arrival (server ms; a
-// tie goes behind the tail: max(now, tail + 1)); B:alive holds the same
-// waiters scored by the deadline of their place (one lease after their last
-// acquire or heartbeat). Every fair script that reads the queue first
-// removes the waiters whose deadline has passed, wherever they stand (one
-// ZRANGEBYSCORE when nobody died), and drops a queue member that has no
-// deadline at all (damaged keys) instead of failing. Both sets expire
-// with the latest deadline ever given to a waiter (PEXPIREAT GT, so no read
-// of the highest score; a waiter that leaves does not shorten them). B's
-// waiters flag is always 0: the queue says who waits.
+// fair: B:queue is a sorted set of waiters scored by arrival (the server
+// clock in µs, with no read of the tail: two scripts do not run in one µs,
+// so arrivals do not tie in practice, and a tie would only be ordered by
+// holder id; a step of the server's clock back by d can put a waiter that
+// arrives within d ahead of earlier ones); B:alive holds the same waiters
+// scored by the deadline of their place (server ms, one lease after their
+// last acquire or heartbeat). A waiter whose deadline has passed has lost
+// its place: nobody waits for it, inspect does not list it, and a call of
+// its own finds it gone (a heartbeat replies 0, an acquire joins at the
+// back). Its entries are removed when it comes first in line (one sweep
+// then removes every dead place, ZRANGEBYSCORE on alive) or when it calls
+// again, so that the common paths pay nothing to look for the dead; a
+// queue member that has no deadline at all (damaged keys) is dropped when
+// it comes first instead of failing. A release reads and removes the
+// head's deadline with one ZPOPMIN of alive, which holds the head first
+// whenever alive is in queue order (waiters given the same lease, none
+// kept alive out of turn); otherwise it puts back what it popped (if live)
+// and reads the head's deadline with ZSCORE. Both sets expire with the
+// latest deadline ever given to a waiter (PEXPIREAT GT, so no read of the
+// highest score; a waiter that leaves does not shorten them). B's waiters
+// flag is always 0: the queue says who waits.
 //
 // fair hand-over: a fair lock is never left free while a live waiter is
 // queued. Whoever finds it free (the last release, or any fair script that
@@ -207,15 +219,16 @@
 //	mutex release by a waiter             2   GET ZREM
 //	fair uncontended acquire              4   GET TIME ZRANGE SET
 //	fair acquire, own lock                2   GET PEXPIRE
-//	fair busy (joins queue)               9   GET TIME PTTL ZRANGEBYSCORE ZRANGE ZADD(NX) ZADD PEXPIREAT×2
-//	fair busy (queued)                    9   GET TIME PTTL ZRANGEBYSCORE ZRANGE ZADD(NX) ZADD PEXPIREAT×2(GT)
-//	fair heartbeat                        9   GET TIME ZRANGE ZRANGEBYSCORE ZSCORE ZADD PEXPIREAT×2(GT) PTTL
-//	fair heartbeat, empty queue           3   GET TIME ZRANGE
+//	fair busy (joins queue)               9   GET TIME PTTL ZADD(NX) ZADD PEXPIREAT×4(GT, NX: new sets)
+//	fair busy (joins behind)              7   GET TIME PTTL ZADD(NX) ZADD PEXPIREAT×2(GT)
+//	fair busy (queued)                    8   GET TIME PTTL ZADD(NX) ZSCORE ZADD PEXPIREAT×2(GT)
+//	fair heartbeat                        7   GET ZSCORE TIME ZADD PEXPIREAT×2(GT) PTTL
+//	fair heartbeat, empty queue           3   GET ZSCORE PTTL
 //	fair renew                            3   GET PTTL PEXPIRE
 //	fair release, no waiters              4   GET TIME ZPOPMIN SET(tombstone)
-//	fair release, hands over              8   GET TIME ZPOPMIN ZRANGEBYSCORE ZSCORE ZREM SET PUBLISH
+//	fair release, hands over              6   GET TIME ZPOPMIN×2 SET PUBLISH
 //	fair acquire, handed (missed)         2   GET PEXPIRE
-//	fair release by a waiter              7   GET PTTL TIME ZRANGE ZRANGEBYSCORE ZREM×2
+//	fair release by a waiter              4   GET ZREM×2 PTTL
 //	read uncontended acquire              7   TIME ZRANGEBYSCORE HMGET ZADD HSET PEXPIREAT×2
 //	read acquire, own hold                7   TIME ZRANGEBYSCORE HMGET ZADD HSET PEXPIREAT×2
 //	read renew                            7
@@ -242,6 +255,15 @@
 // hands over (5): 9 commands, in two script calls, with no acquire by the
 // waiter it was handed to. Only a registration renewed asks PTTL whether
 // the holder's lease ended (its key then being only the fence floor).
+//
+// A grant on a hot fair key costs a release that hands over (6) and the
+// releaser's next request, which joins behind the others (7): 13 commands
+// in two script calls, 15 with the calls themselves (INFO commandstats
+// counts EVALSHA too), where the protocol before this trim paid 17 (19.8
+// executed per grant at 8 processes of 4 goroutines, 15.6 now). The head's
+// deadline comes with one ZPOPMIN of alive as long as alive is in queue
+// order; when it is not (waiters with different leases, or one kept alive
+// out of turn), that release pays up to three commands more.
 //
 // Where an uncontended acquire's Redis time goes (mutex_acquire on a free
 // key, redis-server 7.0, the script cut short at each point): the EVALSHA

@@ -21,10 +21,6 @@ if bad then return bad end
 if lg_lock_free(KEYS[1], owner) then return 0 end
 
 local now_ms, now_us = lg_now()
-local old_head = lg_fair_first(queue)
-if old_head then
-  local head = lg_fair_evict(queue, alive, now_ms, old_head)
-  if lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4], head) then return 1 end
-end
+if lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4], nil) then return 1 end
 lg_force_tomb(KEYS[1], fence, 0)
 return 1

@@ -16,17 +16,25 @@ if err then return err end
 
 local owner, fence, _, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
-local now_ms, now_us = lg_now()
-local old_head = lg_fair_first(queue)
-if not old_head then return 0 end
-local head = lg_fair_evict(queue, alive, now_ms, old_head)
 
-local kept = 0
-if redis.call('ZSCORE', queue, holder) then
-  lg_fair_keep_alive(queue, alive, holder, now_ms + lease, nil)
-  kept = 1
+-- alive holds the same waiters as the queue (a member of either alone is
+-- damage, and goes when it comes first in line).
+local kept, deadline = 0, redis.call('ZSCORE', alive, holder)
+local now_ms, now_us
+if deadline then
+  now_ms, now_us = lg_now()
+  if deadline + 0 > now_ms then
+    lg_fair_keep_alive(queue, alive, holder, now_ms + lease, false)
+    kept = 1
+  else
+    -- The place ran out before this heartbeat came: it is gone, as it
+    -- would have been had anyone looked for it earlier.
+    redis.call('ZREM', queue, holder)
+    redis.call('ZREM', alive, holder)
+  end
 end
 if lg_lock_free(KEYS[1], owner) then
-  lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4], head)
+  if not now_ms then now_ms, now_us = lg_now() end
+  lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4], nil)
 end
 return kept

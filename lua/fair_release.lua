@@ -18,32 +18,19 @@ if err then return err end
 
 local owner, fence, _, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
-local now_ms, now_us = lg_now()
 
 if owner ~= holder then
-  local old_head = lg_fair_first(queue)
-  if old_head then
-    -- The head as read, if nobody was evicted (then it need not be read again).
-    local head = lg_fair_evict(queue, alive, now_ms, old_head)
-    redis.call('ZREM', queue, holder)
-    redis.call('ZREM', alive, holder)
-    if head == holder then head = nil end
-    if lg_lock_free(KEYS[1], owner) then
-      lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4], head)
-    end
+  redis.call('ZREM', queue, holder)
+  redis.call('ZREM', alive, holder)
+  if lg_lock_free(KEYS[1], owner) then
+    local now_ms, now_us = lg_now()
+    lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4], nil)
   end
   return 0
 end
 
--- The caller's lock goes to the first live waiter. The head leaves the
--- queue as it is read (granted, or dropped as dead), which saves a ZREM.
-local first = redis.call('ZPOPMIN', queue)[1]
-if first then
-  lg_fair_evict(queue, alive, now_ms)
-  if lg_fair_grant_popped(KEYS[1], alive, first, fence, now_ms, now_us, pub, KEYS[4])
-      or lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4], nil) then
-    return 1
-  end
+local now_ms, now_us = lg_now()
+if not lg_fair_pass_on(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4]) then
+  lg_retire_string(KEYS[1], fence)
 end
-lg_retire_string(KEYS[1], fence)
 return 1

@@ -18,10 +18,9 @@ if owner == holder and lg_lease_left(KEYS[1]) >= 0 then
   return 1
 end
 
-local old_head = lg_fair_first(queue)
-if old_head and lg_lock_free(KEYS[1], owner) then
+local head = lg_fair_first(queue)
+if head and lg_lock_free(KEYS[1], owner) then
   local now_ms, now_us = lg_now()
-  local head = lg_fair_evict(queue, alive, now_ms, old_head)
   lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4], head)
 end
 return 0

@@ -182,44 +182,52 @@ local function lg_retire_hash(key, fence)
 end
 
 -- Fair locks keep their waiters in two sorted sets with the same members:
--- the queue (score: arrival in server ms, ties broken by tail + 1) and alive
--- (score: the deadline of the waiter's place, one lease after its last
--- acquire or heartbeat). Both live at least until the latest deadline
--- given to any waiter (lg_expire_at_least), so an abandoned queue
--- disappears.
+-- the queue (score: arrival, the server clock in µs: two scripts do not run
+-- in one µs, so arrivals do not tie in practice, and a tie is only ordered
+-- by holder id) and alive (score: the deadline of the
+-- waiter's place in server ms, one lease after its last acquire or
+-- heartbeat). Both live at least until the latest deadline given to any
+-- waiter (lg_fair_expire_at_least), so an abandoned queue disappears. A
+-- dead place is removed when it comes first in line (lg_fair_live_head):
+-- until then it holds nobody up, so no script pays to look for it.
 
 -- The first waiter, or nil.
 local function lg_fair_first(queue)
   return redis.call('ZRANGE', queue, 0, 0)[1]
 end
 
--- Removes every waiter whose place has run out, wherever it stands: one
--- ZRANGEBYSCORE when nobody is dead. head is the first waiter as read
--- before (or nil); it is returned when it still is (nobody was removed), so
--- that the caller need not read it again.
-local function lg_fair_evict(queue, alive, now_ms, head)
+-- Removes every waiter whose place has run out, wherever it stands. Run
+-- once a dead place is found first in line: where one died, more may have
+-- (a crashed process), and one sweep is cheaper than finding them one by
+-- one.
+local function lg_fair_evict(queue, alive, now_ms)
   local dead = redis.call('ZRANGEBYSCORE', alive, '-inf', lg_int(now_ms))
-  if #dead == 0 then return head end
   -- ZREM in slices: unpack of a long list would overflow the Lua stack.
   for i = 1, #dead, 500 do
     local last = math.min(i + 499, #dead)
     redis.call('ZREM', queue, unpack(dead, i, last))
     redis.call('ZREM', alive, unpack(dead, i, last))
   end
-  return nil
 end
 
--- The first waiter that has a liveness deadline, and that deadline; head,
--- when known, is the first waiter. A queue member without a deadline (the
--- two sets damaged by hand) is dropped rather than blocking everyone or
--- making a script compare nil with a number.
-local function lg_fair_live_head(queue, alive, head)
+-- The first waiter whose place is live, and its deadline (a number), or
+-- nil; head, when known, is the first waiter. Dead places in front of it
+-- go (lg_fair_evict). A queue member without a deadline (a dead place
+-- whose deadline a release popped, lg_fair_take_deadline, or sets damaged
+-- by hand) is dropped rather than blocking everyone or making a script
+-- compare nil with a number.
+local function lg_fair_live_head(queue, alive, now_ms, head)
   while true do
     head = head or lg_fair_first(queue)
     if not head then return nil, nil end
     local deadline = redis.call('ZSCORE', alive, head)
-    if deadline then return head, tonumber(deadline) end
-    redis.call('ZREM', queue, head)
+    if not deadline then
+      redis.call('ZREM', queue, head)
+    elseif deadline + 0 > now_ms then
+      return head, deadline + 0
+    else
+      lg_fair_evict(queue, alive, now_ms)
+    end
     head = nil
   end
 end
@@ -228,59 +236,94 @@ end
 -- moves a TTL only later: one command, no read of the latest deadline. A
 -- TTL therefore never shrinks when the waiter with the latest deadline
 -- leaves: the sets may outlive their last place by up to one lease. GT
--- counts a key without a TTL as never expiring; only a join can meet one
--- (a set it just made, or one damaged by hand). So join is nil for a
--- waiter already queued (GT alone), 'first' for one that found the queue
--- empty (the sets are new: a plain PEXPIREAT), and 'behind' for one that
--- joined others (GT, then NX for a key that has no TTL).
-local function lg_expire_at_least(key, at, join)
-  if join == 'first' then
-    redis.call('PEXPIREAT', key, at)
-  elseif redis.call('PEXPIREAT', key, at, 'GT') == 0 and join then
+-- counts a key without a TTL as never expiring, and refuses: only a set
+-- that the caller's ZADD may just have made (fresh: it added a member) has
+-- none, and NX gives it one.
+local function lg_fair_expire_at_least(key, at, fresh)
+  if redis.call('PEXPIREAT', key, at, 'GT') == 0 and fresh then
     redis.call('PEXPIREAT', key, at, 'NX')
   end
 end
 
 -- Gives holder's place another lease, and both sets at least as long
--- (join: lg_expire_at_least).
-local function lg_fair_keep_alive(queue, alive, holder, deadline, join)
+-- (joined: the caller's ZADD added holder to the queue).
+local function lg_fair_keep_alive(queue, alive, holder, deadline, joined)
   local at = lg_int(deadline)
-  redis.call('ZADD', alive, at, holder)
-  lg_expire_at_least(queue, at, join)
-  lg_expire_at_least(alive, at, join)
+  local fresh = redis.call('ZADD', alive, at, holder) == 1
+  lg_fair_expire_at_least(queue, at, joined)
+  lg_fair_expire_at_least(alive, at, fresh)
 end
 
--- Hands a free fair lock to head, the first live waiter (lg_hand_over), for
--- as long as its place would have lived: deadline is one lease after its
--- last acquire or heartbeat. Its place ends.
-local function lg_fair_hand_over(lock, queue, alive, head, deadline, fence, now_ms, now_us, pub, wake)
-  redis.call('ZREM', queue, head)
+-- Joins holder behind the tail, or keeps its place: ZADD NX changes no
+-- place that exists, so one command both tests and joins. A place that ran
+-- out (not yet removed: dead places go when they come first) is not kept:
+-- the caller goes to the back, as if it had been removed.
+local function lg_fair_join(queue, alive, holder, lease, now_ms, now_us)
+  local arrival = lg_int(now_us)
+  local joined = redis.call('ZADD', queue, 'NX', arrival, holder) == 1
+  if not joined then
+    local deadline = redis.call('ZSCORE', alive, holder)
+    if not deadline or deadline + 0 <= now_ms then
+      redis.call('ZADD', queue, arrival, holder)
+    end
+  end
+  lg_fair_keep_alive(queue, alive, holder, now_ms + lease, joined)
+end
+
+-- Hands a free fair lock to head, the first live waiter, already out of
+-- the queue (lg_hand_over), for as long as its place would have lived:
+-- deadline is one lease after its last acquire or heartbeat.
+local function lg_fair_hand_over(lock, alive, head, deadline, fence, now_ms, now_us, pub, wake)
   redis.call('ZREM', alive, head)
   lg_hand_over(lock, head, fence, 0, now_us, deadline - now_ms, pub, wake)
 end
 
--- Hands a free fair lock to first, already popped off the queue
--- (ZPOPMIN), if its place is live: the evictions before left its deadline
--- in alive only then. Returns whether it did; if not, first is gone (dead,
--- or a queue member without a deadline) and the caller looks further.
-local function lg_fair_grant_popped(lock, alive, first, fence, now_ms, now_us, pub, wake)
-  local deadline = redis.call('ZSCORE', alive, first)
-  if not deadline then return false end
-  redis.call('ZREM', alive, first)
-  lg_hand_over(lock, first, fence, 0, now_us, deadline - now_ms, pub, wake)
+-- Called by a script that found the lock free (absent, a tombstone with
+-- the last fence, or a lease that ended) while the queue may not be empty:
+-- the first live waiter, if any, gets the lock at once. Returns whether one
+-- did. head is the first waiter if the caller knows it, else nil.
+local function lg_fair_grant_head(lock, queue, alive, fence, now_ms, now_us, pub, wake, head)
+  local deadline
+  head, deadline = lg_fair_live_head(queue, alive, now_ms, head)
+  if not head then return false end
+  redis.call('ZREM', queue, head)
+  lg_fair_hand_over(lock, alive, head, deadline, fence, now_ms, now_us, pub, wake)
   return true
 end
 
--- Called by a script that found the lock free (absent or a tombstone with
--- the last fence) while the queue was not empty: the first live waiter, if
--- any, gets the lock at once. Returns whether one did. head is the first
--- waiter if the caller knows it (lg_fair_evict), else nil.
-local function lg_fair_grant_head(lock, queue, alive, fence, now_ms, now_us, pub, wake, head)
-  local deadline
-  head, deadline = lg_fair_live_head(queue, alive, head)
-  if not head then return false end
-  lg_fair_hand_over(lock, queue, alive, head, deadline, fence, now_ms, now_us, pub, wake)
-  return true
+-- Removes first from alive and returns its deadline (a number), or nil if
+-- it had none. The waiter first in line usually has the earliest deadline
+-- too (places given the same lease and kept alive in turn): then one
+-- ZPOPMIN reads and removes it. Otherwise the waiter popped goes back if
+-- its place is live; a dead one stays out, and its queue entry goes when
+-- it comes first (lg_fair_live_head) or calls again (lg_fair_join).
+local function lg_fair_take_deadline(alive, first, now_ms)
+  local earliest = redis.call('ZPOPMIN', alive)
+  if earliest[1] == first then return earliest[2] + 0 end
+  local deadline = redis.call('ZSCORE', alive, first)
+  if earliest[1] and earliest[2] + 0 > now_ms then
+    redis.call('ZADD', alive, earliest[2], earliest[1])
+    -- alive is empty without first (damaged sets): ZADD made it anew.
+    if not deadline then lg_fair_expire_at_least(alive, earliest[2], true) end
+  end
+  if not deadline then return nil end
+  redis.call('ZREM', alive, first)
+  return deadline + 0
+end
+
+-- The release of a held fair lock: the lock goes to the first live waiter,
+-- popped off the queue as it is read (ZPOPMIN saves a ZREM), or to the next
+-- one if that place ran out. Returns whether someone got it.
+local function lg_fair_pass_on(lock, queue, alive, fence, now_ms, now_us, pub, wake)
+  local first = redis.call('ZPOPMIN', queue)[1]
+  if not first then return false end
+  local deadline = lg_fair_take_deadline(alive, first, now_ms)
+  if deadline and deadline > now_ms then
+    lg_hand_over(lock, first, fence, 0, now_us, deadline - now_ms, pub, wake)
+    return true
+  end
+  if deadline then lg_fair_evict(queue, alive, now_ms) end
+  return lg_fair_grant_head(lock, queue, alive, fence, now_ms, now_us, pub, wake, nil)
 end
 
 -- Shared locks (read/write, semaphore) keep one hash B and one sorted set of
