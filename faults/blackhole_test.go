@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 )
@@ -18,10 +19,11 @@ import (
 // margin of a trial is the other client's grant time minus the holder's
 // cancel time; every margin must be positive.
 //
-// The grant time is Redis's clock at the grant, which the fence is today
-// (microseconds of the server's clock, the same clock as the test's on one
-// host), if it falls between the sending of the granted attempt and its
-// reply; otherwise, on the safe side, the sending of that attempt. The
+// The grant time is Redis's clock at the grant, read back from the lock
+// key's absolute expiry (the grant set it to the lease plus the fence floor;
+// the server's clock is the test's on one host), if it falls between the
+// sending of the granted attempt and its reply; otherwise, on the safe
+// side, the sending of that attempt. The
 // cancel time is when the holder's Locker reported the loss (EventLost,
 // right after it cancelled the context).
 //
@@ -92,9 +94,9 @@ func blackholeRound(t *testing.T, e *env, round, keys int, lease time.Duration) 
 		if o.err != nil {
 			t.Fatalf("round %d key %d: the other client: %v", round, i, o.err)
 		}
-		granted, fromFence := grantTime(o, tr.clock.lastSent())
-		if !fromFence {
-			t.Logf("round %d key %d: the fence is not a server time within the granted attempt; margin counted from the attempt's sending", round, i)
+		granted, fromServer := grantTime(e, o, tr.clock.lastSent(), tr.clock.lastKey(), 10*time.Second)
+		if !fromServer {
+			t.Logf("round %d key %d: the key's expiry gives no server time within the granted attempt; margin counted from the attempt's sending", round, i)
 		}
 		margins = append(margins, granted.Sub(lost.at))
 		if err := o.held.Release(); err != nil {
@@ -104,13 +106,19 @@ func blackholeRound(t *testing.T, e *env, round, keys int, lease time.Duration) 
 	return margins
 }
 
-// grantTime is when Redis granted o: the fence read as the server's clock
-// if that falls between the sending of the granted attempt and the return
-// of Acquire, else the sending.
-func grantTime(o outcome, sent time.Time) (at time.Time, fromFence bool) {
-	fence, _ := runtime.Fence(o.held.Context())
-	if at := time.UnixMicro(fence); !at.Before(sent) && !at.After(o.returned) {
-		return at, true
+// grantTime is when Redis granted o: read from the server clock as the
+// lock key's absolute expiry (PEXPIRETIME, ms) less the lease and the
+// fence floor the grant set it to, if that falls between the sending of
+// the granted attempt (to the ms) and the return of Acquire; else the
+// sending. (Fences count on from the last one, so they no longer tell the
+// time.)
+func grantTime(e *env, o outcome, sent time.Time, key string, lease time.Duration) (at time.Time, fromServer bool) {
+	exp, err := e.direct.PExpireTime(context.Background(), key).Result()
+	if err == nil && exp > 0 {
+		at := time.UnixMilli(0).Add(exp - lease - lua.FenceFloor)
+		if !at.Before(sent.Truncate(time.Millisecond)) && !at.After(o.returned) {
+			return at, true
+		}
 	}
 	return sent, false
 }
@@ -121,12 +129,23 @@ type sendClock struct {
 	runtime.Backend
 	mu   sync.Mutex
 	last time.Time
+	key  string
 }
 
-func (c *sendClock) mark() {
+func (c *sendClock) mark(call runtime.Call) {
 	c.mu.Lock()
 	c.last = time.Now()
+	if len(call.Keys) > 0 {
+		c.key = call.Keys[0]
+	}
 	c.mu.Unlock()
+}
+
+// lastKey is the lock key (KEYS[1]) of the latest script call.
+func (c *sendClock) lastKey() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.key
 }
 
 func (c *sendClock) lastSent() time.Time {
@@ -136,11 +155,11 @@ func (c *sendClock) lastSent() time.Time {
 }
 
 func (c *sendClock) Eval(ctx context.Context, call runtime.Call) (any, error) {
-	c.mark()
+	c.mark(call)
 	return c.Backend.Eval(ctx, call)
 }
 
 func (c *sendClock) EvalWait(ctx context.Context, call runtime.Call, replicas int, timeout time.Duration) (any, int, error) {
-	c.mark()
+	c.mark(call)
 	return c.Backend.EvalWait(ctx, call, replicas, timeout)
 }
