@@ -199,8 +199,8 @@
 // Redis commands per call on the common paths, counted with INFO
 // commandstats against redis-server (TestCommandCost in gopherlua_test pins
 // these numbers and checks this table against them; BenchmarkScriptCPU
-// there reports the server CPU of the uncontended mutex path, about 7-8 µs
-// per acquire and 6-7 µs per release on a loaded shared 2-core machine,
+// there reports the server CPU of the uncontended mutex path, about 6 µs
+// per acquire and 6 µs per release on a loaded shared 2-core machine,
 // against 1 µs for a script that only returns):
 //
 //	path                                cmds  commands
@@ -265,15 +265,29 @@
 // order; when it is not (waiters with different leases, or one kept alive
 // out of turn), that release pays up to three commands more.
 //
-// Where an uncontended acquire's Redis time goes (mutex_acquire on a free
-// key, redis-server 7.0, the script cut short at each point): the EVALSHA
-// itself with 3 KEYS and 4 ARGV about 1.5 µs, making the helper closures
-// 0.4, lg_args 0.8, the GET and its decoding 1.2, and TIME, SET, ZREM and
-// the reply the rest, about 4.5: the commands a path runs, not its Lua, are
-// most of the cost. The shared helpers avoid what Redis's Lua does slowly:
-// an unanchored search for a byte outside a set (2.5 times an anchored
-// match of the whole string), a call of tonumber where arithmetic converts
-// a string already known to be digits, and a three-field string.format.
+// The uncontended mutex cycle was trimmed to what it needs: the acquire of
+// a lock whose key is a tombstone (any lock used again within the fence
+// floor) runs GET and SET, the release GET and SET. Fences count on from
+// the one the key keeps, so neither reads TIME (only a key that remembers
+// no fence does), a clear waiters flag spares the acquire its ZREM, the
+// tombstone lives exactly the floor, and a grant replies its fence as an
+// integer. The scripts before and after, interleaved on one redis-server
+// (loaded 2-core machine, 2026-11-24, best of 5 rounds of 3,000 cycles,
+// three runs): 16.2-20.7 -> 12.8-13.1 µs of Redis CPU per acquire and
+// release (INFO commandstats, EVALSHA), against 4.5-5.8 µs for redislock's
+// pair run as scripts. Where an acquire's time goes now
+// (the script cut short at each point, medians of interleaved runs): the
+// EVALSHA itself with 3 KEYS and 4 ARGV about 1.8 µs, making the helper
+// closures 0.6, checking the arguments (lg_args, the window) about 1.1,
+// and GET, decoding, the new value, SET and the reply about 3.0. So the
+// floor of any design with one script per acquire and per release that
+// reads and writes its key is about two EVALSHAs of GET and SET, 7.2 µs,
+// against bsm/redislock's SET and a GET+DEL script, about 4-4.5 µs: 1.7
+// times, before any Lua work. The shared helpers avoid what Redis's Lua
+// does slowly: an unanchored search for a byte outside a set (2.5 times an
+// anchored match of the whole string), a call of tonumber where arithmetic
+// converts a string already known to be digits, and a three-field
+// string.format.
 //
 // # Why not Redis Functions
 //
