@@ -75,10 +75,12 @@ func TestByNameFindsEveryPeer(t *testing.T) {
 }
 
 // With a lease far shorter than the hold, every peer keeps the lock: by its
-// watchdog, or by the manual renewal goroutine the adapter adds.
+// watchdog, or by the manual renewal goroutine the adapter adds. The lease
+// leaves each renewal (every lease/3 or so) a few hundred milliseconds of
+// slack, which a busy shared machine needs: all peers run at once.
 func TestEveryPeerRenewsPastItsLease(t *testing.T) {
 	srv := redistest.Start(t)
-	const lease = 300 * time.Millisecond
+	const lease = time.Second
 	for _, p := range Everything() {
 		t.Run(p.Name(), func(t *testing.T) {
 			t.Parallel()
