@@ -54,29 +54,33 @@ type callLimiter interface {
 	callLimit() (bound time.Duration, honorsDeadline bool)
 }
 
-// evalBounded runs c, returning early with errNoReply (and the call still
-// running, as p) when ctx is done or deadline passes. orphanBound bounds
-// the call itself once nobody waits for it.
+// evalBounded runs c, sent at now, returning early with errNoReply (and
+// the call still running, as p) when ctx is done or deadline passes.
+// orphanBound bounds the call itself once nobody waits for it.
 //
 // It runs c directly, without a goroutine, when that is bounded as well:
 // no deadline at all (a cancellation is then noticed when the call
 // returns, within the client's own timeouts), or a client that stops at
 // the deadline by itself, or one whose own timeouts end every call before
 // the deadline.
-func (l *Locker) evalBounded(ctx context.Context, deadline time.Time, orphanBound time.Duration, c Call, wait bool) (reply any, acked int, p *pending, err error) {
-	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
-		deadline = d
+func (l *Locker) evalBounded(ctx context.Context, now, deadline time.Time, orphanBound time.Duration, c Call, wait bool) (reply any, acked int, p *pending, err error) {
+	// end is when the caller stops waiting; own is deadline if ctx does
+	// not end sooner or at the same time, zero otherwise: ctx's own
+	// deadline needs no timer or context more, since ctx.Done fires at it.
+	end, own := deadline, deadline
+	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || !deadline.Before(d)) {
+		end, own = d, time.Time{}
 	}
-	if !l.direct(deadline) {
-		return l.evalAsync(ctx, deadline, orphanBound, c, wait)
+	if !l.direct(now, end) {
+		return l.evalAsync(ctx, now, own, orphanBound, c, wait)
 	}
-	if !deadline.IsZero() && l.honorsDeadline {
+	if !own.IsZero() && l.honorsDeadline {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, deadline)
+		ctx, cancel = context.WithDeadline(ctx, own)
 		defer cancel()
 	}
 	reply, acked, err = l.eval(ctx, c, wait)
-	if err != nil && !deadline.IsZero() && !time.Now().Before(deadline) {
+	if err != nil && !end.IsZero() && !time.Now().Before(end) {
 		err = errors.Join(errNoReply, err)
 	}
 	return reply, acked, finished(err), err
@@ -91,47 +95,49 @@ func (l *Locker) eval(ctx context.Context, c Call, wait bool) (any, int, error) 
 	return v, 0, err
 }
 
+// asyncCall is a call running in a goroutine of its own: its pending, its
+// reply (written before done is closed) and its context, in one allocation.
+type asyncCall struct {
+	pending
+	reply any
+	acked int
+	ctx   boundedCtx
+}
+
 // evalAsync is evalBounded's call in a goroutine of its own, for a client
-// that could run past deadline.
-func (l *Locker) evalAsync(ctx context.Context, deadline time.Time, orphanBound time.Duration, c Call, wait bool) (any, int, *pending, error) {
-	type result struct {
-		reply any
-		acked int
-		err   error
-	}
-	out := make(chan result, 1)
-	p := &pending{done: make(chan struct{})}
+// that could run past the caller's deadline: ctx's own, or deadline if
+// that is not zero.
+func (l *Locker) evalAsync(ctx context.Context, now, deadline time.Time, orphanBound time.Duration, c Call, wait bool) (any, int, *pending, error) {
+	ac := &asyncCall{pending: pending{done: make(chan struct{})}}
+	cctx, cancel := l.boundedContext(ctx, now, orphanBound, &ac.ctx)
 	go func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), orphanBound)
 		defer cancel()
-		r, n, err := l.eval(cctx, c, wait)
-		p.err = err
-		close(p.done)
-		out <- result{r, n, err}
+		ac.reply, ac.acked, ac.err = l.eval(cctx, c, wait)
+		close(ac.done)
 	}()
 	var expire <-chan time.Time
 	if !deadline.IsZero() {
-		t := time.NewTimer(time.Until(deadline))
+		t := time.NewTimer(time.Until(deadline)) // now may be a reading taken a little earlier
 		defer t.Stop()
 		expire = t.C
 	}
 	select {
-	case r := <-out:
-		return r.reply, r.acked, p, r.err
+	case <-ac.done:
+		return ac.reply, ac.acked, &ac.pending, ac.err
 	case <-ctx.Done():
 	case <-expire:
 	}
-	return nil, 0, p, errNoReply
+	return nil, 0, &ac.pending, errNoReply
 }
 
-// direct reports whether a call that must end by deadline (zero: none)
-// can run without a goroutine of its own (see evalBounded).
-func (l *Locker) direct(deadline time.Time) bool {
+// direct reports whether a call sent at now that must end by deadline
+// (zero: none) can run without a goroutine of its own (see evalBounded).
+func (l *Locker) direct(now, deadline time.Time) bool {
 	switch {
 	case deadline.IsZero(), l.honorsDeadline:
 		return true
 	case l.callBound > 0:
-		return time.Until(deadline) > l.callBound
+		return deadline.Sub(now) > l.callBound
 	}
 	return false
 }

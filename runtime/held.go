@@ -25,6 +25,8 @@ type Held struct {
 	firstRef [1]*heldLock
 	chain    chainCtx
 
+	releaseCtx boundedCtx // the context of its releases (releaseContext)
+
 	released atomic.Bool
 	mu       sync.Mutex
 	lostErr  error
@@ -206,7 +208,9 @@ func (l *Locker) releaseOne(h *Held, hl *heldLock) error {
 		return nil // the chain still holds it; a re-entry reports neither its acquire nor its release
 	}
 	err := l.releaseHold(h, hl)
-	l.observe(h.parent, Event{Kind: EventReleased, Lock: hl.spec.withLease(), Holder: hl.hold.key.holder, Fence: hl.hold.fence, Held: time.Since(hl.granted), Err: err})
+	if l.observed() {
+		l.observe(h.parent, Event{Kind: EventReleased, Lock: hl.spec.withLease(), Holder: hl.hold.key.holder, Fence: hl.hold.fence, Held: time.Since(hl.granted), Err: err})
+	}
 	return err
 }
 
@@ -214,7 +218,7 @@ func (l *Locker) releaseOne(h *Held, hl *heldLock) error {
 // timeout; without a reply it leaves the release to the clean-up.
 func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 	holder := hl.hold.key.holder
-	ctx, cancel := l.releaseContext(h.parent)
+	ctx, cancel := l.releaseContext(h)
 	defer cancel()
 	reply, err := l.backend.Eval(ctx, hl.hold.release)
 	if permissionDenied(err) {
@@ -239,20 +243,16 @@ func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 	return fmt.Errorf("%w: release %s: expired or taken over", ErrNotHeld, &hl.spec)
 }
 
-// releaseContext returns the context of a release: parent's values, not
-// its cancellation, and a deadline at the release timeout. The deadline,
-// which costs a context and a timer, is left out when the backend's own
-// timeouts end every call sooner; so is the detachment when parent can
-// never be cancelled.
-func (l *Locker) releaseContext(parent context.Context) (context.Context, context.CancelFunc) {
-	ctx := parent
-	if ctx.Done() != nil {
-		ctx = context.WithoutCancel(ctx)
-	}
+// releaseContext returns the context of a release of h: the values of
+// the Acquire call's context, not its cancellation, and a deadline within
+// the release timeout. The deadline is left out when the backend's own
+// timeouts end every call sooner, and is otherwise the Locker's shared one
+// (bound.go), which costs neither a context nor a timer per release.
+func (l *Locker) releaseContext(h *Held) (context.Context, context.CancelFunc) {
 	if l.callBound > 0 && l.callBound <= l.releaseTimeout {
-		return ctx, func() {}
+		return detach(h.parent), func() {}
 	}
-	return context.WithTimeout(ctx, l.releaseTimeout)
+	return l.boundedContext(h.parent, time.Now(), l.releaseTimeout, &h.releaseCtx)
 }
 
 // withLease returns the Lock with its effective lease filled in, for events.

@@ -36,6 +36,9 @@ type Locker struct {
 	dog       *watchdog
 	holds     holds
 	cleanups  cleanups
+	// Deadlines shared by the calls bounded by the release timeout and by
+	// the default lease (bound.go).
+	releaseBound, leaseBound sharedBound
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -71,6 +74,7 @@ func NewWithBackend(b Backend, opts ...Option) *Locker {
 	l.backend = withPermissionErrors(l.backend)
 	l.publish = b.PublishCommand()
 	l.initArgs()
+	l.releaseBound.d, l.leaseBound.d = l.releaseTimeout, l.lease
 	if cl, ok := b.(callLimiter); ok {
 		l.callBound, l.honorsDeadline = cl.callLimit()
 	}

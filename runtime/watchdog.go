@@ -220,7 +220,7 @@ func (d *watchdog) register(h *Held, hl *heldLock) (*renewal, error) {
 			spec:     hl.spec,
 			call:     hl.hold.renew,
 			fence:    hl.hold.fence,
-			granted:  time.Now(), // register runs right after the grant
+			granted:  hl.granted, // for events: read only when observed
 			ctx:      h.parent,
 			due:      sent.Add(validFor / 3),
 			deadline: sent.Add(validFor - driftMargin(validFor)),
