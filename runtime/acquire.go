@@ -41,7 +41,8 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 	if l.isClosed() {
 		return nil, ErrClosed
 	}
-	specs, err := l.resolveAll(locks)
+	h := newHeld(l, ctx, len(locks))
+	specs, err := l.resolveAll(locks, h.firstSpec[:0])
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +62,7 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 	}
 
 	hctx, cancel := context.WithCancelCause(ctx)
-	h := newHeld(l, ctx, hctx, cancel, len(specs))
+	h.ctx, h.cancel = hctx, cancel
 	var expiry time.Time // earliest NoRenew lease end
 	fail := func(err error) (*Held, error) {
 		rerr := h.releaseLocks()

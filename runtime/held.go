@@ -21,9 +21,10 @@ type Held struct {
 	// Most Acquire calls take one lock. Its heldLock, the slot of locks
 	// that points to it, and the context Context returns are part of the
 	// Held, so that such a call allocates them together.
-	first    heldLock
-	firstRef [1]*heldLock
-	chain    chainCtx
+	first     heldLock
+	firstRef  [1]*heldLock
+	firstSpec [1]lockSpec // where Acquire resolves it
+	chain     chainCtx
 
 	releaseCtx boundedCtx // the context of its releases (releaseContext)
 
@@ -54,9 +55,10 @@ type heldLock struct {
 	argv       argStorage // the values of the hold's calls
 }
 
-// newHeld returns a Held for n locks, with storage for them (lockAt).
-func newHeld(l *Locker, parent, ctx context.Context, cancel context.CancelCauseFunc, n int) *Held {
-	h := &Held{l: l, parent: parent, ctx: ctx, cancel: cancel}
+// newHeld returns a Held for at most n locks, with storage for them
+// (lockAt). Acquire sets its context once the locks are resolved.
+func newHeld(l *Locker, parent context.Context, n int) *Held {
+	h := &Held{l: l, parent: parent}
 	if n == 1 {
 		h.locks = h.firstRef[:0]
 	} else {
