@@ -70,7 +70,7 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 		return nil, errors.Join(err, rerr)
 	}
 	for i := range specs {
-		a := &acquisition{l: l, wctx: hctx, ctx: ctx, spec: &specs[i], holder: holder, start: start, deadline: deadline, tryOnce: wait < 0, fixedHolder: sharesBase(specs[:i], specs[i].base)}
+		a := &acquisition{l: l, held: h, wctx: hctx, ctx: ctx, spec: &specs[i], holder: holder, start: start, deadline: deadline, tryOnce: wait < 0, fixedHolder: sharesBase(specs[:i], specs[i].base)}
 		if i == 0 {
 			a.wctx = ctx // no lock of this call yet whose loss could end the wait
 			a.fresh = start
@@ -126,6 +126,7 @@ func sharesBase(specs []lockSpec, base string) bool {
 // acquisition is one lock being taken by one Acquire call.
 type acquisition struct {
 	l        *Locker
+	held     *Held           // the Held it takes a lock for
 	wctx     context.Context // the Held's: a lock of the same call lost meanwhile ends the wait
 	ctx      context.Context // the caller's
 	spec     *lockSpec
@@ -310,7 +311,8 @@ func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err 
 		a.call = a.l.acquireCall(a.spec, a.holder, window, a.argv)
 	}
 	sent := a.now()
-	reply, acked, p, err := a.l.evalBounded(a.wctx, sent, a.callDeadline(), a.spec.lease, a.call, a.l.replicas > 0)
+	bounds := callBounds{now: sent, deadline: a.callDeadline(), orphan: a.spec.lease, values: a.held.detached()}
+	reply, acked, p, err := a.l.evalBounded(a.wctx, bounds, a.call, a.l.replicas > 0)
 	if err != nil && a.mayRecover(err) {
 		a.inDoubt = p // run gives back what it may have taken, then tries again
 		return g, false, 0, fmt.Errorf("lockgen: acquire %s: %w", a.spec, err)

@@ -82,14 +82,15 @@ func (l *Locker) boundFor(d time.Duration) *sharedBound {
 	return nil
 }
 
-// boundedContext returns ctx's values, without its cancellation, bounded
-// by d from now: with the shared bound of d, or with a timer of its own.
-func (l *Locker) boundedContext(ctx context.Context, now time.Time, d time.Duration, st *boundedCtx) (context.Context, context.CancelFunc) {
+// boundedContext returns values (a context detached from its caller's
+// cancellation, see detach) bounded by d from now: with the shared bound
+// of d, in st, or with a timer of its own.
+func (l *Locker) boundedContext(values context.Context, now time.Time, d time.Duration, st *boundedCtx) (context.Context, context.CancelFunc) {
 	if b := l.boundFor(d); b != nil {
-		*st = boundedCtx{Context: detach(ctx), dl: b.get(now)}
+		*st = boundedCtx{Context: values, dl: b.get(now)}
 		return st, func() {}
 	}
-	return context.WithDeadline(context.WithoutCancel(ctx), now.Add(d))
+	return context.WithDeadline(values, now.Add(d))
 }
 
 // detach returns ctx's values without its cancellation. A context that can

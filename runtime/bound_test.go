@@ -52,7 +52,7 @@ func TestBoundedContextDetachesFromItsCaller(t *testing.T) {
 	for _, d := range []time.Duration{time.Hour, 2 * time.Hour, 3 * time.Hour} {
 		var st boundedCtx
 		now := time.Now()
-		ctx, cancel := l.boundedContext(caller, now, d, &st)
+		ctx, cancel := l.boundedContext(detach(caller), now, d, &st)
 		shared := ctx == context.Context(&st)
 		if shared != (d != 3*time.Hour) {
 			t.Errorf("bound %v: shared %v", d, shared)

@@ -54,25 +54,38 @@ type callLimiter interface {
 	callLimit() (bound time.Duration, honorsDeadline bool)
 }
 
-// evalBounded runs c, sent at now, returning early with errNoReply (and
-// the call still running, as p) when ctx is done or deadline passes.
-// orphanBound bounds the call itself once nobody waits for it.
+// callBounds says how long a call may run. Its caller waits until its
+// context is done or deadline (zero: none) passes; once nobody waits, the
+// call itself ends within orphan. now is when it is sent (a reading taken
+// at most microseconds earlier). values, if not nil, is the caller's
+// context detached from its cancellation (detach), made once by a caller
+// that needs it more than once.
+type callBounds struct {
+	now, deadline time.Time
+	orphan        time.Duration
+	values        context.Context
+}
+
+// evalBounded runs c, returning early with errNoReply (and the call still
+// running, as p) when ctx is done or b.deadline passes.
 //
 // It runs c directly, without a goroutine, when that is bounded as well:
 // no deadline at all (a cancellation is then noticed when the call
 // returns, within the client's own timeouts), or a client that stops at
 // the deadline by itself, or one whose own timeouts end every call before
 // the deadline.
-func (l *Locker) evalBounded(ctx context.Context, now, deadline time.Time, orphanBound time.Duration, c Call, wait bool) (reply any, acked int, p *pending, err error) {
-	// end is when the caller stops waiting; own is deadline if ctx does
+func (l *Locker) evalBounded(ctx context.Context, b callBounds, c Call, wait bool) (reply any, acked int, p *pending, err error) {
+	// end is when the caller stops waiting; own is b.deadline if ctx does
 	// not end sooner or at the same time, zero otherwise: ctx's own
 	// deadline needs no timer or context more, since ctx.Done fires at it.
+	deadline := b.deadline
 	end, own := deadline, deadline
 	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || !deadline.Before(d)) {
 		end, own = d, time.Time{}
 	}
-	if !l.direct(now, end) {
-		return l.evalAsync(ctx, now, own, orphanBound, c, wait)
+	if !l.direct(b.now, end) {
+		b.deadline = own
+		return l.evalAsync(ctx, b, c, wait)
 	}
 	if !own.IsZero() && l.honorsDeadline {
 		var cancel context.CancelFunc
@@ -105,19 +118,22 @@ type asyncCall struct {
 }
 
 // evalAsync is evalBounded's call in a goroutine of its own, for a client
-// that could run past the caller's deadline: ctx's own, or deadline if
+// that could run past the caller's deadline: ctx's own, or b.deadline if
 // that is not zero.
-func (l *Locker) evalAsync(ctx context.Context, now, deadline time.Time, orphanBound time.Duration, c Call, wait bool) (any, int, *pending, error) {
+func (l *Locker) evalAsync(ctx context.Context, b callBounds, c Call, wait bool) (any, int, *pending, error) {
 	ac := &asyncCall{pending: pending{done: make(chan struct{})}}
-	cctx, cancel := l.boundedContext(ctx, now, orphanBound, &ac.ctx)
+	if b.values == nil {
+		b.values = detach(ctx)
+	}
+	cctx, cancel := l.boundedContext(b.values, b.now, b.orphan, &ac.ctx)
 	go func() {
 		defer cancel()
 		ac.reply, ac.acked, ac.err = l.eval(cctx, c, wait)
 		close(ac.done)
 	}()
 	var expire <-chan time.Time
-	if !deadline.IsZero() {
-		t := time.NewTimer(time.Until(deadline)) // now may be a reading taken a little earlier
+	if !b.deadline.IsZero() {
+		t := time.NewTimer(time.Until(b.deadline)) // b.now may be a reading taken a little earlier
 		defer t.Stop()
 		expire = t.C
 	}

@@ -83,7 +83,7 @@ func (l *Locker) releaseNow(spec *lockSpec, holder string, bound time.Duration, 
 	}
 	call := spec.call(spec.Kind.scripts().release, holder, l.publish)
 	now := time.Now()
-	_, _, p, err := l.evalBounded(context.Background(), now, now.Add(bound), l.releaseTimeout, call, false)
+	_, _, p, err := l.evalBounded(context.Background(), callBounds{now: now, deadline: now.Add(bound), orphan: l.releaseTimeout}, call, false)
 	if err != nil {
 		return p
 	}

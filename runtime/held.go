@@ -26,7 +26,8 @@ type Held struct {
 	firstSpec [1]lockSpec // where Acquire resolves it
 	chain     chainCtx
 
-	releaseCtx boundedCtx // the context of its releases (releaseContext)
+	releaseCtx boundedCtx      // the context of its releases (releaseContext)
+	values     context.Context // parent detached from its cancellation, made once (detached)
 
 	released atomic.Bool
 	mu       sync.Mutex
@@ -252,9 +253,20 @@ func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 // (bound.go), which costs neither a context nor a timer per release.
 func (l *Locker) releaseContext(h *Held) (context.Context, context.CancelFunc) {
 	if l.callBound > 0 && l.callBound <= l.releaseTimeout {
-		return detach(h.parent), func() {}
+		return h.detached(), func() {}
 	}
-	return l.boundedContext(h.parent, time.Now(), l.releaseTimeout, &h.releaseCtx)
+	return l.boundedContext(h.detached(), time.Now(), l.releaseTimeout, &h.releaseCtx)
+}
+
+// detached returns the values of the Acquire call's context without its
+// cancellation, for the calls that outlive it: an acquire's call left
+// running, the releases. It is made once per Held, by Acquire and then by
+// Release, which never run at the same time.
+func (h *Held) detached() context.Context {
+	if h.values == nil {
+		h.values = detach(h.parent)
+	}
+	return h.values
 }
 
 // withLease returns the Lock with its effective lease filled in, for events.
