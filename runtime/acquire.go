@@ -41,7 +41,8 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 	if l.isClosed() {
 		return nil, ErrClosed
 	}
-	specs, err := l.resolveAll(locks)
+	h := newHeld(l, ctx, len(locks))
+	specs, err := l.resolveAll(locks, h.firstSpec[:0])
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +62,7 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 	}
 
 	hctx, cancel := context.WithCancelCause(ctx)
-	h := newHeld(l, ctx, hctx, cancel, len(specs))
+	h.ctx, h.cancel = hctx, cancel
 	var expiry time.Time // earliest NoRenew lease end
 	fail := func(err error) (*Held, error) {
 		rerr := h.releaseLocks()
@@ -69,9 +70,10 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 		return nil, errors.Join(err, rerr)
 	}
 	for i := range specs {
-		a := &acquisition{l: l, wctx: hctx, ctx: ctx, spec: &specs[i], holder: holder, start: start, deadline: deadline, tryOnce: wait < 0, fixedHolder: sharesBase(specs[:i], specs[i].base)}
+		a := &acquisition{l: l, held: h, wctx: hctx, ctx: ctx, spec: &specs[i], holder: holder, start: start, deadline: deadline, tryOnce: wait < 0, fixedHolder: sharesBase(specs[:i], specs[i].base)}
 		if i == 0 {
 			a.wctx = ctx // no lock of this call yet whose loss could end the wait
+			a.fresh = start
 		}
 		hl := h.lockAt(i)
 		if err := a.take(chain, hl); err != nil {
@@ -124,6 +126,7 @@ func sharesBase(specs []lockSpec, base string) bool {
 // acquisition is one lock being taken by one Acquire call.
 type acquisition struct {
 	l        *Locker
+	held     *Held           // the Held it takes a lock for
 	wctx     context.Context // the Held's: a lock of the same call lost meanwhile ends the wait
 	ctx      context.Context // the caller's
 	spec     *lockSpec
@@ -131,6 +134,9 @@ type acquisition struct {
 	start    time.Time
 	deadline time.Time // zero: until ctx is done
 	tryOnce  bool
+	// fresh is start while the clock has not moved on much since it was
+	// read (see now); zero once used or once the acquisition has waited.
+	fresh time.Time
 
 	call        Call        // of the acquire script, made by the first attempt
 	argv        *argStorage // where call's values live
@@ -157,13 +163,13 @@ type granted struct {
 	fence    int64
 	from     time.Time
 	validFor time.Duration
+	learnt   time.Time // when this process learnt of it; read only for observers (see acquired)
 }
 
 // take re-enters a hold of the chain, or acquires the lock in Redis, and
 // records it in hl.
 func (a *acquisition) take(chain *chainLink, hl *heldLock) error {
-	now := time.Now()
-	hl.spec, hl.acquired, hl.granted = *a.spec, now, now
+	hl.spec, hl.acquired, hl.granted = *a.spec, a.start, a.start
 	outer, claimed, err := chain.reentry(a.spec)
 	if err != nil {
 		return err
@@ -194,8 +200,20 @@ func (a *acquisition) take(chain *chainLink, hl *heldLock) error {
 		return err
 	}
 	hl.hold = a.l.holds.add(&hl.ownHold, holdKey{a.spec.base, a.spec.Kind, a.holder}, g.fence, a.call)
-	hl.acquired, hl.validFor, hl.granted = g.from, g.validFor, time.Now()
+	hl.acquired, hl.validFor, hl.granted = g.from, g.validFor, g.learnt
 	return nil
+}
+
+// now reads the clock, once per step of the hot path: the first attempt
+// of the first lock of an Acquire goes out microseconds after Acquire read
+// the clock, and uses that reading (an earlier send time only makes the
+// lease origin more cautious). Anything that may have waited reads anew.
+func (a *acquisition) now() time.Time {
+	if t := a.fresh; !t.IsZero() {
+		a.fresh = time.Time{}
+		return t
+	}
+	return time.Now()
 }
 
 // run takes the lock for a.holder, waiting as the call allows.
@@ -271,6 +289,7 @@ func (a *acquisition) awaitTurn() error {
 	if a.w == nil {
 		return nil
 	}
+	a.fresh = time.Time{} // it may sleep
 	if err := a.sleepUntil(a.w.turn, 0); err != nil {
 		return err
 	}
@@ -291,8 +310,9 @@ func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err 
 	if a.call.Script == nil {
 		a.call = a.l.acquireCall(a.spec, a.holder, window, a.argv)
 	}
-	sent := time.Now()
-	reply, acked, p, err := a.l.evalBounded(a.wctx, a.callDeadline(), a.spec.lease, a.call, a.l.replicas > 0)
+	sent := a.now()
+	bounds := callBounds{now: sent, deadline: a.callDeadline(), orphan: a.spec.lease, values: a.held.detached()}
+	reply, acked, p, err := a.l.evalBounded(a.wctx, bounds, a.call, a.l.replicas > 0)
 	if err != nil && a.mayRecover(err) {
 		a.inDoubt = p // run gives back what it may have taken, then tries again
 		return g, false, 0, fmt.Errorf("lockgen: acquire %s: %w", a.spec, err)
@@ -311,8 +331,9 @@ func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err 
 			a.withdraw(p)
 			return g, false, 0, fmt.Errorf("%w: %s: %d of %d replicas acknowledged within %v", ErrNotReplicated, a.spec, acked, a.l.replicas, a.l.replicaTimeout)
 		}
-		a.l.observe(a.ctx, Event{Kind: EventAcquired, Lock: a.spec.withLease(), Holder: a.holder, Fence: n, Waited: time.Since(a.start)})
-		return granted{fence: n, from: sent, validFor: a.spec.lease}, false, 0, nil
+		g = granted{fence: n, from: sent, validFor: a.spec.lease}
+		a.acquired(&g)
+		return g, false, 0, nil
 	}
 	a.busyReplies++
 	a.lastTransient = nil
@@ -496,8 +517,19 @@ func (a *acquisition) handedOver() (granted, bool) {
 	if a.spec.NoRenew || a.l.replicas > 0 || seen.lapsed || left < g.validFor/2 {
 		return granted{}, false // the next attempt claims it
 	}
-	a.l.observe(a.ctx, Event{Kind: EventAcquired, Lock: a.spec.withLease(), Holder: a.holder, Fence: g.fence, Waited: time.Since(a.start)})
+	a.acquired(&g)
 	return g, true
+}
+
+// acquired tells the observers of the grant g. The clock is read for them
+// only: g.learnt is for Event.Held and Event.Waited, which nobody else
+// reads.
+func (a *acquisition) acquired(g *granted) {
+	if !a.l.observed() {
+		return
+	}
+	g.learnt = time.Now()
+	a.l.observe(a.ctx, Event{Kind: EventAcquired, Lock: a.spec.withLease(), Holder: a.holder, Fence: g.fence, Waited: g.learnt.Sub(a.start)})
 }
 
 // giveUp ends a failed acquisition: whatever its busy replies registered in

@@ -13,7 +13,16 @@ import (
 // boxes those once per acquisition, and every call carries them along
 // (Call.vals); the go-redis backend then makes only the command's slice.
 // The Locker's own ARGV values (publish command, default lease, waiter
-// window) are boxed once, in New.
+// window) are boxed once, in New. Only the go-redis backend reads boxed
+// values (boxedArgsTaker): over any other, the strings go as they are.
+
+// boxedArgsTaker is implemented by the backends that send a Call's boxed
+// values when it carries them: go-redis, and a quorum of go-redis backends.
+// Over any other backend the runtime boxes nothing.
+type boxedArgsTaker interface{ takesBoxedArgs() }
+
+func (*goRedisBackend) takesBoxedArgs() {}
+func (*quorumBackend) takesBoxedArgs()  {}
 
 // initArgs makes the Locker's usual ARGV values; the options are applied.
 func (l *Locker) initArgs() {
@@ -56,15 +65,22 @@ func (l *Locker) acquireCall(s *lockSpec, holder string, window time.Duration, s
 	case Mutex:
 		args = append(args, l.msArg(window))
 	}
-	return Call{Script: s.Kind.scripts().acquire, Keys: s.keys, Args: args, vals: l.box(st.vals[:0], s.keys, args)}
+	c := Call{Script: s.Kind.scripts().acquire, Keys: s.keys, Args: args}
+	if l.boxArgs {
+		c.vals = l.box(st.vals[:0], s.keys, args)
+	}
+	return c
 }
 
 // commonCall returns the call of script (renew, release, heartbeat) for
 // the holder of acquire: the same KEYS, and the first three ARGV. The
 // slices are capped, so that an append can never write into acquire's.
 func commonCall(acquire Call, script *lua.Script) Call {
-	n := len(acquire.Keys) + 3
-	return Call{Script: script, Keys: acquire.Keys, Args: acquire.Args[:3:3], vals: acquire.vals[:n:n]}
+	c := Call{Script: script, Keys: acquire.Keys, Args: acquire.Args[:3:3]}
+	if n := len(acquire.Keys) + 3; acquire.vals != nil {
+		c.vals = acquire.vals[:n:n]
+	}
+	return c
 }
 
 // box appends keys then args to vals, boxed, sharing the Locker's boxed

@@ -54,29 +54,46 @@ type callLimiter interface {
 	callLimit() (bound time.Duration, honorsDeadline bool)
 }
 
+// callBounds says how long a call may run. Its caller waits until its
+// context is done or deadline (zero: none) passes; once nobody waits, the
+// call itself ends within orphan. now is when it is sent (a reading taken
+// at most microseconds earlier). values, if not nil, is the caller's
+// context detached from its cancellation (detach), made once by a caller
+// that needs it more than once.
+type callBounds struct {
+	now, deadline time.Time
+	orphan        time.Duration
+	values        context.Context
+}
+
 // evalBounded runs c, returning early with errNoReply (and the call still
-// running, as p) when ctx is done or deadline passes. orphanBound bounds
-// the call itself once nobody waits for it.
+// running, as p) when ctx is done or b.deadline passes.
 //
 // It runs c directly, without a goroutine, when that is bounded as well:
 // no deadline at all (a cancellation is then noticed when the call
 // returns, within the client's own timeouts), or a client that stops at
 // the deadline by itself, or one whose own timeouts end every call before
 // the deadline.
-func (l *Locker) evalBounded(ctx context.Context, deadline time.Time, orphanBound time.Duration, c Call, wait bool) (reply any, acked int, p *pending, err error) {
-	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
-		deadline = d
+func (l *Locker) evalBounded(ctx context.Context, b callBounds, c Call, wait bool) (reply any, acked int, p *pending, err error) {
+	// end is when the caller stops waiting; own is b.deadline if ctx does
+	// not end sooner or at the same time, zero otherwise: ctx's own
+	// deadline needs no timer or context more, since ctx.Done fires at it.
+	deadline := b.deadline
+	end, own := deadline, deadline
+	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || !deadline.Before(d)) {
+		end, own = d, time.Time{}
 	}
-	if !l.direct(deadline) {
-		return l.evalAsync(ctx, deadline, orphanBound, c, wait)
+	if !l.direct(b.now, end) {
+		b.deadline = own
+		return l.evalAsync(ctx, b, c, wait)
 	}
-	if !deadline.IsZero() && l.honorsDeadline {
+	if !own.IsZero() && l.honorsDeadline {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, deadline)
+		ctx, cancel = context.WithDeadline(ctx, own)
 		defer cancel()
 	}
 	reply, acked, err = l.eval(ctx, c, wait)
-	if err != nil && !deadline.IsZero() && !time.Now().Before(deadline) {
+	if err != nil && !end.IsZero() && !time.Now().Before(end) {
 		err = errors.Join(errNoReply, err)
 	}
 	return reply, acked, finished(err), err
@@ -91,47 +108,52 @@ func (l *Locker) eval(ctx context.Context, c Call, wait bool) (any, int, error) 
 	return v, 0, err
 }
 
+// asyncCall is a call running in a goroutine of its own: its pending, its
+// reply (written before done is closed) and its context, in one allocation.
+type asyncCall struct {
+	pending
+	reply any
+	acked int
+	ctx   boundedCtx
+}
+
 // evalAsync is evalBounded's call in a goroutine of its own, for a client
-// that could run past deadline.
-func (l *Locker) evalAsync(ctx context.Context, deadline time.Time, orphanBound time.Duration, c Call, wait bool) (any, int, *pending, error) {
-	type result struct {
-		reply any
-		acked int
-		err   error
+// that could run past the caller's deadline: ctx's own, or b.deadline if
+// that is not zero.
+func (l *Locker) evalAsync(ctx context.Context, b callBounds, c Call, wait bool) (any, int, *pending, error) {
+	ac := &asyncCall{pending: pending{done: make(chan struct{})}}
+	if b.values == nil {
+		b.values = detach(ctx)
 	}
-	out := make(chan result, 1)
-	p := &pending{done: make(chan struct{})}
+	cctx, cancel := l.boundedContext(b.values, b.now, b.orphan, &ac.ctx)
 	go func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), orphanBound)
 		defer cancel()
-		r, n, err := l.eval(cctx, c, wait)
-		p.err = err
-		close(p.done)
-		out <- result{r, n, err}
+		ac.reply, ac.acked, ac.err = l.eval(cctx, c, wait)
+		close(ac.done)
 	}()
 	var expire <-chan time.Time
-	if !deadline.IsZero() {
-		t := time.NewTimer(time.Until(deadline))
+	if !b.deadline.IsZero() {
+		t := time.NewTimer(time.Until(b.deadline)) // b.now may be a reading taken a little earlier
 		defer t.Stop()
 		expire = t.C
 	}
 	select {
-	case r := <-out:
-		return r.reply, r.acked, p, r.err
+	case <-ac.done:
+		return ac.reply, ac.acked, &ac.pending, ac.err
 	case <-ctx.Done():
 	case <-expire:
 	}
-	return nil, 0, p, errNoReply
+	return nil, 0, &ac.pending, errNoReply
 }
 
-// direct reports whether a call that must end by deadline (zero: none)
-// can run without a goroutine of its own (see evalBounded).
-func (l *Locker) direct(deadline time.Time) bool {
+// direct reports whether a call sent at now that must end by deadline
+// (zero: none) can run without a goroutine of its own (see evalBounded).
+func (l *Locker) direct(now, deadline time.Time) bool {
 	switch {
 	case deadline.IsZero(), l.honorsDeadline:
 		return true
 	case l.callBound > 0:
-		return time.Until(deadline) > l.callBound
+		return deadline.Sub(now) > l.callBound
 	}
 	return false
 }

@@ -82,7 +82,8 @@ func (l *Locker) releaseNow(spec *lockSpec, holder string, bound time.Duration, 
 		return finished(errNoReply)
 	}
 	call := spec.call(spec.Kind.scripts().release, holder, l.publish)
-	_, _, p, err := l.evalBounded(context.Background(), time.Now().Add(bound), l.releaseTimeout, call, false)
+	now := time.Now()
+	_, _, p, err := l.evalBounded(context.Background(), callBounds{now: now, deadline: now.Add(bound), orphan: l.releaseTimeout}, call, false)
 	if err != nil {
 		return p
 	}

@@ -21,9 +21,13 @@ type Held struct {
 	// Most Acquire calls take one lock. Its heldLock, the slot of locks
 	// that points to it, and the context Context returns are part of the
 	// Held, so that such a call allocates them together.
-	first    heldLock
-	firstRef [1]*heldLock
-	chain    chainCtx
+	first     heldLock
+	firstRef  [1]*heldLock
+	firstSpec [1]lockSpec // where Acquire resolves it
+	chain     chainCtx
+
+	releaseCtx boundedCtx      // the context of its releases (releaseContext)
+	values     context.Context // parent detached from its cancellation, made once (detached)
 
 	released atomic.Bool
 	mu       sync.Mutex
@@ -52,9 +56,10 @@ type heldLock struct {
 	argv       argStorage // the values of the hold's calls
 }
 
-// newHeld returns a Held for n locks, with storage for them (lockAt).
-func newHeld(l *Locker, parent, ctx context.Context, cancel context.CancelCauseFunc, n int) *Held {
-	h := &Held{l: l, parent: parent, ctx: ctx, cancel: cancel}
+// newHeld returns a Held for at most n locks, with storage for them
+// (lockAt). Acquire sets its context once the locks are resolved.
+func newHeld(l *Locker, parent context.Context, n int) *Held {
+	h := &Held{l: l, parent: parent}
 	if n == 1 {
 		h.locks = h.firstRef[:0]
 	} else {
@@ -206,7 +211,9 @@ func (l *Locker) releaseOne(h *Held, hl *heldLock) error {
 		return nil // the chain still holds it; a re-entry reports neither its acquire nor its release
 	}
 	err := l.releaseHold(h, hl)
-	l.observe(h.parent, Event{Kind: EventReleased, Lock: hl.spec.withLease(), Holder: hl.hold.key.holder, Fence: hl.hold.fence, Held: time.Since(hl.granted), Err: err})
+	if l.observed() {
+		l.observe(h.parent, Event{Kind: EventReleased, Lock: hl.spec.withLease(), Holder: hl.hold.key.holder, Fence: hl.hold.fence, Held: time.Since(hl.granted), Err: err})
+	}
 	return err
 }
 
@@ -214,7 +221,7 @@ func (l *Locker) releaseOne(h *Held, hl *heldLock) error {
 // timeout; without a reply it leaves the release to the clean-up.
 func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 	holder := hl.hold.key.holder
-	ctx, cancel := l.releaseContext(h.parent)
+	ctx, cancel := l.releaseContext(h)
 	defer cancel()
 	reply, err := l.evalRelease(ctx, hl.hold.release)
 	if permissionDenied(err) {
@@ -239,20 +246,27 @@ func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 	return fmt.Errorf("%w: release %s: expired or taken over", ErrNotHeld, &hl.spec)
 }
 
-// releaseContext returns the context of a release: parent's values, not
-// its cancellation, and a deadline at the release timeout. The deadline,
-// which costs a context and a timer, is left out when the backend's own
-// timeouts end every call sooner; so is the detachment when parent can
-// never be cancelled.
-func (l *Locker) releaseContext(parent context.Context) (context.Context, context.CancelFunc) {
-	ctx := parent
-	if ctx.Done() != nil {
-		ctx = context.WithoutCancel(ctx)
-	}
+// releaseContext returns the context of a release of h: the values of
+// the Acquire call's context, not its cancellation, and a deadline within
+// the release timeout. The deadline is left out when the backend's own
+// timeouts end every call sooner, and is otherwise the Locker's shared one
+// (bound.go), which costs neither a context nor a timer per release.
+func (l *Locker) releaseContext(h *Held) (context.Context, context.CancelFunc) {
 	if l.callBound > 0 && l.callBound <= l.releaseTimeout {
-		return ctx, func() {}
+		return h.detached(), func() {}
 	}
-	return context.WithTimeout(ctx, l.releaseTimeout)
+	return l.boundedContext(h.detached(), time.Now(), l.releaseTimeout, &h.releaseCtx)
+}
+
+// detached returns the values of the Acquire call's context without its
+// cancellation, for the calls that outlive it: an acquire's call left
+// running, the releases. It is made once per Held, by Acquire and then by
+// Release, which never run at the same time.
+func (h *Held) detached() context.Context {
+	if h.values == nil {
+		h.values = detach(h.parent)
+	}
+	return h.values
 }
 
 // withLease returns the Lock with its effective lease filled in, for events.

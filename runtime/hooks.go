@@ -151,6 +151,10 @@ func SlogObserver(logger *slog.Logger) Observer {
 	}
 }
 
+// observed reports whether anyone observes events: the hot path builds
+// them, and reads the clock for them, only then.
+func (l *Locker) observed() bool { return len(l.observers) > 0 }
+
 // observe tells every observer about e, which happened to the call of ctx.
 func (l *Locker) observe(ctx context.Context, e Event) {
 	for _, o := range l.observers {

@@ -69,8 +69,10 @@ func validateKey(key string) error {
 	if key == "" {
 		return fmt.Errorf("%w: empty key", ErrInvalidKey)
 	}
-	if i := strings.IndexAny(key, "{}"); i >= 0 {
-		return fmt.Errorf("%w: %q contains %q at byte %d; escape values with EscapeKeyPart", ErrInvalidKey, key, key[i], i)
+	for i := 0; i < len(key); i++ { // a loop: IndexAny builds its set of bytes on every call
+		if c := key[i]; c == '{' || c == '}' {
+			return fmt.Errorf("%w: %q contains %q at byte %d; escape values with EscapeKeyPart", ErrInvalidKey, key, c, i)
+		}
 	}
 	return nil
 }

@@ -109,11 +109,11 @@ func familyKeys(head, key string, suffixes []string) []string {
 // resolveAll validates locks, sorts them into the canonical order (base key,
 // then kind) and drops exact duplicates (a slice placeholder with a repeated
 // element), keeping the longest lease and the shortest wait of the copies.
-func (lk *Locker) resolveAll(locks []Lock) ([]lockSpec, error) {
+// It appends them to specs (which has room for one in a Held).
+func (lk *Locker) resolveAll(locks []Lock, specs []lockSpec) ([]lockSpec, error) {
 	if len(locks) == 0 {
 		return nil, fmt.Errorf("%w: Acquire needs at least one Lock", ErrInvalidLock)
 	}
-	specs := make([]lockSpec, 0, len(locks))
 	for _, l := range locks {
 		s, err := lk.resolve(l)
 		if err != nil {

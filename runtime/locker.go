@@ -32,10 +32,14 @@ type Locker struct {
 	leaseMs   string // lease in ms, ARGV[2] (argv.go)
 	windowMs  string // waiterWindow in ms, the usual ARGV[4] of mutex_acquire
 	constArgs []any  // the above boxed, and "0"
+	boxArgs   bool   // the backend takes KEYS and ARGV boxed (argv.go)
 	wakeups   *wakeups
 	dog       *watchdog
 	holds     holds
 	cleanups  cleanups
+	// Deadlines shared by the calls bounded by the release timeout and by
+	// the default lease (bound.go).
+	releaseBound, leaseBound sharedBound
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -71,6 +75,8 @@ func NewWithBackend(b Backend, opts ...Option) *Locker {
 	l.backend = withPermissionErrors(l.backend)
 	l.publish = b.PublishCommand()
 	l.initArgs()
+	_, l.boxArgs = b.(boxedArgsTaker)
+	l.releaseBound.d, l.leaseBound.d = l.releaseTimeout, l.lease
 	if cl, ok := b.(callLimiter); ok {
 		l.callBound, l.honorsDeadline = cl.callLimit()
 	}

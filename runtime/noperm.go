@@ -108,9 +108,9 @@ func (ns *nodeSubscriber) refusePending(err error) {
 // that refused it, or the lock being no longer held.
 func lostCause(r *renewal) error {
 	if r.denied != nil {
-		return fmt.Errorf("%w: %s: renewal denied: %w", ErrLockLost, &r.spec, r.denied)
+		return fmt.Errorf("%w: %s: renewal denied: %w", ErrLockLost, r.spec, r.denied)
 	}
-	return fmt.Errorf("%w: %s: renewal refused, the lock is no longer held", ErrLockLost, &r.spec)
+	return fmt.Errorf("%w: %s: renewal refused, the lock is no longer held", ErrLockLost, r.spec)
 }
 
 // permBackend names NOPERM errors (ErrNoPermission) on the way out of every

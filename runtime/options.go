@@ -55,8 +55,9 @@ func WithReplicas(n int, timeout time.Duration) Option {
 // tests use it to get predictable ids.
 func WithHolderIDs(next func() string) Option { return func(l *Locker) { l.nextHolder = next } }
 
-// WithReleaseTimeout bounds each release call (default 5s). Releases run on
-// a context that is not cancelled, so that a lock is given back even when
+// WithReleaseTimeout bounds each release call (default 5s; releases share
+// deadlines, so one may be given up after 7/8 of it). Releases run on a
+// context that is not cancelled, so that a lock is given back even when
 // the caller's context is done; one that fails is retried in the background
 // (EventCleanedUp), and Close waits this long for such clean-ups.
 func WithReleaseTimeout(d time.Duration) Option { return func(l *Locker) { l.releaseTimeout = d } }

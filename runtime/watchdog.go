@@ -76,7 +76,7 @@ type renewalKey struct {
 // hold it (an outer hold and its re-entries).
 type renewal struct {
 	key      renewalKey
-	spec     lockSpec
+	spec     *lockSpec // the first holder's heldLock's, which holds this renewal too
 	call     Call
 	fence    int64
 	granted  time.Time       // for Event.Held: when the first holder learnt it had the lock
@@ -195,7 +195,7 @@ func (d *watchdog) stop() {
 	close(d.done)
 	<-d.exit
 	for _, r := range lost {
-		d.lose(r, fmt.Errorf("%w: %s: %w", ErrLockLost, &r.spec, ErrClosed))
+		d.lose(r, fmt.Errorf("%w: %s: %w", ErrLockLost, r.spec, ErrClosed))
 	}
 }
 
@@ -217,10 +217,10 @@ func (d *watchdog) register(h *Held, hl *heldLock) (*renewal, error) {
 		r = &hl.ownRenewal
 		*r = renewal{
 			key:      key,
-			spec:     hl.spec,
+			spec:     &hl.spec,
 			call:     hl.hold.renew,
 			fence:    hl.hold.fence,
-			granted:  time.Now(), // register runs right after the grant
+			granted:  hl.granted, // for events: read only when observed
 			ctx:      h.parent,
 			due:      sent.Add(validFor / 3),
 			deadline: sent.Add(validFor - driftMargin(validFor)),
@@ -304,7 +304,7 @@ func (d *watchdog) run() {
 		d.mu.Unlock()
 
 		for _, r := range lost {
-			d.lose(r, fmt.Errorf("%w: %s: no renewal acknowledged within its lease", ErrLockLost, &r.spec))
+			d.lose(r, fmt.Errorf("%w: %s: no renewal acknowledged within its lease", ErrLockLost, r.spec))
 		}
 		if len(batches) > 0 {
 			for _, b := range batches {
