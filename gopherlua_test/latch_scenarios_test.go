@@ -142,7 +142,7 @@ func latchMalformed() *scenario {
 		refuse(s, sc.keyNames()[:1], append(good, extra(s)...))
 	}
 	refuse(lua.LatchSet, nil, good)
-	for _, n := range []string{"0", "-1", "x", "", "01", "2147483649"} {
+	for _, n := range []string{"0", "-1", "x", "", "1.5", "2147483649"} {
 		refuse(lua.LatchSet, nil, append(good, n))
 	}
 	b := sc.keyNames()[0]

@@ -14,8 +14,10 @@
 //
 // # Calling convention
 //
-// ARGV[1] is the holder id (1..64 bytes of [A-Za-z0-9._:-]), ARGV[2] the
-// lease in milliseconds (1..2^31), ARGV[3] the publish command (PUBLISH, or
+// ARGV[1] is the holder id (1..64 bytes; the runtime keeps them to
+// [A-Za-z0-9._:-], the scripts refuse only what breaks their encodings: a
+// space, or "!" alone), ARGV[2] the lease in milliseconds (an integer in
+// 1..2^31, however Lua spells it), ARGV[3] the publish command (PUBLISH, or
 // SPUBLISH on Cluster). mutex_acquire adds ARGV[4], the registration window
 // in milliseconds (0..2^31; 0 registers nothing, for a caller that tries
 // once), and semaphore_acquire ARGV[4], the permits (1..2^31). The latch

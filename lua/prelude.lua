@@ -24,14 +24,13 @@ local function lg_int(x)
   return string.format('%d', x)
 end
 
--- Parses a positive decimal integer no larger than max; nil when malformed.
+-- Parses a positive integer no larger than max; nil when malformed. Any
+-- spelling Lua reads as that number ("1e3", " 5") is taken: one call of
+-- tonumber and three comparisons cost a fraction of a digit pattern, and
+-- the value is all a script uses.
 local function lg_positive(s, max)
-  if type(s) ~= 'string' or #s > 10 or not string.find(s, '^[1-9]%d*$') then
-    return nil
-  end
-  -- s is digits only, so arithmetic converts it: no call of tonumber.
-  local n = s + 0
-  if n > max then return nil end
+  local n = tonumber(s)
+  if not n or n < 1 or n > max or n % 1 ~= 0 then return nil end
   return n
 end
 
@@ -52,10 +51,12 @@ local function lg_args(nkeys, nargs)
     return nil, nil, nil, lg_error('want ' .. nargs .. ' ARGV, got ' .. #ARGV)
   end
   local holder = ARGV[1]
-  -- One anchored match of the whole id: about 2.5 times cheaper in Redis's
-  -- Lua than searching for a byte outside the set.
-  if #holder > 64 or not string.find(holder, '^[A-Za-z0-9._:-]+$') then
-    return nil, nil, nil, lg_error('holder id must be 1..64 bytes of [A-Za-z0-9._:-]')
+  -- The runtime keeps holder ids to [A-Za-z0-9._:-]. A script checks what
+  -- its own encodings need, with a plain search, a fraction of the cost of
+  -- matching the alphabet: no space (the separator of a string lock's
+  -- value) and not the tombstone's mark.
+  if #holder == 0 or #holder > 64 or string.find(holder, ' ', 1, true) or holder == LG_TOMB then
+    return nil, nil, nil, lg_error('holder id must be 1..64 bytes without a space, and not "!"')
   end
   local lease = lg_positive(ARGV[2], 2147483648)
   if not lease then
