@@ -116,8 +116,10 @@
 // Release gives every lock back even if ctx is done or the method panicked
 // (it runs on context.WithoutCancel with its own timeout), returns every
 // error joined, and returns ErrNotHeld for a second release or a lock that
-// had expired or been taken over. A release whose reply did not arrive
-// returns its error and is retried in the background. (A release that the
+// had expired or been taken over. A release that could not be sent (its
+// connection could not be dialled) is tried again within the release
+// timeout; one whose reply did not arrive returns its error and is retried
+// in the background. (A release that the
 // client retried after a lost reply may report ErrNotHeld although it did
 // release: the retry found the lock gone.)
 //
@@ -182,8 +184,9 @@
 // margin; partial grants are given back at once. Renewals must be
 // confirmed by a majority before the local deadline, or the holder's
 // context is cancelled. Fencing tokens keep rising across holders even
-// when the servers' clocks disagree: the highest token of the granting
-// majority is written back to it as a floor. Exclusion assumes bounded
+// when the servers' clocks disagree (by less than the fence floor, 10 s):
+// the highest token of the granting majority is written back to it as a
+// floor. Exclusion assumes bounded
 // clock rate drift and no holder paused past its lease, and a server that
 // restarts without persistence forgets its locks: see the README. Other
 // kinds and WithReplicas fail with ErrInvalidLock; an acquire that fewer
