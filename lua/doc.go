@@ -67,20 +67,24 @@
 //
 // # Clock and fences
 //
-// A script reads the server's TIME at most once. Queue order, liveness and
-// fences all come from that clock, never from the caller's. A fence is
-// max(now in µs, last fence + 1). The last fence is kept in the lock's own
-// key B, and B outlives what the lock needs it for by the fence floor,
-// LG_FLOOR_MS ([FenceFloor], 10 s): a mutex or fair B has PX lease + floor
-// (the rest of the holder's lease is PTTL - floor; a negative rest means
-// the lease ended and B is only a tombstone with a holder's name), a
-// release leaves the tombstone "! <fence> 0" until the clock has passed the
-// fence plus the floor, and a shared lock's hash and set expire at the
-// last deadline + floor (a release of the last hold leaves a hash with
-// only f). So a new grant on a master whose clock is behind the one that
-// issued the last fence (a failover, a restart on another host) still
-// finds that fence, as long as the step back is at most the floor. No key
-// lives forever: an idle lock's keys are gone a floor after its last use.
+// A script reads the server's TIME at most once, and only where it makes a
+// deadline or has no fence to count from. Queue order, liveness and fences
+// all come from that clock, never from the caller's. A fence is the last
+// fence + 1; only a key that remembers none starts from the clock in µs.
+// The last fence is kept in the lock's own key B, and B outlives what the
+// lock needs it for by the fence floor, LG_FLOOR_MS ([FenceFloor], 10 s): a
+// mutex or fair B has PX lease + floor (the rest of the holder's lease is
+// PTTL - floor; a negative rest means the lease ended and B is only a
+// tombstone with a holder's name), a release leaves the tombstone
+// "! <fence> <waiters>" for the floor, and a shared lock's hash and set
+// expire at the last deadline + floor (a release of the last hold leaves a
+// hash with only f). A grant takes a script run of more than a µs, so a
+// count never overtakes the clock of the master that counts; a key that
+// was idle for the floor restarts from a clock above every fence issued
+// before, on any master whose clock is less than the floor ahead. So fences
+// keep rising through a failover or a restart on another host, as long as
+// the masters' clocks are less than the floor apart. No key lives forever:
+// an idle lock's keys are gone a floor after its last use.
 // An acquire or renew that finds the lock its own holder's after the lease
 // ended (nobody took it in between) is the same grant: it restarts the
 // lease with the same fence.
