@@ -117,6 +117,9 @@ func (r *redisTarget) snapshot(keys []string) []keyState {
 		if err != nil {
 			r.tb.Fatalf("PTTL %s: %v", k, err)
 		}
+		if pttl == -2 {
+			continue // expired between TYPE and PTTL
+		}
 		st.PTTL = pttl
 		switch typ {
 		case "string":

@@ -45,6 +45,7 @@ const maxFlights = 4
 // must send (it is the batch's first call); done is closed once reply is
 // final.
 type queuedCall struct {
+	ctx   context.Context
 	c     Call
 	sent  bool // in a batch: no longer removable
 	reply Reply
@@ -66,7 +67,7 @@ func (co *coalescer) eval(ctx context.Context, c Call) (any, error) {
 		co.passOn()
 		return v, err
 	}
-	q := &queuedCall{c: c, lead: make(chan []*queuedCall, 1), done: make(chan struct{})}
+	q := &queuedCall{ctx: ctx, c: c, lead: make(chan []*queuedCall, 1), done: make(chan struct{})}
 	co.queue = append(co.queue, q)
 	co.mu.Unlock()
 	select {
@@ -114,15 +115,16 @@ func (co *coalescer) passOn() {
 }
 
 // lead sends batch as one pipeline, hands each call its reply and passes
-// the round trip on. The pipeline runs on no caller's context: one caller
-// giving up must not fail the others' calls; the client's timeouts bound
-// it.
+// the round trip on. It runs with the first call's context values (a
+// tracing hook's span) but not its cancellation: one caller giving up must
+// not fail the others' calls; the client's timeouts bound it.
 func (co *coalescer) lead(batch []*queuedCall) {
+	ctx := context.WithoutCancel(batch[0].ctx)
 	if len(batch) == 1 {
 		// A pipeline of one saves nothing; the direct path is the one every
 		// other lone call takes, with the same client behaviour.
 		q := batch[0]
-		q.reply.Value, q.reply.Err = co.direct(context.Background(), q.c)
+		q.reply.Value, q.reply.Err = co.direct(ctx, q.c)
 		close(q.done)
 		co.passOn()
 		return
@@ -131,7 +133,7 @@ func (co *coalescer) lead(batch []*queuedCall) {
 	for i, q := range batch {
 		calls[i] = q.c
 	}
-	for i, r := range co.batch(context.Background(), calls) {
+	for i, r := range co.batch(ctx, calls) {
 		batch[i].reply = r
 		close(batch[i].done)
 	}
