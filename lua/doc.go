@@ -67,8 +67,9 @@
 //
 // # Clock and fences
 //
-// A script reads the server's TIME at most once, and only where it makes a
-// deadline or has no fence to count from. Queue order, liveness and fences
+// A script reads the server's TIME only where it makes a deadline or has
+// no fence to count from: once at most, but for a fair hand-over of a lock
+// whose key had expired (its first fence, read where it is made). Queue order, liveness and fences
 // all come from that clock, never from the caller's. A fence is the last
 // fence + 1; only a key that remembers none starts from the clock in µs.
 // The last fence is kept in the lock's own key B, and B outlives what the

@@ -49,7 +49,7 @@ if not wait or wait < 0 then
   -- Free, but someone else is first: never jump the queue. The lock goes
   -- to the head now, and the caller waits behind it.
   redis.call('ZREM', queue, head)
-  lg_fair_hand_over(KEYS[1], alive, head, deadline, fence, now_ms, now_us, pub, KEYS[4])
+  lg_fair_hand_over(KEYS[1], alive, head, deadline, fence, now_ms, pub, KEYS[4])
   wait, by = deadline - now_ms, head
 end
 -- Held: the caller queues, whoever is first. Dead places are not looked

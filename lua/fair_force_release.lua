@@ -20,7 +20,7 @@ local owner, fence, _, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
 if lg_lock_free(KEYS[1], owner) then return 0 end
 
-local now_ms, now_us = lg_now()
-if lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4], nil) then return 1 end
+local now_ms = lg_now()
+if lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, pub, KEYS[4], nil) then return 1 end
 lg_force_tomb(KEYS[1], fence, 0)
 return 1

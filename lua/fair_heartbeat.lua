@@ -20,9 +20,9 @@ if bad then return bad end
 -- alive holds the same waiters as the queue (a member of either alone is
 -- damage, and goes when it comes first in line).
 local kept, deadline = 0, redis.call('ZSCORE', alive, holder)
-local now_ms, now_us
+local now_ms
 if deadline then
-  now_ms, now_us = lg_now()
+  now_ms = lg_now()
   if deadline + 0 > now_ms then
     lg_fair_keep_alive(queue, alive, holder, now_ms + lease, false)
     kept = 1
@@ -34,7 +34,7 @@ if deadline then
   end
 end
 if lg_lock_free(KEYS[1], owner) then
-  if not now_ms then now_ms, now_us = lg_now() end
-  lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4], nil)
+  if not now_ms then now_ms = lg_now() end
+  lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, pub, KEYS[4], nil)
 end
 return kept

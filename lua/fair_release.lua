@@ -23,14 +23,14 @@ if owner ~= holder then
   redis.call('ZREM', queue, holder)
   redis.call('ZREM', alive, holder)
   if lg_lock_free(KEYS[1], owner) then
-    local now_ms, now_us = lg_now()
-    lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4], nil)
+    local now_ms = lg_now()
+    lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, pub, KEYS[4], nil)
   end
   return 0
 end
 
-local now_ms, now_us = lg_now()
-if not lg_fair_pass_on(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4]) then
+local now_ms = lg_now()
+if not lg_fair_pass_on(KEYS[1], queue, alive, fence, now_ms, pub, KEYS[4]) then
   lg_retire_string(KEYS[1], fence)
 end
 return 1

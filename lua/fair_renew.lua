@@ -20,7 +20,7 @@ end
 
 local head = lg_fair_first(queue)
 if head and lg_lock_free(KEYS[1], owner) then
-  local now_ms, now_us = lg_now()
-  lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, now_us, pub, KEYS[4], head)
+  local now_ms = lg_now()
+  lg_fair_grant_head(KEYS[1], queue, alive, fence, now_ms, pub, KEYS[4], head)
 end
 return 0

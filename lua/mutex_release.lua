@@ -24,7 +24,7 @@ if owner ~= holder then
 end
 
 if waiters == 1 then
-  local now_ms, now_us = lg_now()
+  local now_ms = lg_now()
   -- Each pop removes a registration, so this ends with the set.
   while true do
     local next = redis.call('ZPOPMIN', KEYS[2])
@@ -32,7 +32,7 @@ if waiters == 1 then
     local until_ms = tonumber(next[2])
     if until_ms > now_ms then
       -- Others may still be registered: the new grant stays marked.
-      lg_hand_over(KEYS[1], next[1], fence, 1, now_us, until_ms - now_ms, pub, KEYS[3])
+      lg_hand_over(KEYS[1], next[1], fence, 1, until_ms - now_ms, pub, KEYS[3])
       return 1
     end
   end

@@ -159,8 +159,8 @@ end
 -- request that made that registration, so its local deadline falls before
 -- Redis's; its first renewal (or, if it missed the message, its next
 -- acquire, which finds the lock its own) gives the lock its full lease.
-local function lg_hand_over(key, holder, fence, waiters, now_us, ttl_ms, pub, wake)
-  fence = lg_next_fence(fence, now_us)
+local function lg_hand_over(key, holder, fence, waiters, ttl_ms, pub, wake)
+  fence = lg_next_fence(fence)
   redis.call('SET', key, lg_lock_encode(holder, fence, waiters), 'PX', lg_lease_ttl(ttl_ms))
   redis.call(pub, wake, 'grant:' .. lg_int(fence) .. ':' .. holder)
 end
@@ -274,21 +274,21 @@ end
 -- Hands a free fair lock to head, the first live waiter, already out of
 -- the queue (lg_hand_over), for as long as its place would have lived:
 -- deadline is one lease after its last acquire or heartbeat.
-local function lg_fair_hand_over(lock, alive, head, deadline, fence, now_ms, now_us, pub, wake)
+local function lg_fair_hand_over(lock, alive, head, deadline, fence, now_ms, pub, wake)
   redis.call('ZREM', alive, head)
-  lg_hand_over(lock, head, fence, 0, now_us, deadline - now_ms, pub, wake)
+  lg_hand_over(lock, head, fence, 0, deadline - now_ms, pub, wake)
 end
 
 -- Called by a script that found the lock free (absent, a tombstone with
 -- the last fence, or a lease that ended) while the queue may not be empty:
 -- the first live waiter, if any, gets the lock at once. Returns whether one
 -- did. head is the first waiter if the caller knows it, else nil.
-local function lg_fair_grant_head(lock, queue, alive, fence, now_ms, now_us, pub, wake, head)
+local function lg_fair_grant_head(lock, queue, alive, fence, now_ms, pub, wake, head)
   local deadline
   head, deadline = lg_fair_live_head(queue, alive, now_ms, head)
   if not head then return false end
   redis.call('ZREM', queue, head)
-  lg_fair_hand_over(lock, alive, head, deadline, fence, now_ms, now_us, pub, wake)
+  lg_fair_hand_over(lock, alive, head, deadline, fence, now_ms, pub, wake)
   return true
 end
 
@@ -315,16 +315,16 @@ end
 -- The release of a held fair lock: the lock goes to the first live waiter,
 -- popped off the queue as it is read (ZPOPMIN saves a ZREM), or to the next
 -- one if that place ran out. Returns whether someone got it.
-local function lg_fair_pass_on(lock, queue, alive, fence, now_ms, now_us, pub, wake)
+local function lg_fair_pass_on(lock, queue, alive, fence, now_ms, pub, wake)
   local first = redis.call('ZPOPMIN', queue)[1]
   if not first then return false end
   local deadline = lg_fair_take_deadline(alive, first, now_ms)
   if deadline and deadline > now_ms then
-    lg_hand_over(lock, first, fence, 0, now_us, deadline - now_ms, pub, wake)
+    lg_hand_over(lock, first, fence, 0, deadline - now_ms, pub, wake)
     return true
   end
   if deadline then lg_fair_evict(queue, alive, now_ms) end
-  return lg_fair_grant_head(lock, queue, alive, fence, now_ms, now_us, pub, wake, nil)
+  return lg_fair_grant_head(lock, queue, alive, fence, now_ms, pub, wake, nil)
 end
 
 -- Shared locks (read/write, semaphore) keep one hash B and one sorted set of

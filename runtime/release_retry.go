@@ -2,8 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
-	"net"
 	"time"
 )
 
@@ -18,7 +16,7 @@ import (
 // doubt, and a second run could not tell "released" from "not held").
 func (l *Locker) evalRelease(ctx context.Context, c Call) (any, error) {
 	giveUp := time.Now().Add(l.releaseTimeout)
-	pause := 20 * time.Millisecond
+	pause := transientBackoffMin
 	for {
 		reply, err := l.backend.Eval(ctx, c)
 		if !notSent(err) || time.Now().Add(pause).After(giveUp) {
@@ -31,13 +29,6 @@ func (l *Locker) evalRelease(ctx context.Context, c Call) (any, error) {
 			t.Stop()
 			return reply, err
 		}
-		pause = min(2*pause, 250*time.Millisecond)
+		pause = min(2*pause, transientBackoffMax)
 	}
-}
-
-// notSent reports whether err says the call never left the client: its
-// connection could not be dialled.
-func notSent(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
 }

@@ -40,8 +40,7 @@ func lostRoute(err error) bool {
 	}
 	// A dial that timed out wraps DeadlineExceeded too; it is a node that
 	// cannot be reached, not the caller's deadline.
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
+	if notSent(err) {
 		return true
 	}
 	if errors.Is(err, context.DeadlineExceeded) {

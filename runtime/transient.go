@@ -78,3 +78,10 @@ func hasTransientReply(err error) bool {
 	}
 	return false
 }
+
+// notSent reports whether err says the call never left the client: its
+// connection could not be dialled (a dial that timed out included).
+func notSent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
