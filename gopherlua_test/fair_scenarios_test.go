@@ -175,6 +175,24 @@ func fairScenarios() []*scenario {
 			wakes: []string{grantWake("C")},
 		},
 		{
+			// The holder vanished and nobody called for longer than the
+			// fence floor: the lock's key is gone with its fence, the
+			// queue is not (a long lease keeps B's place). B's heartbeat
+			// restarts its place, a lease from now, and hands it the lock
+			// for that long, with a fence from the server clock.
+			name: "fair-handed-after-the-floor", fam: fairFamily,
+			steps: []step{
+				{at: 0, script: acq, holder: "A", lease: 200 * ms, want: granted()},
+				{at: 10 * ms, script: acq, holder: "B", lease: 30000 * ms, want: busy(190)},
+				{at: 10300 * ms, raw: []string{"EXISTS", "lockgen:fair:{fair-handed-after-the-floor}"}, want: integer(0)},
+				{at: 10300 * ms, script: hb, holder: "B", lease: 30000 * ms, want: integer(1),
+					expect: []keyWant{{holder: "B", ttl: 30000 * ms, handed: true},
+						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
+				{at: 10400 * ms, script: rel, holder: "B", lease: 30000 * ms, want: integer(1), expect: retired(fairFamily)},
+			},
+			wakes: []string{grantWake("B")},
+		},
+		{
 			// A waiter that stops heartbeating loses its place within one
 			// lease: nobody waits for it, and a heartbeat that comes too
 			// late finds it gone. Its entry stays in the sets until it

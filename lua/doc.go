@@ -48,7 +48,12 @@
 // in prelude order: Redis runs the whole chunk on every call, and every
 // `local function` costs a new closure each time, so a helper a script does
 // not need would still cost it CPU. [Script.Helpers] lists them. Every
-// helper is a Lua local, so scripts read and write no globals.
+// helper is a Lua local, so scripts read and write no globals. The three
+// scripts every mutex cycle runs (mutex_acquire, mutex_renew,
+// mutex_release) take no helper at all, only the constants LG_TOMB and
+// LG_FLOOR_MS: they write out the checks of lg_args and the value of
+// lg_lock_decode and lg_lock_encode, a third less Redis CPU ("Cost"). The
+// malformed-input scenarios hold them to the same refusals as the rest.
 // [Script.File] maps a line of Source back to its file and line.
 //
 // # Idempotence
@@ -206,9 +211,9 @@
 // Redis commands per call on the common paths, counted with INFO
 // commandstats against redis-server (TestCommandCost in gopherlua_test pins
 // these numbers and checks this table against them; BenchmarkScriptCPU
-// there reports the server CPU of the uncontended mutex path, about 6 µs
-// per acquire and 6 µs per release on a loaded shared 2-core machine,
-// against 1 µs for a script that only returns):
+// there reports the server CPU of the uncontended mutex path, 4.4-5.7 µs
+// per acquire and 3.9-5.0 µs per release on a loaded shared 2-core
+// machine, against 0.8-1.2 µs for a script that only returns):
 //
 //	path                                cmds  commands
 //	mutex uncontended acquire             4   GET ZCARD TIME SET
@@ -278,23 +283,27 @@
 // the one the key keeps, so neither reads TIME (only a key that remembers
 // no fence does), a clear waiters flag spares the acquire its ZREM, the
 // tombstone lives exactly the floor, and a grant replies its fence as an
-// integer. The scripts before and after, interleaved on one redis-server
-// (loaded 2-core machine, 2026-11-24, best of 5 rounds of 3,000 cycles,
-// three runs): 16.2-20.7 -> 12.8-13.1 µs of Redis CPU per acquire and
-// release (INFO commandstats, EVALSHA), against 4.5-5.8 µs for redislock's
-// pair run as scripts. Where an acquire's time goes now
-// (the script cut short at each point, medians of interleaved runs): the
-// EVALSHA itself with 3 KEYS and 4 ARGV about 1.8 µs, making the helper
-// closures 0.6, checking the arguments (lg_args, the window) about 1.1,
-// and GET, decoding, the new value, SET and the reply about 3.0. So the
-// floor of any design with one script per acquire and per release that
-// reads and writes its key is about two EVALSHAs of GET and SET, 7.2 µs,
-// against bsm/redislock's SET and a GET+DEL script, about 4-4.5 µs: 1.7
-// times, before any Lua work. The shared helpers avoid what Redis's Lua
-// does slowly: an unanchored search for a byte outside a set (2.5 times an
-// anchored match of the whole string), a call of tonumber where arithmetic
-// converts a string already known to be digits, and a three-field
-// string.format.
+// integer.
+//
+// Then the Lua around those commands. Measured inside redis-server (a loop
+// of 200,000 in one EVAL, 2026-11-24): a string.match that decodes the
+// value about 270 ns, string.format of a 16-digit fence 150 ns, a dozen
+// helper closures 250 ns, tonumber 40 ns, a concatenation 30 ns. So the
+// three mutex cycle scripts carry no helper (no closure is made per call),
+// a tombstone keeps the fence as the digits it was written with (no
+// format on release), TTLs go to Redis as Lua numbers (no format: Redis
+// writes integers below 2^53 as digits), and the checks are a tonumber and
+// three comparisons each. Redis CPU per acquire + release, the scripts
+// before and after interleaved on one redis-server (INFO commandstats,
+// EVALSHA, medians of 7 rounds of 20,000 cycles; loaded 2-core machine,
+// 2026-11-24): tombstone path 12.1-12.6 -> 10.0-10.8 µs, first use of a
+// key (GET ZCARD TIME SET) 12.5-15.7 -> 10.8-13.0 µs, against 7.2-7.8 µs
+// for two scripts that only GET and SET. That floor, for any design with
+// one script per acquire and per release that reads and writes its key,
+// is 1.7 times bsm/redislock's SET and GET+DEL script (about 4-4.5 µs)
+// before any Lua work; what is left above it is decoding the value (the
+// anchored match also refuses a damaged one), the new value and the
+// checks, about 2.5 µs per cycle.
 //
 // # Why not Redis Functions
 //
@@ -303,20 +312,21 @@
 // medians of three runs of 300 rounds on a loaded 2-core machine; Redis CPU
 // per call from INFO commandstats, acquire / release):
 //
-//	EVALSHA, the scripts as shipped           8.55 / 7.69 µs
-//	FCALL, the same Source as the function    8.39 / 7.41 µs  (-2%)
-//	FCALL, helpers made once at library load  7.70 / 6.64 µs  (-12%)
+//	EVALSHA, the scripts as shipped           5.69 / 5.03 µs
+//	FCALL, the same Source as the function    5.63 / 4.95 µs  (-1%)
+//	FCALL, helpers made once at library load  5.55 / 4.94 µs  (-2%)
 //	wall time per acquire + release: the same for all three within noise
-//	(130.0, 129.9 and 130.2 µs in one run: round trips dominate)
+//	(125.1, 125.6 and 125.5 µs in one run: round trips dominate)
 //
-// The call itself costs the same: FCALL saves only what a library can do
-// once instead of per call (creating the helpers), about 1.9 µs of Redis
-// CPU per cycle and no latency. Taking it would mean loading a versioned
-// library on every master (each Cluster shard, and again after a failover
-// or FUNCTION FLUSH), falling back to EVALSHA where FUNCTION is missing or
-// denied (Redis 6, ACLs, some managed services), and rewriting the
-// helpers to take KEYS and ARGV as arguments. For 12% of server CPU and no
-// client-visible gain the scripts stay EVALSHA.
+// (2026-11-24, after the mutex scripts lost their helpers; before, with a
+// dozen helpers each, the same benchmark gave 8.55 / 7.69 µs for EVALSHA
+// and -12% for a library that makes its helpers once.) The call itself
+// costs the same, and a library could only save what a script makes per
+// call; the mutex scripts now make nothing. Taking FCALL would mean loading
+// a versioned library on every master (each Cluster shard, and again after
+// a failover or FUNCTION FLUSH) and falling back to EVALSHA where FUNCTION
+// is missing or denied (Redis 6, ACLs, some managed services), for 1-2% of
+// server CPU and no client-visible gain, so the scripts stay EVALSHA.
 //
 // The scripts are checked in package gopherlua_test: scenario tables run
 // in the gopher-lua shim and on a real redis-server, which must agree, with

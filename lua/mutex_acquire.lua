@@ -2,7 +2,7 @@
 -- handed to.
 --
 -- KEYS[1] B          the lock: string "<holder> <fence> <waiters>", PX lease
---                    + the fence floor (lg_lease_ttl); waiters is 1 while
+--                    + the fence floor (LG_FLOOR_MS); waiters is 1 while
 --                    B:waiters may hold registrations, 0 when it holds none
 -- KEYS[2] B:waiters  zset waiter -> deadline of its registration (server ms);
 --                    its TTL reaches the latest deadline
@@ -26,42 +26,65 @@
 --                   taking a lock that expired) before then. Without, it
 --                   is what is left of the lock's lease, at most the
 --                   caller's lease.
-local holder, lease, _, err = lg_args(3, 4)
-if err then return err end
-local window = lg_count(ARGV[4], 2147483648)
-if not window then return lg_error('registration window must be an integer number of ms in 0..2^31') end
+--
+-- This is the hot path of every lock, so it is written out whole, with no
+-- prelude helper: each helper a script carries is a closure made on every
+-- call (lua/doc.go, "Cost"). The checks are those of lg_args, the value
+-- those of lg_lock_decode and lg_lock_encode.
+if #KEYS < 3 then return redis.error_reply('ERR lockgen: want 3 KEYS, got ' .. #KEYS) end
+if #ARGV < 4 then return redis.error_reply('ERR lockgen: want 4 ARGV, got ' .. #ARGV) end
+local holder, lease, window = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[4])
+if #holder == 0 or #holder > 64 or string.find(holder, ' ', 1, true) or holder == LG_TOMB then
+  return redis.error_reply('ERR lockgen: holder id must be 1..64 bytes without a space, and not "!"')
+end
+if not lease or lease < 1 or lease > 2147483648 or lease % 1 ~= 0 then
+  return redis.error_reply('ERR lockgen: lease must be an integer number of ms in 1..2^31')
+end
+if ARGV[3] ~= 'PUBLISH' and ARGV[3] ~= 'SPUBLISH' then
+  return redis.error_reply('ERR lockgen: publish command must be PUBLISH or SPUBLISH')
+end
+-- 0 only spelt "0": tonumber also reads "-0" or "0.0" as 0.
+if not window or window % 1 ~= 0 or window > 2147483648 or window < 1 and ARGV[4] ~= '0' then
+  return redis.error_reply('ERR lockgen: registration window must be an integer number of ms in 0..2^31')
+end
 
-local owner, fence, waiters, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
-if bad then return bad end
+local value = redis.call('GET', KEYS[1])
+local owner, fence, waiters
+if value then
+  owner, fence, waiters = string.match(value, '^(%S+) (%d+) ([01])$')
+  if not owner then return redis.error_reply('ERR lockgen: unexpected lock value') end
+  fence, waiters = fence + 0, waiters + 0
+end
 
 if owner == holder then
-  redis.call('PEXPIRE', KEYS[1], lg_lease_ttl(lease))
+  redis.call('PEXPIRE', KEYS[1], lease + LG_FLOOR_MS)
   return fence
 end
 
 -- Held by someone else, unless its lease has ended: then its key is only
--- the fence floor. A caller registering for the first time does not ask
--- (PTTL) and is told to come back; its next attempt renews the
--- registration, and that asks. So a lease that ended without a release
--- costs a newcomer one attempt more, and the registrations of a hot lock,
--- all new, cost no PTTL.
+-- the fence floor (PTTL at most LG_FLOOR_MS). A caller registering for the
+-- first time does not ask (PTTL) and is told to come back; its next attempt
+-- renews the registration, and that asks. So a lease that ended without a
+-- release costs a newcomer one attempt more, and the registrations of a hot
+-- lock, all new, cost no PTTL.
 if owner and owner ~= LG_TOMB then
   if window == 0 then
-    local left = lg_lease_left(KEYS[1])
-    if left >= 0 then return { 0, lg_wait(left, lease), owner, left } end
+    local left = redis.call('PTTL', KEYS[1]) - LG_FLOOR_MS
+    if left >= 0 then return { 0, math.max(math.min(left, lease), 1), owner, left } end
   else
-    local now_ms = lg_now()
-    local new = redis.call('ZADD', KEYS[2], lg_int(now_ms + window), holder) == 1
-    if new or lg_lease_left(KEYS[1]) >= 0 then
+    local t = redis.call('TIME')
+    local now_ms = t[1] * 1000 + math.floor(t[2] / 1000)
+    local new = redis.call('ZADD', KEYS[2], now_ms + window, holder) == 1
+    if new or redis.call('PTTL', KEYS[1]) >= LG_FLOOR_MS then
       -- The set lives as long as the newest registration. A shorter
       -- window (a setting of each caller's Locker) may cut an older,
       -- longer one short: the release then finds none live and wakes
       -- everyone instead.
       redis.call('PEXPIRE', KEYS[2], window)
       if waiters == 0 then
-        redis.call('SET', KEYS[1], lg_lock_encode(owner, fence, 1), 'KEEPTTL')
+        redis.call('SET', KEYS[1], owner .. ' ' .. string.format('%d', fence) .. ' 1', 'KEEPTTL')
       end
-      return { 0, lg_wait(window, lease), owner }
+      return { 0, math.max(math.min(window, lease), 1), owner }
     end
   end
 end
@@ -78,6 +101,14 @@ if waiters == 1 then
   redis.call('ZREM', KEYS[2], holder)
   waiters = redis.call('ZCARD', KEYS[2]) > 0 and 1 or 0
 end
-fence = lg_next_fence(fence)
-redis.call('SET', KEYS[1], lg_lock_encode(holder, fence, waiters), 'PX', lg_lease_ttl(lease))
+-- One more than the last fence; a key that remembers none starts from the
+-- server clock in µs (lg_next_fence says why both stay increasing).
+if fence then
+  fence = fence + 1
+else
+  local t = redis.call('TIME')
+  fence = t[1] * 1000000 + t[2]
+end
+redis.call('SET', KEYS[1], holder .. ' ' .. string.format('%d', fence) .. (waiters == 1 and ' 1' or ' 0'),
+  'PX', lease + LG_FLOOR_MS)
 return fence

@@ -11,28 +11,53 @@
 -- waiter whose registration runs out first among the live ones (lapsed
 -- registrations met on the way are dropped); "all" when the set held
 -- registrations but none is live any more.
-local holder, _, pub, err = lg_args(3, 3)
-if err then return err end
+--
+-- Written out whole, with no prelude helper, like mutex_acquire.
+if #KEYS < 3 then return redis.error_reply('ERR lockgen: want 3 KEYS, got ' .. #KEYS) end
+if #ARGV < 3 then return redis.error_reply('ERR lockgen: want 3 ARGV, got ' .. #ARGV) end
+local holder, lease, pub = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+if #holder == 0 or #holder > 64 or string.find(holder, ' ', 1, true) or holder == LG_TOMB then
+  return redis.error_reply('ERR lockgen: holder id must be 1..64 bytes without a space, and not "!"')
+end
+if not lease or lease < 1 or lease > 2147483648 or lease % 1 ~= 0 then
+  return redis.error_reply('ERR lockgen: lease must be an integer number of ms in 1..2^31')
+end
+if pub ~= 'PUBLISH' and pub ~= 'SPUBLISH' then
+  return redis.error_reply('ERR lockgen: publish command must be PUBLISH or SPUBLISH')
+end
 
-local owner, fence, waiters, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
-if bad then return bad end
+local value = redis.call('GET', KEYS[1])
+local owner, fence, waiters
+if value then
+  owner, fence, waiters = string.match(value, '^(%S+) (%d+) ([01])$')
+  if not owner then return redis.error_reply('ERR lockgen: unexpected lock value') end
+end
 if owner ~= holder then
   -- A clear flag says the set holds no registration; an absent key does
   -- not know.
-  if waiters ~= 0 then redis.call('ZREM', KEYS[2], holder) end
+  if waiters ~= '0' then redis.call('ZREM', KEYS[2], holder) end
   return 0
 end
 
-if waiters == 1 then
-  local now_ms = lg_now()
+if waiters == '1' then
+  local t = redis.call('TIME')
+  local now_ms = t[1] * 1000 + math.floor(t[2] / 1000)
   -- Each pop removes a registration, so this ends with the set.
   while true do
     local next = redis.call('ZPOPMIN', KEYS[2])
     if not next[1] then break end
     local until_ms = tonumber(next[2])
     if until_ms > now_ms then
-      -- Others may still be registered: the new grant stays marked.
-      lg_hand_over(KEYS[1], next[1], fence, 1, until_ms - now_ms, pub, KEYS[3])
+      -- The lock goes straight to the waiter, with the next fence, until
+      -- its registration would have run out: it needs no acquire of its
+      -- own, and the handoff costs this round trip and one message. The
+      -- waiter counted its lease from when it registered, so its own
+      -- deadline falls first; its first renewal (or, had it missed the
+      -- message, its next acquire, which finds the lock its own) gives
+      -- the full lease. Others may still be registered: the flag stays.
+      fence = string.format('%d', fence + 1)
+      redis.call('SET', KEYS[1], next[1] .. ' ' .. fence .. ' 1', 'PX', until_ms - now_ms + LG_FLOOR_MS)
+      redis.call(pub, KEYS[3], 'grant:' .. fence .. ':' .. next[1])
       return 1
     end
   end
@@ -41,5 +66,7 @@ if waiters == 1 then
   -- process tries at once rather than at its next renewal.
   redis.call(pub, KEYS[3], 'all')
 end
-lg_retire_string(KEYS[1], fence)
+-- A tombstone keeps the fence, as written, for the floor. No clock is
+-- read: fences stay below the clock of the master that counts them.
+redis.call('SET', KEYS[1], LG_TOMB .. ' ' .. fence .. ' 0', 'PX', LG_FLOOR_MS)
 return 1

@@ -34,11 +34,9 @@ local function lg_positive(s, max)
   return n
 end
 
--- Parses a decimal integer in 0..max; nil when malformed.
-local function lg_count(s, max)
-  if s == '0' then return 0 end
-  return lg_positive(s, max)
-end
+-- mutex_acquire, mutex_renew and mutex_release write this and the value's
+-- decoding out themselves (no closure per call on the mutex cycle); the
+-- malformed-input scenarios keep them refusing what these refuse.
 
 -- Checks KEYS and the ARGV every script shares: ARGV[1] holder id, ARGV[2]
 -- lease in ms, ARGV[3] the publish command. Returns holder, lease, publish
