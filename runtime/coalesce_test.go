@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -175,5 +176,66 @@ func waitQueued(t *testing.T, co *coalescer, n int) {
 			t.Fatalf("%d calls queued, want %d", q, n)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// Queued calls and their channels are used again by later calls: under
+// many goroutines, some of them giving up, every call still gets its own
+// reply or its context's error, never another call's.
+func TestCoalescerRecycledCallsKeepTheirReplies(t *testing.T) {
+	reply := func(c Call) any { return "reply:" + c.Args[0] }
+	direct := func(ctx context.Context, c Call) (any, error) {
+		time.Sleep(50 * time.Microsecond) // a round trip, during which calls queue
+		return reply(c), nil
+	}
+	var batches atomic.Int64
+	batch := func(ctx context.Context, calls []Call) []Reply {
+		batches.Add(1)
+		out := make([]Reply, len(calls))
+		for i, c := range calls {
+			out[i] = Reply{Value: reply(c)}
+		}
+		return out
+	}
+	co := newCoalescer(direct, batch)
+	const goroutines, calls = 32, 200
+	errs := make(chan error, goroutines)
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range calls {
+				holder := string(rune('A'+g)) + ":" + time.Duration(i).String()
+				ctx, cancel := context.WithCancel(context.Background())
+				if i%7 == 0 {
+					cancel() // gives up at once if it queues
+				}
+				v, err := co.eval(ctx, callBy(holder))
+				cancel()
+				switch {
+				case errors.Is(err, context.Canceled) && i%7 == 0:
+				case err != nil:
+					errs <- err
+					return
+				case v != "reply:"+holder:
+					errs <- errors.New(holder + " got " + v.(string))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if batches.Load() == 0 {
+		t.Error("no call queued: the test did not exercise the queue")
+	}
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if co.flights != 0 || len(co.queue) != 0 {
+		t.Errorf("after every call returned: %d round trips under way, %d calls queued", co.flights, len(co.queue))
 	}
 }
