@@ -42,7 +42,7 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 		return nil, ErrClosed
 	}
 	h := newHeld(l, ctx, len(locks))
-	specs, err := l.resolveAll(locks, h.firstSpec[:0])
+	specs, err := l.resolveAll(locks, h.firstSpec[:0], h.firstKeys[:0])
 	if err != nil {
 		return nil, err
 	}

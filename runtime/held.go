@@ -24,6 +24,7 @@ type Held struct {
 	first     heldLock
 	firstRef  [1]*heldLock
 	firstSpec [1]lockSpec // where Acquire resolves it
+	firstKeys [4]string   // its KEYS (as many as the family with the most has)
 	chain     chainCtx
 
 	releaseCtx boundedCtx      // the context of its releases (releaseContext)
@@ -221,9 +222,8 @@ func (l *Locker) releaseOne(h *Held, hl *heldLock) error {
 // timeout; without a reply it leaves the release to the clean-up.
 func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 	holder := hl.hold.key.holder
-	ctx, cancel := l.releaseContext(h)
-	defer cancel()
-	reply, err := l.evalRelease(ctx, hl.hold.release)
+	ctx, giveUp := l.releaseContext(h)
+	reply, err := l.evalRelease(ctx, giveUp, hl.hold.release)
 	if permissionDenied(err) {
 		return fmt.Errorf("lockgen: release %s: %w (the lock stays until its lease ends)", &hl.spec, err)
 	}
@@ -248,14 +248,18 @@ func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 
 // releaseContext returns the context of a release of h: the values of
 // the Acquire call's context, not its cancellation, and a deadline within
-// the release timeout. The deadline is left out when the backend's own
-// timeouts end every call sooner, and is otherwise the Locker's shared one
-// (bound.go), which costs neither a context nor a timer per release.
-func (l *Locker) releaseContext(h *Held) (context.Context, context.CancelFunc) {
+// the release timeout; and when the release's retries must give up (that
+// deadline). The deadline is left out when the backend's own timeouts end
+// every call sooner, and is otherwise the Locker's shared one (bound.go),
+// which costs neither a context nor a timer per release, nor a reading of
+// the clock.
+func (l *Locker) releaseContext(h *Held) (context.Context, time.Time) {
 	if l.callBound > 0 && l.callBound <= l.releaseTimeout {
-		return h.detached(), func() {}
+		return h.detached(), time.Now().Add(l.releaseTimeout)
 	}
-	return l.boundedContext(h.detached(), time.Now(), l.releaseTimeout, &h.releaseCtx)
+	dl := l.releaseBound.current()
+	h.releaseCtx = boundedCtx{Context: h.detached(), dl: dl}
+	return &h.releaseCtx, dl.at
 }
 
 // detached returns the values of the Acquire call's context without its
