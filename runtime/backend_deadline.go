@@ -1,6 +1,9 @@
 package runtime
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // HonorsDeadlines marks b as a Backend whose every call (Eval, EvalBatch,
 // EvalWait) returns by its context's deadline by itself, as rueidis's
@@ -11,8 +14,42 @@ import "time"
 // off, say). Mark only a backend that keeps this promise: a call that
 // overstays its deadline would hold up an acquire or a release past the
 // bounds the Locker promises.
-func HonorsDeadlines(b Backend) Backend { return deadlineHonoringBackend{b} }
+//
+// Concurrent calls over it share round trips (coalesce.go) as they do over
+// go-redis: a call that finds several round trips under way joins the next
+// batch (EvalBatch), which runs until the earliest deadline of its calls.
+// Only a call whose context can end at nothing but its deadline shares
+// one; a call its caller may cancel runs alone, on its own context, so
+// that a cancellation still reaches the call.
+func HonorsDeadlines(b Backend) Backend {
+	d := &deadlineHonoringBackend{Backend: b}
+	d.co = newCoalescer(b.Eval, b.EvalBatch)
+	d.co.deadlines = true
+	return d
+}
 
-type deadlineHonoringBackend struct{ Backend }
+type deadlineHonoringBackend struct {
+	Backend
+	co *coalescer
+}
 
-func (deadlineHonoringBackend) callLimit() (time.Duration, bool) { return 0, true }
+func (d *deadlineHonoringBackend) Eval(ctx context.Context, c Call) (any, error) {
+	if !endsOnlyAtDeadline(ctx) {
+		return d.Backend.Eval(ctx, c)
+	}
+	return d.co.eval(ctx, c)
+}
+
+func (*deadlineHonoringBackend) callLimit() (time.Duration, bool) { return 0, true }
+
+// endsOnlyAtDeadline reports whether ctx can end at nothing but its
+// deadline, if it has one: a context that is never done, or the runtime's
+// bounded contexts (a release's, a call's left running), whose Done is
+// their shared deadline's.
+func endsOnlyAtDeadline(ctx context.Context) bool {
+	if ctx.Done() == nil {
+		return true
+	}
+	_, ok := ctx.(*boundedCtx)
+	return ok
+}

@@ -2,7 +2,9 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"sync"
+	"time"
 )
 
 // A coalescer lets concurrent script calls share round trips, the way an
@@ -23,9 +25,19 @@ import (
 // the client's own timeouts bound, as they bound a direct call. The
 // runtime relies on that: it cleans up after a call only once the call is
 // over (call.go).
+//
+// Over a client that stops a call at its context's deadline
+// (HonorsDeadlines: rueidis, whose own pipelining writes one command per
+// system call when goroutines do not queue faster than it writes), a batch
+// runs until the earliest deadline of its calls, and only calls that
+// nothing but a deadline can end share one (deadlineHonoringBackend).
 type coalescer struct {
 	direct func(ctx context.Context, c Call) (any, error)
 	batch  func(ctx context.Context, calls []Call) []Reply
+	// deadlines: the client stops a call at its context's deadline
+	// (HonorsDeadlines), so a batch carries the earliest deadline of its
+	// calls (batchContext).
+	deadlines bool
 
 	mu      sync.Mutex
 	flights int // round trips under way (direct calls and pipelines)
@@ -69,6 +81,63 @@ const maxSpareBatches = maxFlights + 1
 
 func newCoalescer(direct func(context.Context, Call) (any, error), batch func(context.Context, []Call) []Reply) *coalescer {
 	return &coalescer{direct: direct, batch: batch}
+}
+
+// batchContext is the context of a batch: the first call's values without
+// its cancellation, and over a client that honours deadlines, the earliest
+// deadline of the batch's calls, so that none of them waits past its own.
+// The calls that share a batch there have no deadline or a shared one
+// (endsOnlyAtDeadline), which the batch then shares too: neither costs a
+// context or a timer per batch.
+func (co *coalescer) batchContext(batch []*queuedCall) (context.Context, context.CancelFunc) {
+	values := detachedValues(batch[0].ctx)
+	if !co.deadlines {
+		return values, func() {}
+	}
+	var first context.Context
+	var at time.Time
+	for _, q := range batch {
+		if d, ok := q.ctx.Deadline(); ok && (first == nil || d.Before(at)) {
+			first, at = q.ctx, d
+		}
+	}
+	switch b, ok := first.(*boundedCtx); {
+	case first == nil:
+		return values, func() {}
+	case ok:
+		return &boundedCtx{Context: values, dl: b.dl}, func() {}
+	}
+	return context.WithDeadline(values, at)
+}
+
+// detachedValues returns ctx's values without its cancellation; a bounded
+// context holds them already.
+func detachedValues(ctx context.Context) context.Context {
+	if b, ok := ctx.(*boundedCtx); ok {
+		return b.Context
+	}
+	return detach(ctx)
+}
+
+// cutShort is the error of a call whose batch ran out of time at another
+// call's deadline, before its own. Its outcome is unknown, as after a
+// client's read timeout, and it is taken the same way: a transient error
+// (a net.Error that timed out), not its caller's deadline.
+type cutShort struct{}
+
+func (cutShort) Error() string {
+	return "lockgen: no reply before the deadline of another call sent in the same pipeline"
+}
+func (cutShort) Timeout() bool   { return true }
+func (cutShort) Temporary() bool { return true }
+
+// settleReply is q's reply r, or cutShort if the batch's deadline ended it
+// while q's own has not passed.
+func (co *coalescer) settleReply(q *queuedCall, r Reply) Reply {
+	if co.deadlines && r.Err != nil && errors.Is(r.Err, context.DeadlineExceeded) && q.ctx.Err() == nil {
+		r.Err = cutShort{}
+	}
+	return r
 }
 
 // eval runs c, directly or in a pipeline with other queued calls.
@@ -156,12 +225,14 @@ func (co *coalescer) passOn(sent []*queuedCall) {
 // not fail the others' calls; the client's timeouts bound it. The first
 // call is the caller's own, which reads its reply when lead returns.
 func (co *coalescer) lead(batch []*queuedCall) {
-	ctx := context.WithoutCancel(batch[0].ctx)
+	ctx, cancel := co.batchContext(batch)
+	defer cancel()
 	if len(batch) == 1 {
 		// A pipeline of one saves nothing; the direct path is the one every
 		// other lone call takes, with the same client behaviour.
 		q := batch[0]
 		q.reply.Value, q.reply.Err = co.direct(ctx, q.c)
+		q.reply = co.settleReply(q, q.reply)
 		co.passOn(batch)
 		return
 	}
@@ -170,7 +241,7 @@ func (co *coalescer) lead(batch []*queuedCall) {
 		calls[i] = q.c
 	}
 	for i, r := range co.batch(ctx, calls) {
-		batch[i].reply = r
+		batch[i].reply = co.settleReply(batch[i], r)
 		if i > 0 {
 			batch[i].signal <- nil // buffered; batch[i] is its owner's again
 		}
