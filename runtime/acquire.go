@@ -169,7 +169,7 @@ type granted struct {
 // take re-enters a hold of the chain, or acquires the lock in Redis, and
 // records it in hl.
 func (a *acquisition) take(chain *chainLink, hl *heldLock) error {
-	hl.spec, hl.acquired, hl.granted = *a.spec, a.start, a.start
+	hl.spec, hl.acquired, hl.granted = a.spec, a.start, a.start
 	outer, claimed, err := chain.reentry(a.spec)
 	if err != nil {
 		return err

@@ -38,7 +38,7 @@ type Held struct {
 // heldLock is one lock of a Held: its own hold in Redis, or a re-entry of
 // a hold of its call chain.
 type heldLock struct {
-	spec     lockSpec
+	spec     *lockSpec // in its Acquire's specs (the Held's own for a lone lock)
 	hold     *hold
 	claimed  *heldLock     // the chain's hold this re-entry claimed (exclusive kinds), if any
 	renewal  *renewal      // nil with NoRenew and for re-entries
@@ -225,15 +225,15 @@ func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 	ctx, giveUp := l.releaseContext(h)
 	reply, err := l.evalRelease(ctx, giveUp, hl.hold.release)
 	if permissionDenied(err) {
-		return fmt.Errorf("lockgen: release %s: %w (the lock stays until its lease ends)", &hl.spec, err)
+		return fmt.Errorf("lockgen: release %s: %w (the lock stays until its lease ends)", hl.spec, err)
 	}
 	if err != nil {
-		l.cleanUp(&hl.spec, holder, finished(err))
-		return fmt.Errorf("lockgen: release %s: %w (retrying in the background)", &hl.spec, err)
+		l.cleanUp(hl.spec, holder, finished(err))
+		return fmt.Errorf("lockgen: release %s: %w (retrying in the background)", hl.spec, err)
 	}
 	switch n, ok := reply.(int64); {
 	case !ok:
-		return fmt.Errorf("lockgen: release %s: unexpected reply %#v", &hl.spec, reply)
+		return fmt.Errorf("lockgen: release %s: unexpected reply %#v", hl.spec, reply)
 	case n == 1:
 		return nil
 	}
@@ -241,9 +241,9 @@ func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 	lost := h.lostErr
 	h.mu.Unlock()
 	if lost != nil {
-		return fmt.Errorf("%w: release %s: %w", ErrNotHeld, &hl.spec, lost)
+		return fmt.Errorf("%w: release %s: %w", ErrNotHeld, hl.spec, lost)
 	}
-	return fmt.Errorf("%w: release %s: expired or taken over", ErrNotHeld, &hl.spec)
+	return fmt.Errorf("%w: release %s: expired or taken over", ErrNotHeld, hl.spec)
 }
 
 // releaseContext returns the context of a release of h: the values of

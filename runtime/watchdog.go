@@ -217,7 +217,7 @@ func (d *watchdog) register(h *Held, hl *heldLock) (*renewal, error) {
 		r = &hl.ownRenewal
 		*r = renewal{
 			key:      key,
-			spec:     &hl.spec,
+			spec:     hl.spec,
 			call:     hl.hold.renew,
 			fence:    hl.hold.fence,
 			granted:  hl.granted, // for events: read only when observed
