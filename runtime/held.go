@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/lockgen/lockgen/lua"
 )
 
 // Held is the set of locks taken by one Acquire call. Give it back with
@@ -82,10 +84,20 @@ func (h *Held) lockAt(i int) *heldLock {
 // one grant per holder id, so a retried or duplicated call can never add a
 // hold, and the release script runs when the last of them is released.
 type hold struct {
-	key            holdKey
-	fence          int64
-	renew, release Call // the calls of those scripts for key.holder
-	refs           int  // guarded by holds.mu
+	key   holdKey
+	fence int64
+	// common is what every call of the family's scripts for key.holder
+	// carries (KEYS, the head of ARGV); call adds the script.
+	common Call
+	refs   int // guarded by holds.mu
+}
+
+// call returns the call of script (the kind's renew or release) for the
+// hold's holder.
+func (h *hold) call(script *lua.Script) Call {
+	c := h.common
+	c.Script = script
+	return c
 }
 
 type holdKey struct {
@@ -110,8 +122,7 @@ func (hs *holds) add(h *hold, key holdKey, fence int64, acquire Call) *hold {
 	if old := hs.m[key]; old != nil {
 		h = old
 	} else {
-		scripts := key.kind.scripts()
-		*h = hold{key: key, fence: fence, renew: commonCall(acquire, scripts.renew), release: commonCall(acquire, scripts.release)}
+		*h = hold{key: key, fence: fence, common: commonCall(acquire, nil)}
 		hs.m[key] = h
 	}
 	h.refs++
@@ -223,7 +234,7 @@ func (l *Locker) releaseOne(h *Held, hl *heldLock) error {
 func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 	holder := hl.hold.key.holder
 	ctx, giveUp := l.releaseContext(h)
-	reply, err := l.evalRelease(ctx, giveUp, hl.hold.release)
+	reply, err := l.evalRelease(ctx, giveUp, hl.hold.call(hl.spec.Kind.scripts().release))
 	if permissionDenied(err) {
 		return fmt.Errorf("lockgen: release %s: %w (the lock stays until its lease ends)", hl.spec, err)
 	}
