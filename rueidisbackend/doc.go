@@ -6,7 +6,11 @@
 // script calls share round trips and system calls, which is where a
 // connection-per-request pool spends its CPU. When only one goroutine is
 // calling, a command is written at once, so an idle client pays no batching
-// delay. Wake-up subscriptions ride on the same connections (RESP3).
+// delay. On top of that the Locker sends script calls that queue behind a
+// few under way as one DoMulti (runtime.HonorsDeadlines): rueidis writes
+// about one command per system call when goroutines do not queue faster
+// than its writer. Wake-up subscriptions ride on the same connections
+// (RESP3).
 //
 // It lives in a module of its own so that lockgen's core module does not
 // depend on rueidis. Use it with any rueidis client: a single node, a
