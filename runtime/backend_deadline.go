@@ -25,8 +25,18 @@ func HonorsDeadlines(b Backend) Backend {
 	d := &deadlineHonoringBackend{Backend: b}
 	d.co = newCoalescer(b.Eval, b.EvalBatch)
 	d.co.deadlines = true
+	d.co.maxFlights = maxPipelinedFlights
 	return d
 }
+
+// maxPipelinedFlights is the coalescer's maxFlights over a backend marked
+// HonorsDeadlines. rueidis pipelines concurrent calls by itself, so a call
+// sent alone costs little more than one in a batch until many are under
+// way: with 4, 16 goroutines on many keys queued often enough to lose 10%
+// of their cycles per second; with 12 they run as without a coalescer,
+// while 64 and 256 goroutines still save about 2-3 µs of client CPU per
+// cycle (8 did no better there, 16 saved less at 64).
+const maxPipelinedFlights = 12
 
 type deadlineHonoringBackend struct {
 	Backend

@@ -38,6 +38,9 @@ type coalescer struct {
 	// (HonorsDeadlines), so a batch carries the earliest deadline of its
 	// calls (batchContext).
 	deadlines bool
+	// maxFlights is the package's maxFlights, or more over a client that
+	// pipelines by itself (maxPipelinedFlights).
+	maxFlights int
 
 	mu      sync.Mutex
 	flights int // round trips under way (direct calls and pipelines)
@@ -75,12 +78,8 @@ var queuedCalls = sync.Pool{New: func() any {
 	return &queuedCall{signal: make(chan []*queuedCall, 1)}
 }}
 
-// maxSpareBatches bounds the slices a coalescer keeps for reuse: one per
-// batch that can be under way, and the queue.
-const maxSpareBatches = maxFlights + 1
-
 func newCoalescer(direct func(context.Context, Call) (any, error), batch func(context.Context, []Call) []Reply) *coalescer {
-	return &coalescer{direct: direct, batch: batch}
+	return &coalescer{direct: direct, batch: batch, maxFlights: maxFlights}
 }
 
 // batchContext is the context of a batch: the first call's values without
@@ -143,7 +142,7 @@ func (co *coalescer) settleReply(q *queuedCall, r Reply) Reply {
 // eval runs c, directly or in a pipeline with other queued calls.
 func (co *coalescer) eval(ctx context.Context, c Call) (any, error) {
 	co.mu.Lock()
-	if co.flights < maxFlights {
+	if co.flights < co.maxFlights {
 		co.flights++
 		co.mu.Unlock()
 		v, err := co.direct(ctx, c)
@@ -198,7 +197,8 @@ func (q *queuedCall) recycle() {
 // round trip is given back.
 func (co *coalescer) passOn(sent []*queuedCall) {
 	co.mu.Lock()
-	if sent != nil && len(co.spare) < maxSpareBatches {
+	// At most one slice per batch that can be under way, and the queue's.
+	if sent != nil && len(co.spare) <= co.maxFlights {
 		clear(sent)
 		co.spare = append(co.spare, sent[:0])
 	}

@@ -326,10 +326,13 @@ func TestHonorsDeadlinesCancellableCallsRunAlone(t *testing.T) {
 			return nil, ctx.Err()
 		}
 	}))
-	for i := 0; i < maxFlights; i++ {
+	for i := 0; i < maxPipelinedFlights; i++ {
 		go b.Eval(context.Background(), callBy("busy"))
 		<-started
 	}
+	// Every round trip is busy: a call that may share one queues.
+	go b.Eval(context.Background(), callBy("queued"))
+	waitQueued(t, b.(*deadlineHonoringBackend).co, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { _, err := b.Eval(ctx, callBy("cancellable")); done <- err }()
