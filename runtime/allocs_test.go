@@ -15,10 +15,11 @@ import (
 // deadline (issue 14: 70 at first; then 23-24, and 27-28 with a deadline;
 // then a lone lock's KEYS in its Held and no errors.As on a release's nil
 // error): go-redis itself takes about 12 of them, two commands, their
-// replies and its pool's health checks. The ceiling leaves a little
-// headroom for a go-redis upgrade, and fails a change that brings back a
-// per-call cost of any size.
-const maxCycleAllocs = 28
+// replies and its pool's health checks. The ceiling leaves two of
+// headroom (for the stray allocations of other tests' goroutines when the
+// whole package runs, and a go-redis upgrade), and fails a change that
+// brings back a per-call cost of any size.
+const maxCycleAllocs = 29
 
 // TestUncontendedCycleAllocations pins the allocations of the common
 // production case, many different keys each locked without contention.
