@@ -6,7 +6,11 @@
 // script calls share round trips and system calls, which is where a
 // connection-per-request pool spends its CPU. When only one goroutine is
 // calling, a command is written at once, so an idle client pays no batching
-// delay. Wake-up subscriptions ride on the same connections (RESP3).
+// delay. On top of that the Locker sends script calls that queue behind a
+// few under way as one DoMulti (runtime.HonorsDeadlines): rueidis writes
+// about one command per system call when goroutines do not queue faster
+// than its writer. Wake-up subscriptions ride on the same connections
+// (RESP3).
 //
 // With many goroutines, give the client a MaxFlushDelay of about 20µs
 // (rueidis.ClientOption): its writer then waits that long for more

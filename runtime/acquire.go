@@ -42,7 +42,7 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 		return nil, ErrClosed
 	}
 	h := newHeld(l, ctx, len(locks))
-	specs, err := l.resolveAll(locks, h.firstSpec[:0])
+	specs, err := l.resolveAll(locks, h.firstSpec[:0], h.firstKeys[:0])
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +169,7 @@ type granted struct {
 // take re-enters a hold of the chain, or acquires the lock in Redis, and
 // records it in hl.
 func (a *acquisition) take(chain *chainLink, hl *heldLock) error {
-	hl.spec, hl.acquired, hl.granted = *a.spec, a.start, a.start
+	hl.spec, hl.acquired, hl.granted = a.spec, a.start, a.start
 	outer, claimed, err := chain.reentry(a.spec)
 	if err != nil {
 		return err

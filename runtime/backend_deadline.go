@@ -1,6 +1,9 @@
 package runtime
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // HonorsDeadlines marks b as a Backend whose every call (Eval, EvalBatch,
 // EvalWait) returns by its context's deadline by itself, as rueidis's
@@ -11,8 +14,52 @@ import "time"
 // off, say). Mark only a backend that keeps this promise: a call that
 // overstays its deadline would hold up an acquire or a release past the
 // bounds the Locker promises.
-func HonorsDeadlines(b Backend) Backend { return deadlineHonoringBackend{b} }
+//
+// Concurrent calls over it share round trips (coalesce.go) as they do over
+// go-redis: a call that finds several round trips under way joins the next
+// batch (EvalBatch), which runs until the earliest deadline of its calls.
+// Only a call whose context can end at nothing but its deadline shares
+// one; a call its caller may cancel runs alone, on its own context, so
+// that a cancellation still reaches the call.
+func HonorsDeadlines(b Backend) Backend {
+	d := &deadlineHonoringBackend{Backend: b}
+	d.co = newCoalescer(b.Eval, b.EvalBatch)
+	d.co.deadlines = true
+	d.co.maxFlights = maxPipelinedFlights
+	return d
+}
 
-type deadlineHonoringBackend struct{ Backend }
+// maxPipelinedFlights is the coalescer's maxFlights over a backend marked
+// HonorsDeadlines. rueidis pipelines concurrent calls by itself, so a call
+// sent alone costs little more than one in a batch until many are under
+// way: with 4, 16 goroutines on many keys queued often enough to lose 10%
+// of their cycles per second; with 12 they run as without a coalescer,
+// while 64 and 256 goroutines still save about 2-3 µs of client CPU per
+// cycle (8 did no better there, 16 saved less at 64).
+const maxPipelinedFlights = 12
 
-func (deadlineHonoringBackend) callLimit() (time.Duration, bool) { return 0, true }
+type deadlineHonoringBackend struct {
+	Backend
+	co *coalescer
+}
+
+func (d *deadlineHonoringBackend) Eval(ctx context.Context, c Call) (any, error) {
+	if !endsOnlyAtDeadline(ctx) {
+		return d.Backend.Eval(ctx, c)
+	}
+	return d.co.eval(ctx, c)
+}
+
+func (*deadlineHonoringBackend) callLimit() (time.Duration, bool) { return 0, true }
+
+// endsOnlyAtDeadline reports whether ctx can end at nothing but its
+// deadline, if it has one: a context that is never done, or the runtime's
+// bounded contexts (a release's, a call's left running), whose Done is
+// their shared deadline's.
+func endsOnlyAtDeadline(ctx context.Context) bool {
+	if ctx.Done() == nil {
+		return true
+	}
+	_, ok := ctx.(*boundedCtx)
+	return ok
+}

@@ -30,6 +30,9 @@ type sharedBound struct {
 type sharedDeadline struct {
 	at   time.Time
 	done chan struct{}
+	// stale is set by a timer once less than 7/8 of the bound is left, so
+	// that current can hand the deadline out without reading the clock.
+	stale atomic.Bool
 }
 
 // get returns a deadline between 7/8 of the bound and the bound after now.
@@ -44,8 +47,20 @@ func (b *sharedBound) get(now time.Time) *sharedDeadline {
 	}
 	s := &sharedDeadline{at: now.Add(b.d), done: make(chan struct{})}
 	time.AfterFunc(time.Until(s.at), func() { close(s.done) })
+	time.AfterFunc(b.d/8-time.Since(now), func() { s.stale.Store(true) })
 	b.cur.Store(s)
 	return s
+}
+
+// current is get for a caller without a reading of the clock: while the
+// current deadline is not stale it is handed out as it is. A timer that
+// fires late lets it go out a little closer than 7/8 of the bound, never
+// further than the bound.
+func (b *sharedBound) current() *sharedDeadline {
+	if s := b.cur.Load(); s != nil && !s.stale.Load() {
+		return s
+	}
+	return b.get(time.Now())
 }
 
 // boundedCtx is a context with the values of its embedded Context (never

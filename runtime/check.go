@@ -28,7 +28,7 @@ func (l *Locker) RenewNow(ctx context.Context) error {
 		if !r.sending {
 			r.sending = true
 			b.rs = append(b.rs, r)
-			b.calls = append(b.calls, r.call)
+			b.calls = append(b.calls, r.renewCall())
 		}
 	}
 	// Counted in flight like the watchdog's own batches, because apply

@@ -2,7 +2,9 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"sync"
+	"time"
 )
 
 // A coalescer lets concurrent script calls share round trips, the way an
@@ -23,13 +25,29 @@ import (
 // the client's own timeouts bound, as they bound a direct call. The
 // runtime relies on that: it cleans up after a call only once the call is
 // over (call.go).
+//
+// Over a client that stops a call at its context's deadline
+// (HonorsDeadlines: rueidis, whose own pipelining writes one command per
+// system call when goroutines do not queue faster than it writes), a batch
+// runs until the earliest deadline of its calls, and only calls that
+// nothing but a deadline can end share one (deadlineHonoringBackend).
 type coalescer struct {
 	direct func(ctx context.Context, c Call) (any, error)
 	batch  func(ctx context.Context, calls []Call) []Reply
+	// deadlines: the client stops a call at its context's deadline
+	// (HonorsDeadlines), so a batch carries the earliest deadline of its
+	// calls (batchContext).
+	deadlines bool
+	// maxFlights is the package's maxFlights, or more over a client that
+	// pipelines by itself (maxPipelinedFlights).
+	maxFlights int
 
 	mu      sync.Mutex
 	flights int // round trips under way (direct calls and pipelines)
 	queue   []*queuedCall
+	// spare holds the slices of batches sent, for the queues to come: a
+	// queue grown once is not grown again call by call.
+	spare [][]*queuedCall
 }
 
 // maxFlights bounds the round trips a coalescer keeps under way before
@@ -41,65 +59,149 @@ type coalescer struct {
 // goroutines on many keys made about half the cycles per second.
 const maxFlights = 4
 
-// queuedCall is a call waiting for a pipeline. lead receives the batch it
-// must send (it is the batch's first call); done is closed once reply is
-// final.
+// queuedCall is a call waiting for a pipeline. Its owner receives one
+// message on signal: the batch it must send (it is the batch's first
+// call), or nil once reply is final. A queuedCall and its channel are
+// used again by later calls (queuedCalls): signal is always drained when
+// its owner returns, and nobody else touches a call after signalling it.
 type queuedCall struct {
-	ctx   context.Context
-	c     Call
-	sent  bool // in a batch: no longer removable
-	reply Reply
-	lead  chan []*queuedCall
-	done  chan struct{}
+	ctx    context.Context
+	c      Call
+	sent   bool // in a batch: no longer removable
+	reply  Reply
+	signal chan []*queuedCall
 }
 
+// queuedCalls recycles queuedCalls: a call that queues then costs no
+// allocation, where a call and two channels each took one.
+var queuedCalls = sync.Pool{New: func() any {
+	return &queuedCall{signal: make(chan []*queuedCall, 1)}
+}}
+
 func newCoalescer(direct func(context.Context, Call) (any, error), batch func(context.Context, []Call) []Reply) *coalescer {
-	return &coalescer{direct: direct, batch: batch}
+	return &coalescer{direct: direct, batch: batch, maxFlights: maxFlights}
+}
+
+// batchContext is the context of a batch: the first call's values without
+// its cancellation, and over a client that honours deadlines, the earliest
+// deadline of the batch's calls, so that none of them waits past its own.
+// The calls that share a batch there have no deadline or a shared one
+// (endsOnlyAtDeadline), which the batch then shares too: neither costs a
+// context or a timer per batch.
+func (co *coalescer) batchContext(batch []*queuedCall) (context.Context, context.CancelFunc) {
+	values := detachedValues(batch[0].ctx)
+	if !co.deadlines {
+		return values, func() {}
+	}
+	var first context.Context
+	var at time.Time
+	for _, q := range batch {
+		if d, ok := q.ctx.Deadline(); ok && (first == nil || d.Before(at)) {
+			first, at = q.ctx, d
+		}
+	}
+	switch b, ok := first.(*boundedCtx); {
+	case first == nil:
+		return values, func() {}
+	case ok:
+		return &boundedCtx{Context: values, dl: b.dl}, func() {}
+	}
+	return context.WithDeadline(values, at)
+}
+
+// detachedValues returns ctx's values without its cancellation; a bounded
+// context holds them already.
+func detachedValues(ctx context.Context) context.Context {
+	if b, ok := ctx.(*boundedCtx); ok {
+		return b.Context
+	}
+	return detach(ctx)
+}
+
+// cutShort is the error of a call whose batch ran out of time at another
+// call's deadline, before its own. Its outcome is unknown, as after a
+// client's read timeout, and it is taken the same way: a transient error
+// (a net.Error that timed out), not its caller's deadline.
+type cutShort struct{}
+
+func (cutShort) Error() string {
+	return "lockgen: no reply before the deadline of another call sent in the same pipeline"
+}
+func (cutShort) Timeout() bool   { return true }
+func (cutShort) Temporary() bool { return true }
+
+// settleReply is q's reply r, or cutShort if the batch's deadline ended it
+// while q's own has not passed.
+func (co *coalescer) settleReply(q *queuedCall, r Reply) Reply {
+	if co.deadlines && r.Err != nil && errors.Is(r.Err, context.DeadlineExceeded) && q.ctx.Err() == nil {
+		r.Err = cutShort{}
+	}
+	return r
 }
 
 // eval runs c, directly or in a pipeline with other queued calls.
 func (co *coalescer) eval(ctx context.Context, c Call) (any, error) {
 	co.mu.Lock()
-	if co.flights < maxFlights {
+	if co.flights < co.maxFlights {
 		co.flights++
 		co.mu.Unlock()
 		v, err := co.direct(ctx, c)
-		co.passOn()
+		co.passOn(nil)
 		return v, err
 	}
-	q := &queuedCall{ctx: ctx, c: c, lead: make(chan []*queuedCall, 1), done: make(chan struct{})}
+	q := queuedCalls.Get().(*queuedCall)
+	q.ctx, q.c, q.sent = ctx, c, false
 	co.queue = append(co.queue, q)
 	co.mu.Unlock()
+	done := ctx.Done()
+	if done == nil {
+		return co.settle(q, <-q.signal) // a context that never ends: no select
+	}
 	select {
-	case <-q.done:
-		return q.reply.Value, q.reply.Err
-	case batch := <-q.lead:
-		co.lead(batch)
-		return q.reply.Value, q.reply.Err
-	case <-ctx.Done():
+	case batch := <-q.signal:
+		return co.settle(q, batch)
+	case <-done:
 	}
 	co.mu.Lock()
 	if !q.sent {
 		co.remove(q)
 		co.mu.Unlock()
+		q.recycle()
 		return nil, ctx.Err()
 	}
 	co.mu.Unlock()
 	// In a batch already: its outcome comes with the pipeline, which this
 	// call may have to send itself.
-	select {
-	case <-q.done:
-	case batch := <-q.lead:
-		co.lead(batch)
-	}
-	return q.reply.Value, q.reply.Err
+	return co.settle(q, <-q.signal)
 }
 
-// passOn is called when a round trip has ended: the queue, if any, becomes
+// settle sends batch if q is to lead it, and returns q's reply, recycling q.
+func (co *coalescer) settle(q *queuedCall, batch []*queuedCall) (any, error) {
+	if batch != nil {
+		co.lead(batch)
+	}
+	v, err := q.reply.Value, q.reply.Err
+	q.recycle()
+	return v, err
+}
+
+// recycle gives q back to queuedCalls, holding on to nothing of its call.
+func (q *queuedCall) recycle() {
+	q.ctx, q.c, q.reply = nil, Call{}, Reply{}
+	queuedCalls.Put(q)
+}
+
+// passOn is called when a round trip has ended, with the batch it carried
+// if it was one (its slice is kept for reuse): the queue, if any, becomes
 // the next batch and its first call's goroutine sends it; otherwise the
 // round trip is given back.
-func (co *coalescer) passOn() {
+func (co *coalescer) passOn(sent []*queuedCall) {
 	co.mu.Lock()
+	// At most one slice per batch that can be under way, and the queue's.
+	if sent != nil && len(co.spare) <= co.maxFlights {
+		clear(sent)
+		co.spare = append(co.spare, sent[:0])
+	}
 	if len(co.queue) == 0 {
 		co.flights--
 		co.mu.Unlock()
@@ -107,26 +209,31 @@ func (co *coalescer) passOn() {
 	}
 	batch := co.queue
 	co.queue = nil
+	if n := len(co.spare); n > 0 {
+		co.queue, co.spare = co.spare[n-1], co.spare[:n-1]
+	}
 	for _, q := range batch {
 		q.sent = true
 	}
 	co.mu.Unlock()
-	batch[0].lead <- batch // buffered: its owner picks it up
+	batch[0].signal <- batch // buffered: its owner picks it up
 }
 
 // lead sends batch as one pipeline, hands each call its reply and passes
 // the round trip on. It runs with the first call's context values (a
 // tracing hook's span) but not its cancellation: one caller giving up must
-// not fail the others' calls; the client's timeouts bound it.
+// not fail the others' calls; the client's timeouts bound it. The first
+// call is the caller's own, which reads its reply when lead returns.
 func (co *coalescer) lead(batch []*queuedCall) {
-	ctx := context.WithoutCancel(batch[0].ctx)
+	ctx, cancel := co.batchContext(batch)
+	defer cancel()
 	if len(batch) == 1 {
 		// A pipeline of one saves nothing; the direct path is the one every
 		// other lone call takes, with the same client behaviour.
 		q := batch[0]
 		q.reply.Value, q.reply.Err = co.direct(ctx, q.c)
-		close(q.done)
-		co.passOn()
+		q.reply = co.settleReply(q, q.reply)
+		co.passOn(batch)
 		return
 	}
 	calls := make([]Call, len(batch))
@@ -134,10 +241,12 @@ func (co *coalescer) lead(batch []*queuedCall) {
 		calls[i] = q.c
 	}
 	for i, r := range co.batch(ctx, calls) {
-		batch[i].reply = r
-		close(batch[i].done)
+		batch[i].reply = co.settleReply(batch[i], r)
+		if i > 0 {
+			batch[i].signal <- nil // buffered; batch[i] is its owner's again
+		}
 	}
-	co.passOn()
+	co.passOn(batch)
 }
 
 // remove takes q, not yet sent, out of the queue; co.mu is held.

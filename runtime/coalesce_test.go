@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -177,3 +178,197 @@ func waitQueued(t *testing.T, co *coalescer, n int) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// Queued calls and their channels are used again by later calls: under
+// many goroutines, some of them giving up, every call still gets its own
+// reply or its context's error, never another call's.
+func TestCoalescerRecycledCallsKeepTheirReplies(t *testing.T) {
+	reply := func(c Call) any { return "reply:" + c.Args[0] }
+	direct := func(ctx context.Context, c Call) (any, error) {
+		time.Sleep(50 * time.Microsecond) // a round trip, during which calls queue
+		return reply(c), nil
+	}
+	var batches atomic.Int64
+	batch := func(ctx context.Context, calls []Call) []Reply {
+		batches.Add(1)
+		out := make([]Reply, len(calls))
+		for i, c := range calls {
+			out[i] = Reply{Value: reply(c)}
+		}
+		return out
+	}
+	co := newCoalescer(direct, batch)
+	const goroutines, calls = 32, 200
+	errs := make(chan error, goroutines)
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range calls {
+				holder := string(rune('A'+g)) + ":" + time.Duration(i).String()
+				ctx, cancel := context.WithCancel(context.Background())
+				if i%7 == 0 {
+					cancel() // gives up at once if it queues
+				}
+				v, err := co.eval(ctx, callBy(holder))
+				cancel()
+				switch {
+				case errors.Is(err, context.Canceled) && i%7 == 0:
+				case err != nil:
+					errs <- err
+					return
+				case v != "reply:"+holder:
+					errs <- errors.New(holder + " got " + v.(string))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if batches.Load() == 0 {
+		t.Error("no call queued: the test did not exercise the queue")
+	}
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if co.flights != 0 || len(co.queue) != 0 {
+		t.Errorf("after every call returned: %d round trips under way, %d calls queued", co.flights, len(co.queue))
+	}
+}
+
+// Over a client that honours deadlines, a batch runs until the earliest
+// deadline of its calls. A call whose own deadline has not passed when the
+// batch is cut short gets a transient error (its outcome is unknown, as
+// after a read timeout), not its caller's deadline.
+func TestCoalescerBatchRunsUntilTheEarliestDeadline(t *testing.T) {
+	release := make(chan struct{})
+	direct := func(ctx context.Context, c Call) (any, error) {
+		<-release
+		return "reply:" + c.Args[0], nil
+	}
+	var batchDeadline time.Time
+	batch := func(ctx context.Context, calls []Call) []Reply {
+		batchDeadline, _ = ctx.Deadline()
+		<-ctx.Done() // Redis does not answer
+		out := make([]Reply, len(calls))
+		for i := range out {
+			out[i].Err = ctx.Err()
+		}
+		return out
+	}
+	co := newCoalescer(direct, batch)
+	co.deadlines = true
+	for i := 0; i < maxFlights; i++ {
+		go co.eval(context.Background(), callBy(string(rune('a'+i))))
+	}
+	waitFlights(t, co, maxFlights)
+	bound := &sharedBound{d: 200 * time.Millisecond}
+	soon := &boundedCtx{Context: context.Background(), dl: bound.get(time.Now())}
+	errs := make(chan error, 2)
+	go func() { _, err := co.eval(soon, callBy("soon")); errs <- err }()
+	waitQueued(t, co, 1)
+	go func() { _, err := co.eval(context.Background(), callBy("later")); errs <- err }()
+	waitQueued(t, co, 2)
+	release <- struct{}{} // a round trip ends: the queue goes out as one batch
+	got := []error{<-errs, <-errs}
+	var deadline, transient int
+	for _, err := range got {
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			deadline++
+		case isTransient(err):
+			transient++
+		}
+	}
+	if deadline != 1 || transient != 1 {
+		t.Errorf("errors %v: want the deadline for the call whose deadline it was, a transient error for the other", got)
+	}
+	if !batchDeadline.Equal(soon.dl.at) {
+		t.Errorf("batch deadline %v, want the earliest call's, %v", batchDeadline, soon.dl.at)
+	}
+	close(release)
+}
+
+// waitFlights waits until n round trips are under way (bounded).
+func waitFlights(t *testing.T, co *coalescer, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		co.mu.Lock()
+		f := co.flights
+		co.mu.Unlock()
+		if f == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d round trips under way, want %d", f, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Over a backend marked HonorsDeadlines, a call whose caller may cancel it
+// never waits in a queue, whatever is under way: it runs at once, on its
+// own context, so that the cancellation reaches the call itself.
+func TestHonorsDeadlinesCancellableCallsRunAlone(t *testing.T) {
+	started := make(chan string, 16)
+	release := make(chan struct{})
+	b := HonorsDeadlines(evalFunc(func(ctx context.Context, c Call) (any, error) {
+		started <- c.Args[0]
+		select {
+		case <-release:
+			return int64(1), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}))
+	for i := 0; i < maxPipelinedFlights; i++ {
+		go b.Eval(context.Background(), callBy("busy"))
+		<-started
+	}
+	// Every round trip is busy: a call that may share one queues.
+	go b.Eval(context.Background(), callBy("queued"))
+	waitQueued(t, b.(*deadlineHonoringBackend).co, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := b.Eval(ctx, callBy("cancellable")); done <- err }()
+	select {
+	case h := <-started:
+		if h != "cancellable" {
+			t.Fatalf("started %s, want the cancellable call", h)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a cancellable call waited for a batch")
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled call: %v, want context.Canceled from the call itself", err)
+	}
+	close(release)
+}
+
+// evalFunc is a Backend whose Eval is the function, and EvalBatch runs it
+// call by call.
+type evalFunc func(ctx context.Context, c Call) (any, error)
+
+func (f evalFunc) Eval(ctx context.Context, c Call) (any, error) { return f(ctx, c) }
+func (f evalFunc) EvalBatch(ctx context.Context, calls []Call) []Reply {
+	out := make([]Reply, len(calls))
+	for i, c := range calls {
+		out[i].Value, out[i].Err = f(ctx, c)
+	}
+	return out
+}
+func (f evalFunc) EvalWait(ctx context.Context, c Call, replicas int, timeout time.Duration) (any, int, error) {
+	v, err := f(ctx, c)
+	return v, 0, err
+}
+func (evalFunc) Subscribe(context.Context, string, func(string)) (func(), error) {
+	return func() {}, nil
+}
+func (evalFunc) PublishCommand() string { return "PUBLISH" }
+func (evalFunc) Close() error           { return nil }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/lockgen/lockgen/lua"
 )
 
 // Held is the set of locks taken by one Acquire call. Give it back with
@@ -24,6 +26,7 @@ type Held struct {
 	first     heldLock
 	firstRef  [1]*heldLock
 	firstSpec [1]lockSpec // where Acquire resolves it
+	firstKeys [4]string   // its KEYS (as many as the family with the most has)
 	chain     chainCtx
 
 	releaseCtx boundedCtx      // the context of its releases (releaseContext)
@@ -37,7 +40,7 @@ type Held struct {
 // heldLock is one lock of a Held: its own hold in Redis, or a re-entry of
 // a hold of its call chain.
 type heldLock struct {
-	spec     lockSpec
+	spec     *lockSpec // in its Acquire's specs (the Held's own for a lone lock)
 	hold     *hold
 	claimed  *heldLock     // the chain's hold this re-entry claimed (exclusive kinds), if any
 	renewal  *renewal      // nil with NoRenew and for re-entries
@@ -81,10 +84,20 @@ func (h *Held) lockAt(i int) *heldLock {
 // one grant per holder id, so a retried or duplicated call can never add a
 // hold, and the release script runs when the last of them is released.
 type hold struct {
-	key            holdKey
-	fence          int64
-	renew, release Call // the calls of those scripts for key.holder
-	refs           int  // guarded by holds.mu
+	key   holdKey
+	fence int64
+	// common is what every call of the family's scripts for key.holder
+	// carries (KEYS, the head of ARGV); call adds the script.
+	common Call
+	refs   int // guarded by holds.mu
+}
+
+// call returns the call of script (the kind's renew or release) for the
+// hold's holder.
+func (h *hold) call(script *lua.Script) Call {
+	c := h.common
+	c.Script = script
+	return c
 }
 
 type holdKey struct {
@@ -109,8 +122,7 @@ func (hs *holds) add(h *hold, key holdKey, fence int64, acquire Call) *hold {
 	if old := hs.m[key]; old != nil {
 		h = old
 	} else {
-		scripts := key.kind.scripts()
-		*h = hold{key: key, fence: fence, renew: commonCall(acquire, scripts.renew), release: commonCall(acquire, scripts.release)}
+		*h = hold{key: key, fence: fence, common: commonCall(acquire, nil)}
 		hs.m[key] = h
 	}
 	h.refs++
@@ -221,19 +233,18 @@ func (l *Locker) releaseOne(h *Held, hl *heldLock) error {
 // timeout; without a reply it leaves the release to the clean-up.
 func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 	holder := hl.hold.key.holder
-	ctx, cancel := l.releaseContext(h)
-	defer cancel()
-	reply, err := l.evalRelease(ctx, hl.hold.release)
+	ctx, giveUp := l.releaseContext(h)
+	reply, err := l.evalRelease(ctx, giveUp, hl.hold.call(hl.spec.Kind.scripts().release))
 	if permissionDenied(err) {
-		return fmt.Errorf("lockgen: release %s: %w (the lock stays until its lease ends)", &hl.spec, err)
+		return fmt.Errorf("lockgen: release %s: %w (the lock stays until its lease ends)", hl.spec, err)
 	}
 	if err != nil {
-		l.cleanUp(&hl.spec, holder, finished(err))
-		return fmt.Errorf("lockgen: release %s: %w (retrying in the background)", &hl.spec, err)
+		l.cleanUp(hl.spec, holder, finished(err))
+		return fmt.Errorf("lockgen: release %s: %w (retrying in the background)", hl.spec, err)
 	}
 	switch n, ok := reply.(int64); {
 	case !ok:
-		return fmt.Errorf("lockgen: release %s: unexpected reply %#v", &hl.spec, reply)
+		return fmt.Errorf("lockgen: release %s: unexpected reply %#v", hl.spec, reply)
 	case n == 1:
 		return nil
 	}
@@ -241,21 +252,25 @@ func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 	lost := h.lostErr
 	h.mu.Unlock()
 	if lost != nil {
-		return fmt.Errorf("%w: release %s: %w", ErrNotHeld, &hl.spec, lost)
+		return fmt.Errorf("%w: release %s: %w", ErrNotHeld, hl.spec, lost)
 	}
-	return fmt.Errorf("%w: release %s: expired or taken over", ErrNotHeld, &hl.spec)
+	return fmt.Errorf("%w: release %s: expired or taken over", ErrNotHeld, hl.spec)
 }
 
 // releaseContext returns the context of a release of h: the values of
 // the Acquire call's context, not its cancellation, and a deadline within
-// the release timeout. The deadline is left out when the backend's own
-// timeouts end every call sooner, and is otherwise the Locker's shared one
-// (bound.go), which costs neither a context nor a timer per release.
-func (l *Locker) releaseContext(h *Held) (context.Context, context.CancelFunc) {
+// the release timeout; and when the release's retries must give up (that
+// deadline). The deadline is left out when the backend's own timeouts end
+// every call sooner, and is otherwise the Locker's shared one (bound.go),
+// which costs neither a context nor a timer per release, nor a reading of
+// the clock.
+func (l *Locker) releaseContext(h *Held) (context.Context, time.Time) {
 	if l.callBound > 0 && l.callBound <= l.releaseTimeout {
-		return h.detached(), func() {}
+		return h.detached(), time.Now().Add(l.releaseTimeout)
 	}
-	return l.boundedContext(h.detached(), time.Now(), l.releaseTimeout, &h.releaseCtx)
+	dl := l.releaseBound.current()
+	h.releaseCtx = boundedCtx{Context: h.detached(), dl: dl}
+	return &h.releaseCtx, dl.at
 }
 
 // detached returns the values of the Acquire call's context without its

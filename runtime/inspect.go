@@ -91,7 +91,7 @@ func (l *Locker) resolveOp(lk Lock) (lockSpec, error) {
 	if lk.Kind == Semaphore && lk.Permits == 0 {
 		lk.Permits = 1
 	}
-	return l.resolve(lk)
+	return l.resolve(lk, nil)
 }
 
 // parseInspect reads { now_ms, last_fence, holders, waiters, claim } (see

@@ -46,8 +46,10 @@ type lockSpec struct {
 	lease time.Duration
 }
 
-// resolve validates l and fills in defaults.
-func (lk *Locker) resolve(l Lock) (lockSpec, error) {
+// resolve validates l and fills in defaults. The keys go into keyStore if
+// it has room for them (a Held's, for its first lock), else into a slice of
+// their own.
+func (lk *Locker) resolve(l Lock, keyStore []string) (lockSpec, error) {
 	if !l.Kind.valid() {
 		return lockSpec{}, fmt.Errorf("%w: unknown kind %d; want one of mutex, fair, read, write, semaphore", ErrInvalidLock, l.Kind)
 	}
@@ -70,14 +72,15 @@ func (lk *Locker) resolve(l Lock) (lockSpec, error) {
 	case l.Kind != Semaphore && l.Permits != 0:
 		return lockSpec{}, fmt.Errorf("%w: %s %q: permits is for semaphores only", ErrInvalidLock, l.Kind, l.Key)
 	}
-	keys := familyKeys(lk.prefix+l.Kind.family().name, l.Key, l.Kind.family().suffixes)
+	keys := familyKeys(lk.prefix+l.Kind.family().name, l.Key, l.Kind.family().suffixes, keyStore)
 	return lockSpec{Lock: l, base: keys[0], keys: keys, wake: keys[len(keys)-1], lease: lease}, nil
 }
 
 // familyKeys returns the base key B = head + ":{" + key + "}", then B plus
-// each suffix. They are cut from one string, so that resolving a lock costs
-// two allocations (that string and the slice) rather than one per key.
-func familyKeys(head, key string, suffixes []string) []string {
+// each suffix, in store if it has room. They are cut from one string, so
+// that resolving a lock costs one allocation (that string), or two (and
+// the slice), rather than one per key.
+func familyKeys(head, key string, suffixes []string, store []string) []string {
 	baseLen := len(head) + len(":{") + len(key) + len("}")
 	total := baseLen
 	for _, s := range suffixes {
@@ -97,7 +100,11 @@ func familyKeys(head, key string, suffixes []string) []string {
 		ends = append(ends, b.Len())
 	}
 	all := b.String()
-	keys := make([]string, len(ends))
+	keys := store[:0]
+	if cap(keys) < len(ends) {
+		keys = make([]string, 0, len(ends))
+	}
+	keys = keys[:len(ends)]
 	start := 0
 	for i, end := range ends {
 		keys[i] = all[start:end]
@@ -109,13 +116,21 @@ func familyKeys(head, key string, suffixes []string) []string {
 // resolveAll validates locks, sorts them into the canonical order (base key,
 // then kind) and drops exact duplicates (a slice placeholder with a repeated
 // element), keeping the longest lease and the shortest wait of the copies.
-// It appends them to specs (which has room for one in a Held).
-func (lk *Locker) resolveAll(locks []Lock, specs []lockSpec) ([]lockSpec, error) {
-	if len(locks) == 0 {
+// It appends them to specs (which has room for one in a Held); a lone
+// lock's keys go into keyStore (the Held's too), and it needs no sorting.
+func (lk *Locker) resolveAll(locks []Lock, specs []lockSpec, keyStore []string) ([]lockSpec, error) {
+	switch len(locks) {
+	case 0:
 		return nil, fmt.Errorf("%w: Acquire needs at least one Lock", ErrInvalidLock)
+	case 1:
+		s, err := lk.resolve(locks[0], keyStore)
+		if err != nil {
+			return nil, err
+		}
+		return append(specs, s), nil
 	}
 	for _, l := range locks {
-		s, err := lk.resolve(l)
+		s, err := lk.resolve(l, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -32,7 +32,7 @@ func (l *Locker) Ping(ctx context.Context) error {
 	if p, ok := l.given.(Pinger); ok {
 		return p.Ping(ctx)
 	}
-	spec, err := l.resolve(Lock{Kind: Mutex, Key: "ping", Lease: l.lease})
+	spec, err := l.resolve(Lock{Kind: Mutex, Key: "ping", Lease: l.lease}, nil)
 	if err != nil {
 		return err
 	}

@@ -82,6 +82,9 @@ func hasTransientReply(err error) bool {
 // notSent reports whether err says the call never left the client: its
 // connection could not be dialled (a dial that timed out included).
 func notSent(err error) bool {
+	if err == nil {
+		return false // the common case, without errors.As's allocation of op
+	}
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial"
 }

@@ -76,9 +76,8 @@ type renewalKey struct {
 // hold it (an outer hold and its re-entries).
 type renewal struct {
 	key      renewalKey
-	spec     *lockSpec // the first holder's heldLock's, which holds this renewal too
-	call     Call
-	fence    int64
+	spec     *lockSpec       // the first holder's heldLock's, which holds this renewal too
+	hold     *hold           // the hold renewed: its holder's calls and its fence
 	granted  time.Time       // for Event.Held: when the first holder learnt it had the lock
 	ctx      context.Context // the first holder's Acquire context, for observers
 	due      time.Time       // next renewal
@@ -93,6 +92,9 @@ type renewal struct {
 	firstHolder [1]*Held
 	denied      error // the NOPERM that ended it (noperm.go)
 }
+
+// renewCall is the call that renews r's lock.
+func (r *renewal) renewCall() Call { return r.hold.call(r.key.kind.scripts().renew) }
 
 // heartbeat keeps a fair waiter's place in the queue while it waits.
 type heartbeat struct {
@@ -217,9 +219,8 @@ func (d *watchdog) register(h *Held, hl *heldLock) (*renewal, error) {
 		r = &hl.ownRenewal
 		*r = renewal{
 			key:      key,
-			spec:     &hl.spec,
-			call:     hl.hold.renew,
-			fence:    hl.hold.fence,
+			spec:     hl.spec,
+			hold:     hl.hold,
 			granted:  hl.granted, // for events: read only when observed
 			ctx:      h.parent,
 			due:      sent.Add(validFor / 3),
@@ -394,7 +395,7 @@ func (d *watchdog) collect(now time.Time, free int) ([]*batch, time.Time) {
 			if c.r != nil {
 				c.r.sending = true
 				b.rs = append(b.rs, c.r)
-				b.calls = append(b.calls, c.r.call)
+				b.calls = append(b.calls, c.r.renewCall())
 			}
 		}
 		for _, c := range chunk {
@@ -460,7 +461,7 @@ func (d *watchdog) apply(b *batch, sent time.Time, replies []Reply) {
 	d.mu.Unlock()
 
 	for _, r := range renewed {
-		d.l.observe(r.ctx, Event{Kind: EventRenewed, Lock: r.spec.withLease(), Holder: r.key.holder, Fence: r.fence})
+		d.l.observe(r.ctx, Event{Kind: EventRenewed, Lock: r.spec.withLease(), Holder: r.key.holder, Fence: r.hold.fence})
 	}
 	for _, r := range lost {
 		d.lose(r, lostCause(r))
@@ -544,5 +545,5 @@ func (d *watchdog) lose(r *renewal, cause error) {
 	for _, h := range holders {
 		h.lost(cause)
 	}
-	d.l.observe(r.ctx, Event{Kind: EventLost, Lock: r.spec.withLease(), Holder: r.key.holder, Fence: r.fence, Held: time.Since(r.granted), Err: cause})
+	d.l.observe(r.ctx, Event{Kind: EventLost, Lock: r.spec.withLease(), Holder: r.key.holder, Fence: r.hold.fence, Held: time.Since(r.granted), Err: cause})
 }
