@@ -12,26 +12,12 @@
 // than its writer. Wake-up subscriptions ride on the same connections
 // (RESP3).
 //
-// With many goroutines, give the client a MaxFlushDelay of about 20µs
-// (rueidis.ClientOption): its writer then waits that long for more
-// commands before a write while several are in flight, so each write and
-// each read of Redis carries more of them. That is fewer system calls on
-// both sides for the same work, and more locks per second when the
-// process or Redis is short of CPU; a client whose calls come one at a
-// time is never delayed. On the many-keys benchmark (lock + INCR + unlock
-// on 64 goroutines, a loaded 2-core machine, 2026-11-24) it raised
-// cycles per second by 10-50% and lowered the client's CPU per cycle by a
-// fifth (docs/benchmarks.md, section 6).
-//
 // It lives in a module of its own so that lockgen's core module does not
 // depend on rueidis. Use it with any rueidis client: a single node, a
 // Sentinel client, or a Cluster (wake channels are then shard channels,
 // SSUBSCRIBE/SPUBLISH, routed by rueidis to the slot's owner).
 //
-//	client, err := rueidis.NewClient(rueidis.ClientOption{
-//		InitAddress:   []string{"127.0.0.1:6379"},
-//		MaxFlushDelay: 20 * time.Microsecond, // see below
-//	})
+//	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{"127.0.0.1:6379"}})
 //	...
 //	locker := rueidisbackend.NewLocker(client)
 //	defer locker.Close() // then client.Close(): the client is yours

@@ -20,11 +20,11 @@ import (
 func lockgenRueidisPeer(k lockgenKind) Peer {
 	return Peer{
 		Library: "lockgen", Setting: k.setting + "-rueidis",
-		Notes:     "rueidisbackend.NewLocker on a rueidis client (auto-pipelining) with MaxFlushDelay 20µs, as its doc advises under load; Kind " + k.kind.String(),
+		Notes:     "rueidisbackend.NewLocker on a rueidis client with default options (auto-pipelining); Kind " + k.kind.String(),
 		AutoRenew: true,
 		open: func(cfg Config) (Client, error) {
 			calls, commands := &atomic.Int64{}, &atomic.Int64{}
-			c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{cfg.Addr}, MaxFlushDelay: rueidisFlushDelay})
+			c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{cfg.Addr}})
 			if err != nil {
 				return nil, err
 			}

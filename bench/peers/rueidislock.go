@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync/atomic"
-	"time"
 
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidislock"
@@ -30,22 +29,13 @@ func rueidislockDefault() Peer {
 func rueidislockTuned() Peer {
 	return Peer{
 		Library: "rueidislock", Setting: "tuned",
-		Notes:     "README single-instance settings: KeyMajority 1, NoLoopTracking true (Redis >= 7.0.5); client MaxFlushDelay 20µs, as lockgen's rueidis backend",
+		Notes:     "README single-instance settings: KeyMajority 1, NoLoopTracking true (Redis >= 7.0.5)",
 		AutoRenew: true,
 		open: func(cfg Config) (Client, error) {
-			opt := rueidislock.LockerOption{KeyMajority: 1, NoLoopTracking: true}
-			opt.ClientOption.MaxFlushDelay = rueidisFlushDelay
-			return openRueidislock(cfg, opt)
+			return openRueidislock(cfg, rueidislock.LockerOption{KeyMajority: 1, NoLoopTracking: true})
 		},
 	}
 }
-
-// rueidisFlushDelay is the MaxFlushDelay of every rueidis client here:
-// rueidis's own advice under load (about 20µs: fewer writes and system
-// calls for the same commands), and no delay at all for a client whose
-// calls come one at a time. lockgen's rueidis backend and rueidislock/tuned
-// both get it, so that neither client is tuned and the other not.
-const rueidisFlushDelay = 20 * time.Microsecond
 
 type rueidislockClient struct {
 	locker          rueidislock.Locker
