@@ -288,22 +288,32 @@
 // Then the Lua around those commands. Measured inside redis-server (a loop
 // of 200,000 in one EVAL, 2026-11-24): a string.match that decodes the
 // value about 270 ns, string.format of a 16-digit fence 150 ns, a dozen
-// helper closures 250 ns, tonumber 40 ns, a concatenation 30 ns. So the
-// three mutex cycle scripts carry no helper (no closure is made per call),
-// a tombstone keeps the fence as the digits it was written with (no
-// format on release), TTLs go to Redis as Lua numbers (no format: Redis
-// writes integers below 2^53 as digits), and the checks are a tonumber and
-// three comparisons each. Redis CPU per acquire + release, the scripts
-// before and after interleaved on one redis-server (INFO commandstats,
-// EVALSHA, medians of 7 rounds of 20,000 cycles; loaded 2-core machine,
-// 2026-11-24): tombstone path 12.1-12.6 -> 10.0-10.8 µs, first use of a
-// key (GET ZCARD TIME SET) 12.5-15.7 -> 10.8-13.0 µs, against 7.2-7.8 µs
-// for two scripts that only GET and SET. That floor, for any design with
-// one script per acquire and per release that reads and writes its key,
-// is 1.7 times bsm/redislock's SET and GET+DEL script (about 4-4.5 µs)
-// before any Lua work; what is left above it is decoding the value (the
-// anchored match also refuses a damaged one), the new value and the
-// checks, about 2.5 µs per cycle.
+// helper closures 250 ns, a TTL passed as a Lua number about 130 ns more
+// than as a string, tonumber 40 ns, a concatenation 30 ns. So the three
+// mutex cycle scripts carry no helper (no closure is made per call); the
+// fence and the waiters flag stay the strings they were written as until a
+// grant needs the next fence (a tombstone keeps the digits, no format on
+// release); a tombstone, and the caller's own lock in a release, are
+// checked with a pattern over the part after the holder id only; the
+// floor goes to Redis as a string (LG_FLOOR_PX); the checks are a tonumber
+// and three comparisons each. Redis CPU per acquire + release, interleaved
+// on one redis-server (INFO commandstats, EVALSHA, medians of 7 rounds of
+// 20,000 cycles; loaded 2-core machine, 2026-11-24): with a dozen helpers
+// each 12.1-12.6 µs, without 10.0-10.8, with the shorter checks 10.0 (the
+// same rounds: 10.4 before), against 7.2-7.8 µs for two scripts that only
+// GET and SET. The same work run inside one EVAL, without the cost of the
+// calls themselves: 4.2 µs per cycle, against 2.6 µs for the bare GET and
+// SET of each script. What is left above the bare commands is checking
+// the arguments and the value and making the new value.
+//
+// bsm/redislock, the lean reference, also makes one script call per
+// acquire (SET NX PX) and one per release (GET, DEL), but keeps no fence
+// and no waiters: its acquire of a free key writes one new key, its
+// release deletes it. lockgen's release must leave the fence behind for
+// the floor (a SET with a TTL, not a DEL) and both scripts read the key
+// first (GET), with 3 KEYS and 3-4 ARGV where redislock has 1 and 1-3. In
+// the published `make bench` that comes to about twice redislock's Redis
+// time per uncontended cycle (docs/benchmarks.md, section 1).
 //
 // # Why not Redis Functions
 //

@@ -48,17 +48,24 @@ if not window or window % 1 ~= 0 or window > 2147483648 or window < 1 and ARGV[4
   return redis.error_reply('ERR lockgen: registration window must be an integer number of ms in 0..2^31')
 end
 
+-- fence and waiters stay the strings they were written as until a grant
+-- needs the next fence: no conversion on the paths that only copy them.
 local value = redis.call('GET', KEYS[1])
 local owner, fence, waiters
 if value then
-  owner, fence, waiters = string.match(value, '^(%S+) (%d+) ([01])$')
-  if not owner then return redis.error_reply('ERR lockgen: unexpected lock value') end
-  fence, waiters = fence + 0, waiters + 0
+  if string.byte(value) == 33 and string.byte(value, 2) == 32 then
+    -- A tombstone, the usual free lock: a shorter pattern to check.
+    owner = LG_TOMB
+    fence, waiters = string.match(value, '^! (%d+) ([01])$')
+  else
+    owner, fence, waiters = string.match(value, '^(%S+) (%d+) ([01])$')
+  end
+  if not fence then return redis.error_reply('ERR lockgen: unexpected lock value') end
 end
 
 if owner == holder then
   redis.call('PEXPIRE', KEYS[1], lease + LG_FLOOR_MS)
-  return fence
+  return fence + 0
 end
 
 -- Held by someone else, unless its lease has ended: then its key is only
@@ -81,8 +88,8 @@ if owner and owner ~= LG_TOMB then
       -- longer one short: the release then finds none live and wakes
       -- everyone instead.
       redis.call('PEXPIRE', KEYS[2], window)
-      if waiters == 0 then
-        redis.call('SET', KEYS[1], owner .. ' ' .. string.format('%d', fence) .. ' 1', 'KEEPTTL')
+      if waiters == '0' then
+        redis.call('SET', KEYS[1], owner .. ' ' .. fence .. ' 1', 'KEEPTTL')
       end
       return { 0, math.max(math.min(window, lease), 1), owner }
     end
@@ -96,10 +103,10 @@ end
 -- may too): the caller's own, which must not outlive this grant (a release
 -- would hand the lock to a caller that holds it already), goes, and the
 -- flag says whether others are left for the release to look at.
-if not owner then waiters = redis.call('ZCARD', KEYS[2]) > 0 and 1 or 0 end
-if waiters == 1 then
+if not owner then waiters = redis.call('ZCARD', KEYS[2]) > 0 and '1' or '0' end
+if waiters == '1' then
   redis.call('ZREM', KEYS[2], holder)
-  waiters = redis.call('ZCARD', KEYS[2]) > 0 and 1 or 0
+  waiters = redis.call('ZCARD', KEYS[2]) > 0 and '1' or '0'
 end
 -- One more than the last fence; a key that remembers none starts from the
 -- server clock in µs (lg_next_fence says why both stay increasing).
@@ -109,6 +116,6 @@ else
   local t = redis.call('TIME')
   fence = t[1] * 1000000 + t[2]
 end
-redis.call('SET', KEYS[1], holder .. ' ' .. string.format('%d', fence) .. (waiters == 1 and ' 1' or ' 0'),
+redis.call('SET', KEYS[1], holder .. ' ' .. string.format('%d', fence) .. ' ' .. waiters,
   'PX', lease + LG_FLOOR_MS)
 return fence

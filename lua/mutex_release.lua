@@ -29,8 +29,16 @@ end
 local value = redis.call('GET', KEYS[1])
 local owner, fence, waiters
 if value then
-  owner, fence, waiters = string.match(value, '^(%S+) (%d+) ([01])$')
-  if not owner then return redis.error_reply('ERR lockgen: unexpected lock value') end
+  local n = #holder
+  if string.byte(value, n + 1) == 32 and string.find(value, holder, 1, true) == 1 then
+    -- The caller's own lock, the usual case: only what follows its id is
+    -- left to check.
+    owner = holder
+    fence, waiters = string.match(value, '^(%d+) ([01])$', n + 2)
+  else
+    owner, fence, waiters = string.match(value, '^(%S+) (%d+) ([01])$')
+  end
+  if not fence then return redis.error_reply('ERR lockgen: unexpected lock value') end
 end
 if owner ~= holder then
   -- A clear flag says the set holds no registration; an absent key does
@@ -68,5 +76,5 @@ if waiters == '1' then
 end
 -- A tombstone keeps the fence, as written, for the floor. No clock is
 -- read: fences stay below the clock of the master that counts them.
-redis.call('SET', KEYS[1], LG_TOMB .. ' ' .. fence .. ' 0', 'PX', LG_FLOOR_MS)
+redis.call('SET', KEYS[1], LG_TOMB .. ' ' .. fence .. ' 0', 'PX', LG_FLOOR_PX)
 return 1

@@ -15,6 +15,10 @@ local LG_TOMB = '!'
 -- fair) read the rest of a holder's lease as PTTL minus the floor.
 local LG_FLOOR_MS = 10000
 
+-- The same, as the digits Redis is sent: a TTL given to redis.call as a
+-- Lua number is formatted on every call.
+local LG_FLOOR_PX = '10000'
+
 local function lg_error(msg)
   return redis.error_reply('ERR lockgen: ' .. msg)
 end
