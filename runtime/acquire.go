@@ -272,6 +272,13 @@ func (a *acquisition) run() (granted, error) {
 		if err := a.l.wakeups.denial(a.w); err != nil {
 			return granted{}, a.giveUp(err) // no silent fall-back to timers (noperm.go)
 		}
+		if a.l.wakeups.failed(a.w) {
+			// No wake-up will come, and Redis may be going away: the next
+			// attempt comes after a transient pause, not at the end of the
+			// holder's lease (a fair waiter's retry), so that it meets the
+			// error and recovers (recover.go) or subscribes, within its wait.
+			retry = min(retry, transientBackoffMax)
+		}
 		a.keepPlace()
 		if err := a.sleepUntil(nil, retry); err != nil {
 			return granted{}, a.giveUp(err)

@@ -3,8 +3,11 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"net"
+	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -352,5 +355,58 @@ func TestStuckSubscribeDoesNotStretchTheWait(t *testing.T) {
 			}
 		}
 		awaitClosed(t, stuck.subscribing, "the waiter's subscribe")
+	})
+}
+
+// refusedSubscribeBackend refuses every subscription as a server that is
+// not there would: the dial fails with connection refused.
+type refusedSubscribeBackend struct{ runtime.Backend }
+
+func (refusedSubscribeBackend) Subscribe(context.Context, string, func(string)) (func(), error) {
+	return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+}
+
+// A waiter whose wake channel cannot be subscribed (and not for want of
+// permission) tries again after a transient pause, not at its retry
+// bound: here the end of the holder's 30 s lease, for both kinds. So it
+// gets the lock soon after the holder lets go, with no message to wake it.
+func TestWaiterWithoutSubscriptionTriesAgainSoon(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, tg target) {
+		ctx := ctxTimeout(t, 40*time.Second)
+		for _, kind := range []runtime.Kind{runtime.Mutex, runtime.Fair} {
+			observe, busy := busySignal()
+			watched := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend { return refusedSubscribeBackend{b} }, runtime.WithObserver(observe))
+			lock := runtime.Lock{Kind: kind, Key: "refused-sub-" + kind.String(), Lease: 30 * time.Second}
+			h, err := tg.newLocker(t).Acquire(ctx, lock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lock.Wait = 30 * time.Second
+			got := make(chan error, 1)
+			go func() {
+				w, err := watched.Acquire(ctx, lock)
+				if err == nil {
+					err = w.Release()
+				}
+				got <- err
+			}()
+			<-busy // the waiter has been told the lock is busy
+			released := time.Now()
+			if err := h.Release(); err != nil {
+				t.Fatal(err)
+			}
+			// A retry bound of the holder's lease would take about 30 s; a
+			// transient pause is at most a quarter of a second.
+			const bound = 10 * time.Second
+			select {
+			case err := <-got:
+				if err != nil {
+					t.Fatalf("%v waiter: %v", kind, err)
+				}
+				t.Logf("%v waiter got the lock %v after the release", kind, time.Since(released).Round(time.Millisecond))
+			case <-time.After(bound):
+				t.Fatalf("%v waiter without a subscription did not get the lock within %v of the release", kind, bound)
+			}
+		}
 	})
 }

@@ -196,6 +196,16 @@ func (m *wakeups) denial(w *waiter) error {
 	return nil
 }
 
+// failed reports whether w's channel tried to subscribe and could not, for
+// a reason other than a permission Redis denied: the connection was
+// refused or lost, or Redis did not answer.
+func (m *wakeups) failed(w *waiter) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := w.ch.sub
+	return s != nil && s.settled() && (!s.ok || s.ended) && s.denied == nil
+}
+
 // subscribeBound bounds a subscription that no waiter waits for any more.
 const subscribeBound = 5 * time.Second
 
