@@ -119,7 +119,15 @@ func TestQuorumServerKilledWhileHeld(t *testing.T) {
 // that is up. When they come back, locks are granted again.
 func TestQuorumTwoOfThreeDown(t *testing.T) {
 	q := startQuorum(t, 3)
-	l := q.locker(t)
+	cleaned := make(chan struct{}, 64)
+	l := q.locker(t, runtime.WithObserver(func(e runtime.Event) {
+		if e.Kind == runtime.EventCleanedUp {
+			select {
+			case cleaned <- struct{}{}:
+			default:
+			}
+		}
+	}))
 	q.servers[1].Kill()
 	q.servers[2].Kill()
 	const wait = 2 * time.Second
@@ -136,9 +144,25 @@ func TestQuorumTwoOfThreeDown(t *testing.T) {
 		t.Errorf("acquire returned after %v, wait %v", took, wait)
 	}
 	t.Logf("acquire with 2 of 3 down failed after %v: %v", took.Round(time.Millisecond), err)
-	for k, v := range q.lockValues(t, 0) {
-		if !strings.HasPrefix(v, "! ") {
-			t.Errorf("server 1: %s = %q held after the failed acquire", k, v)
+	// A grant the quorum could not use is given back within the wait if
+	// the server answers in time, else by the clean-up of its holder id,
+	// in the background (EventCleanedUp): each of those ends may be the one
+	// that frees server 1.
+	held := func() []string {
+		var out []string
+		for k, v := range q.lockValues(t, 0) {
+			if !strings.HasPrefix(v, "! ") {
+				out = append(out, k+" = "+v)
+			}
+		}
+		return out
+	}
+	giveUp := time.After(20 * time.Second)
+	for h := held(); len(h) > 0; h = held() {
+		select {
+		case <-cleaned:
+		case <-giveUp:
+			t.Fatalf("server 1: %v still held 20s after the failed acquire", h)
 		}
 	}
 
