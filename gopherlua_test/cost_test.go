@@ -20,9 +20,12 @@ import (
 // costCase is one path through one script: setup calls, then the measured
 // call, and the number of Redis commands the script may issue on that path.
 type costCase struct {
-	path  string
-	fam   family
-	setup [][]string // script name, holder, lease ms[, ARGV[4]]
+	path string
+	fam  family
+	// setup and call: script name, holder, lease ms[, ARGV[4]]; an ARGV
+	// "$F" is the fence of the holder's grant, which B holds (as the
+	// runtime sends it to mutex_release), or 0.
+	setup [][]string
 	// raw, if set, are plain commands run after setup, "$B" standing for
 	// the lock's key: states a script call reaches only after a wait.
 	raw  [][]string
@@ -35,9 +38,9 @@ type costCase struct {
 // B.
 var (
 	mutexHeld       = [][]string{{"mutex_acquire", "A", "1000", "500"}}
-	mutexReleased   = [][]string{{"mutex_acquire", "A", "1000", "500"}, {"mutex_release", "A", "1000"}}
+	mutexReleased   = [][]string{{"mutex_acquire", "A", "1000", "500"}, {"mutex_release", "A", "1000", "$F"}}
 	mutexRegistered = [][]string{{"mutex_acquire", "A", "1000", "500"}, {"mutex_acquire", "B", "1000", "500"}}
-	mutexHanded     = [][]string{{"mutex_acquire", "A", "1000", "500"}, {"mutex_acquire", "B", "1000", "500"}, {"mutex_release", "A", "1000"}}
+	mutexHanded     = [][]string{{"mutex_acquire", "A", "1000", "500"}, {"mutex_acquire", "B", "1000", "500"}, {"mutex_release", "A", "1000", "$F"}}
 	fairHeld        = [][]string{{"fair_acquire", "A", "1000"}}
 	fairQueued      = [][]string{{"fair_acquire", "A", "1000"}, {"fair_acquire", "B", "1000"}}
 )
@@ -67,10 +70,10 @@ var costCases = []costCase{
 	{"mutex busy, window 0", mutexFamily, mutexHeld, nil, []string{"mutex_acquire", "B", "1000", "0"}, 2},
 	{"mutex renew", mutexFamily, mutexHeld, nil, []string{"mutex_renew", "A", "1000"}, 3},
 	{"mutex floor, fence above it (quorum)", mutexFamily, mutexHeld, nil, []string{"mutex_floor", "A", "1000", "1"}, 4},
-	{"mutex release, no waiters", mutexFamily, mutexHeld, nil, []string{"mutex_release", "A", "1000"}, 2},
-	{"mutex release, hands over", mutexFamily, mutexRegistered, nil, []string{"mutex_release", "A", "1000"}, 5},
+	{"mutex release, no waiters", mutexFamily, mutexHeld, nil, []string{"mutex_release", "A", "1000", "$F"}, 1},
+	{"mutex release, hands over", mutexFamily, mutexRegistered, nil, []string{"mutex_release", "A", "1000", "$F"}, 5},
 	{"mutex release, registrations lapsed", mutexFamily, mutexRegistered, [][]string{{"ZADD", "$B:waiters", "1", "B"}},
-		[]string{"mutex_release", "A", "1000"}, 6},
+		[]string{"mutex_release", "A", "1000", "$F"}, 5},
 	{"mutex acquire, handed (missed)", mutexFamily, mutexHanded, nil, []string{"mutex_acquire", "B", "1000", "500"}, 2},
 	{"mutex release by a waiter", mutexFamily, mutexRegistered, nil, []string{"mutex_release", "B", "1000"}, 2},
 
@@ -140,7 +143,7 @@ func TestCommandCost(t *testing.T) {
 	for i, c := range costCases {
 		sc := &scenario{name: fmt.Sprintf("cost%d", i), fam: c.fam}
 		for _, call := range c.setup {
-			evalCall(t, rdb, sc, call)
+			evalCall(t, rdb, sc, withFence(t, rdb, sc, call))
 		}
 		for _, cmd := range c.raw {
 			args := make([]any, len(cmd))
@@ -151,10 +154,11 @@ func TestCommandCost(t *testing.T) {
 				t.Fatalf("%s: %v: %v", c.path, cmd, err)
 			}
 		}
+		call := withFence(t, rdb, sc, c.call)
 		if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
 			t.Fatal(err)
 		}
-		evalCall(t, rdb, sc, c.call)
+		evalCall(t, rdb, sc, call)
 		counts := commandCounts(t, rdb)
 		total := 0
 		var names []string
@@ -183,6 +187,27 @@ func TestCommandCost(t *testing.T) {
 		}
 	}
 	t.Log(report.String())
+}
+
+// withFence returns call with "$F" replaced by the fence of the holder's
+// grant, read from B, or 0 if B is not the holder's.
+func withFence(t *testing.T, rdb *redis.Client, sc *scenario, call []string) []string {
+	t.Helper()
+	i := slices.Index(call, "$F")
+	if i < 0 {
+		return call
+	}
+	fence := "0"
+	v, err := rdb.Get(context.Background(), sc.keyNames()[0]).Result()
+	if err != nil && err != redis.Nil {
+		t.Fatal(err)
+	}
+	if rest, ok := strings.CutPrefix(v, call[1]+" "); ok {
+		fence, _, _ = strings.Cut(rest, " ")
+	}
+	out := slices.Clone(call)
+	out[i] = fence
+	return out
 }
 
 func evalCall(t *testing.T, rdb *redis.Client, sc *scenario, call []string) {

@@ -83,10 +83,10 @@ func edgeScenarios() []*scenario {
 			steps: []step{
 				{at: 0, script: macq, holder: "A", lease: 100 * ms, extra: window(50 * ms), want: granted()},
 				// Released in the microsecond of the grant: a tombstone keeps
-				// the fence for the floor, and the next grant counts on
-				// from it.
+				// the fence for the rest of the lease and the floor, and the
+				// next grant counts on from it.
 				{at: 0, script: mrel, holder: "A", lease: 100 * ms, want: integer(1),
-					expect: []keyWant{{holder: tombstone, floorOnly: true}, {suffix: ":waiters", absent: true}}},
+					expect: []keyWant{{holder: tombstone, ttl: 100 * ms}, {suffix: ":waiters", absent: true}}},
 				{at: 0, script: mren, holder: "A", lease: 100 * ms, want: integer(0), unchanged: true},
 				{at: 0, script: macq, holder: "B", lease: 100 * ms, extra: window(50 * ms), want: granted()},
 				// The lease's last millisecond: still held, retry in 1 ms.
@@ -102,7 +102,7 @@ func edgeScenarios() []*scenario {
 				// Released in that microsecond, nobody registered: a
 				// tombstone again.
 				{at: 101 * ms, script: mrel, holder: "D", lease: 100 * ms, want: integer(1),
-					expect: []keyWant{{holder: tombstone, floorOnly: true}, {suffix: ":waiters", absent: true}}},
+					expect: []keyWant{{holder: tombstone, ttl: 50 * ms}, {suffix: ":waiters", absent: true}}},
 				{at: 101 * ms, script: macq, holder: "E", lease: 100 * ms, extra: window(50 * ms), want: granted()},
 			},
 			wakes: []string{grantWake("D"), "all"},
@@ -110,18 +110,18 @@ func edgeScenarios() []*scenario {
 		{
 			// The server's clock steps back 30 ms: fences still rise, as
 			// each one counts on from the last, which the tombstone keeps
-			// for the floor.
+			// for the rest of the lease and the floor.
 			name: "mutex-clock-step-back", fam: mutexFamily, shimOnly: true,
 			steps: []step{
 				{at: 50 * ms, script: macq, holder: "A", lease: 100 * ms, extra: window(100 * ms), want: granted()},
 				{at: 20 * ms, script: mrel, holder: "A", lease: 100 * ms, want: integer(1),
-					expect: []keyWant{{holder: tombstone, floorOnly: true}}},
+					expect: []keyWant{{holder: tombstone, ttl: 130 * ms}}},
 				{at: 20 * ms, script: macq, holder: "B", lease: 100 * ms, extra: window(100 * ms), want: granted()},
 				{at: 20 * ms, script: macq, holder: "C", lease: 100 * ms, extra: window(100 * ms), want: busy(100)},
 				{at: 20 * ms, script: mrel, holder: "B", lease: 100 * ms, want: integer(1),
 					expect: []keyWant{{holder: "C", waiters: "1", ttl: 100 * ms, handed: true}}},
 				{at: 20 * ms, script: mrel, holder: "C", lease: 100 * ms, want: integer(1),
-					expect: []keyWant{{holder: tombstone, floorOnly: true}}},
+					expect: []keyWant{{holder: tombstone, ttl: 100 * ms}}},
 				// Back at A's microsecond, the tombstone frees the lock
 				// with a fence above all of them.
 				{at: 50 * ms, script: macq, holder: "D", lease: 100 * ms, extra: window(100 * ms), want: granted(),

@@ -82,6 +82,10 @@ func malformedScenarios() []*scenario {
 					kinds = [][]string{{"0"}, {"500"}}
 				case lua.MutexFloor:
 					kinds = [][]string{{"1700000000000000"}}
+				case lua.MutexRelease:
+					// Without a guess B is only read; with one, the
+					// tombstone written on it is taken back.
+					kinds = [][]string{nil, {"1"}}
 				}
 				// The holder in the value and a stranger alike.
 				for _, h := range []string{"A", "B", "C"} {

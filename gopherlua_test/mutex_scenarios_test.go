@@ -173,6 +173,43 @@ func mutexScenarios() []*scenario {
 			wakes: []string{"all"},
 		},
 		{
+			// A release that knows its fence (ARGV[4], as the runtime
+			// sends it) gives the lock back in one write; a wrong,
+			// malformed or missing guess costs a write more, never a
+			// different outcome: the tombstone keeps the fence B held, a
+			// lock that is someone else's is left exactly as it was (TTL
+			// included), and an absent B stays absent. The tombstone
+			// keeps B's TTL: the rest of the lease, then the floor.
+			name: "mutex-release-guess", fam: mutexFamily,
+			steps: []step{
+				{at: 0, script: rel, holder: "A", lease: 1000 * ms, extra: []string{"7"}, want: integer(0), unchanged: true},
+				{at: 0, script: acq, holder: "A", lease: 1000 * ms, extra: window(500 * ms), want: granted()},
+				{at: 100 * ms, script: rel, holder: "A", lease: 1000 * ms, ownFence: true, want: integer(1),
+					expect: []keyWant{{holder: tombstone, ttl: 900 * ms}, {suffix: ":waiters", absent: true}}},
+				{at: 200 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: window(500 * ms), want: granted()},
+				{at: 300 * ms, script: rel, holder: "B", lease: 1000 * ms, extra: []string{"12345"}, want: integer(1),
+					expect: []keyWant{{holder: tombstone, ttl: 900 * ms}}},
+				{at: 400 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: window(500 * ms), want: granted()},
+				// Not C: D guesses C's fence, A its own old one.
+				{at: 500 * ms, script: rel, holder: "D", lease: 1000 * ms, ownFence: true, want: integer(0), unchanged: true},
+				{at: 500 * ms, script: rel, holder: "A", lease: 1000 * ms, ownFence: true, want: integer(0), unchanged: true},
+				{at: 600 * ms, script: rel, holder: "C", lease: 1000 * ms, extra: []string{"not a fence"}, want: integer(1),
+					expect: []keyWant{{holder: tombstone, ttl: 800 * ms}}},
+				// Released twice: the second finds the tombstone, and
+				// leaves it as it was.
+				{at: 700 * ms, script: rel, holder: "C", lease: 1000 * ms, ownFence: true, want: integer(0), unchanged: true},
+				// With a waiter registered, the guess is right but the flag
+				// is not: the lock is handed over.
+				{at: 800 * ms, script: acq, holder: "E", lease: 1000 * ms, extra: window(500 * ms), want: granted()},
+				{at: 900 * ms, script: acq, holder: "F", lease: 1000 * ms, extra: window(400 * ms), want: busy(400)},
+				{at: 1000 * ms, script: rel, holder: "E", lease: 1000 * ms, ownFence: true, want: integer(1),
+					expect: []keyWant{{holder: "F", waiters: "1", ttl: 300 * ms, handed: true}, {suffix: ":waiters", absent: true}}},
+				{at: 1100 * ms, script: rel, holder: "F", lease: 1000 * ms, ownFence: true, want: integer(1),
+					expect: []keyWant{{holder: tombstone, ttl: 200 * ms}}},
+			},
+			wakes: []string{grantWake("F"), "all"},
+		},
+		{
 			name: "mutex-owner", fam: mutexFamily,
 			steps: []step{
 				{at: 0, script: acq, holder: "A", lease: 1000 * ms, extra: window(500 * ms), want: granted()},

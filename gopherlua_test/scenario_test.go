@@ -80,9 +80,12 @@ type step struct {
 	// extraAt replaces extra with ARGV computed from the target's start
 	// (mutex_floor's fence floor, an absolute time in µs).
 	extraAt func(start time.Time) []string
-	args    []string // replaces the whole ARGV (malformed input)
-	keys    []string // replaces KEYS (malformed input)
-	raw     []string // a plain command instead of a script
+	// ownFence replaces extra with the fence of the holder's grant ("0"
+	// if none was seen), as the runtime sends it to mutex_release.
+	ownFence bool
+	args     []string // replaces the whole ARGV (malformed input)
+	keys     []string // replaces KEYS (malformed input)
+	raw      []string // a plain command instead of a script
 	// ahead, instead of a script: leave in B the fence floor that a
 	// release on a master whose clock runs this far ahead would have left
 	// (a fence ahead of the target's clock), as if the lock had just
@@ -301,6 +304,9 @@ func (r *run) exec(st *step) any {
 		extra := st.extra
 		if st.extraAt != nil {
 			extra = st.extraAt(r.tg.start())
+		}
+		if st.ownFence {
+			extra = []string{strconv.FormatInt(r.fences[st.side()], 10)}
 		}
 		args = append([]string{st.holder, strconv.FormatInt(st.lease.Milliseconds(), 10), pub}, extra...)
 	}

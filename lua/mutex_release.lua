@@ -4,6 +4,11 @@
 --
 -- KEYS[1] B, KEYS[2] B:waiters, KEYS[3] B:wake
 -- ARGV[1] holder id, ARGV[2] lease ms (checked, unused), ARGV[3] PUBLISH | SPUBLISH
+-- ARGV[4] (optional) the fence of the caller's grant, sent by a holder
+--         that believes it holds the lock: the usual release is then one
+--         write. A wrong guess costs a write more and changes nothing else.
+--         A caller that does not know (a clean-up, a waiter withdrawing)
+--         sends none, and B is only read unless the lock is the caller's.
 --
 -- Reply: 1 released; 0 not held by this holder (its registration, if any,
 -- is gone).
@@ -12,10 +17,13 @@
 -- registrations met on the way are dropped); "all" when the set held
 -- registrations but none is live any more.
 --
+-- The tombstone keeps B's TTL: it lives until the lease would have ended,
+-- plus the floor, which is at least the floor after the release.
+--
 -- Written out whole, with no prelude helper, like mutex_acquire.
 if #KEYS < 3 then return redis.error_reply('ERR lockgen: want 3 KEYS, got ' .. #KEYS) end
 if #ARGV < 3 then return redis.error_reply('ERR lockgen: want 3 ARGV, got ' .. #ARGV) end
-local holder, lease, pub = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local holder, lease, pub, guess = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 if #holder == 0 or #holder > 64 or string.find(holder, ' ', 1, true) or holder == LG_TOMB then
   return redis.error_reply('ERR lockgen: holder id must be 1..64 bytes without a space, and not "!"')
 end
@@ -26,18 +34,23 @@ if pub ~= 'PUBLISH' and pub ~= 'SPUBLISH' then
   return redis.error_reply('ERR lockgen: publish command must be PUBLISH or SPUBLISH')
 end
 
-local value = redis.call('GET', KEYS[1])
+-- The usual release, the caller's own lock with no waiter, is one write:
+-- the tombstone goes in on the guess, and the value it replaced says
+-- whether the guess was right. If not, it is put right below, in this same
+-- script, before anyone can see it: B back as it was (KEEPTTL kept its
+-- TTL), or the tombstone rewritten with the fence B held. XX: an absent B
+-- stays absent.
+local value
+if guess then
+  value = redis.call('SET', KEYS[1], LG_TOMB .. ' ' .. guess .. ' 0', 'KEEPTTL', 'GET', 'XX')
+  if value == holder .. ' ' .. guess .. ' 0' then return 1 end
+else
+  value = redis.call('GET', KEYS[1])
+end
 local owner, fence, waiters
 if value then
-  local n = #holder
-  if string.byte(value, n + 1) == 32 and string.find(value, holder, 1, true) == 1 then
-    -- The caller's own lock, the usual case: only what follows its id is
-    -- left to check.
-    owner = holder
-    fence, waiters = string.match(value, '^(%d+) ([01])$', n + 2)
-  else
-    owner, fence, waiters = string.match(value, '^(%S+) (%d+) ([01])$')
-  end
+  owner, fence, waiters = string.match(value, '^(%S+) (%d+) ([01])$')
+  if guess and owner ~= holder then redis.call('SET', KEYS[1], value, 'KEEPTTL') end
   if not fence then return redis.error_reply('ERR lockgen: unexpected lock value') end
 end
 if owner ~= holder then
@@ -74,7 +87,7 @@ if waiters == '1' then
   -- process tries at once rather than at its next renewal.
   redis.call(pub, KEYS[3], 'all')
 end
--- A tombstone keeps the fence, as written, for the floor. No clock is
--- read: fences stay below the clock of the master that counts them.
-redis.call('SET', KEYS[1], LG_TOMB .. ' ' .. fence .. ' 0', 'PX', LG_FLOOR_PX)
+-- The tombstone keeps the fence, as written. No clock is read: fences stay
+-- below the clock of the master that counts them.
+if fence ~= guess then redis.call('SET', KEYS[1], LG_TOMB .. ' ' .. fence .. ' 0', 'KEEPTTL') end
 return 1

@@ -6,18 +6,14 @@
 -- only to remember the last fence (see lg_retire_*).
 local LG_TOMB = '!'
 
--- The fence floor: every key of a lock that holds a fence lives this many ms
--- longer than the lock needs it (past the end of the last lease, or past the
--- release). A lease that ends leaves its key behind as a tombstone for this
--- long, so a new grant on any master whose clock is at most this far behind
--- the clock of the master that issued the last fence still finds that fence
--- and goes above it (docs/design.md, "Fences"). Exclusive locks (mutex,
--- fair) read the rest of a holder's lease as PTTL minus the floor.
+-- The fence floor: every key of a lock that holds a fence lives at least
+-- this many ms longer than the lock needs it (past the end of the last
+-- lease, or past the release). A lease that ends leaves its key behind for
+-- this long, so a new grant on any master whose clock is at most this far
+-- behind the clock of the master that issued the last fence still finds
+-- that fence and goes above it (docs/design.md, "Fences"). Exclusive locks
+-- (mutex, fair) read the rest of a holder's lease as PTTL minus the floor.
 local LG_FLOOR_MS = 10000
-
--- The same, as the digits Redis is sent: a TTL given to redis.call as a
--- Lua number is formatted on every call.
-local LG_FLOOR_PX = '10000'
 
 local function lg_error(msg)
   return redis.error_reply('ERR lockgen: ' .. msg)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -89,15 +90,42 @@ type hold struct {
 	// common is what every call of the family's scripts for key.holder
 	// carries (KEYS, the head of ARGV); call adds the script.
 	common Call
-	refs   int // guarded by holds.mu
+	// release is the call of the family's release script: common's KEYS
+	// and ARGV, then the fence of the grant, with which mutex_release
+	// gives the lock back in one write (the other families' releases take
+	// it and need it not). Its values live here (releaseArgs, releaseVals).
+	release     Call
+	releaseArgs [4]string
+	releaseVals [8]any
+	refs        int // guarded by holds.mu
 }
 
-// call returns the call of script (the kind's renew or release) for the
-// hold's holder.
+// call returns the call of script (the kind's renew) for the hold's
+// holder.
 func (h *hold) call(script *lua.Script) Call {
 	c := h.common
 	c.Script = script
 	return c
+}
+
+// initRelease makes h.release from h.common and h.fence. It costs the
+// fence's digits and, where the backend takes boxed values, their box:
+// the rest is shared with common.
+func (h *hold) initRelease() {
+	c := h.common
+	c.Script = h.key.kind.scripts().release
+	fence := strconv.FormatInt(h.fence, 10)
+	n := copy(h.releaseArgs[:], c.Args)
+	h.releaseArgs[n] = fence
+	c.Args = h.releaseArgs[: n+1 : n+1]
+	if c.vals != nil && len(c.vals) < len(h.releaseVals) {
+		m := copy(h.releaseVals[:], c.vals)
+		h.releaseVals[m] = fence
+		c.vals = h.releaseVals[: m+1 : m+1]
+	} else {
+		c.vals = nil
+	}
+	h.release = c
 }
 
 type holdKey struct {
@@ -123,6 +151,7 @@ func (hs *holds) add(h *hold, key holdKey, fence int64, acquire Call) *hold {
 		h = old
 	} else {
 		*h = hold{key: key, fence: fence, common: commonCall(acquire, nil)}
+		h.initRelease()
 		hs.m[key] = h
 	}
 	h.refs++
@@ -234,7 +263,7 @@ func (l *Locker) releaseOne(h *Held, hl *heldLock) error {
 func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 	holder := hl.hold.key.holder
 	ctx, giveUp := l.releaseContext(h)
-	reply, err := l.evalRelease(ctx, giveUp, hl.hold.call(hl.spec.Kind.scripts().release))
+	reply, err := l.evalRelease(ctx, giveUp, hl.hold.release)
 	if permissionDenied(err) {
 		return fmt.Errorf("lockgen: release %s: %w (the lock stays until its lease ends)", hl.spec, err)
 	}
