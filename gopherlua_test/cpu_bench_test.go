@@ -23,7 +23,8 @@ const cpuBatch = 64
 // client do:
 //
 //	redis-µs/acquire  mutex_acquire on a free lock
-//	redis-µs/release  mutex_release of the only hold, nobody waiting
+//	redis-µs/release  mutex_release of the only hold, nobody waiting, with
+//	                  the fence of its grant
 //	redis-µs/empty    a script that only returns, the floor of any EVALSHA
 //
 // Run it with
@@ -50,11 +51,15 @@ func BenchmarkScriptCPU(b *testing.B) {
 		base := "lockgen:mutex:{cpu" + strconv.Itoa(i) + "}"
 		keys[i] = []string{base, base + ":waiters", base + ":wake"}
 	}
-	eval := func(sha string, keys []string, args ...any) {
-		if err := rdb.EvalSha(ctx, sha, keys, args...).Err(); err != nil {
+	eval := func(sha string, keys []string, args ...any) any {
+		v, err := rdb.EvalSha(ctx, sha, keys, args...).Result()
+		if err != nil {
 			b.Fatalf("EVALSHA: %v", err)
 		}
+		return v
 	}
+	// The release sends the fence of the grant, as the runtime does.
+	fences := make([]string, cpuBatch)
 
 	var acquire, release, floor evalshaTime
 	b.ResetTimer()
@@ -62,12 +67,12 @@ func BenchmarkScriptCPU(b *testing.B) {
 		n := min(cpuBatch, b.N-done)
 		acquire.phase(b, rdb, func() {
 			for i := 0; i < n; i++ {
-				eval(lua.MutexAcquire.SHA1, keys[i], "A", "30000", "PUBLISH", "500")
+				fences[i] = strconv.FormatInt(eval(lua.MutexAcquire.SHA1, keys[i], "A", "30000", "PUBLISH", "500").(int64), 10)
 			}
 		})
 		release.phase(b, rdb, func() {
 			for i := 0; i < n; i++ {
-				eval(lua.MutexRelease.SHA1, keys[i], "A", "30000", "PUBLISH")
+				eval(lua.MutexRelease.SHA1, keys[i], "A", "30000", "PUBLISH", fences[i])
 			}
 		})
 		b.StopTimer()
