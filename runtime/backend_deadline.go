@@ -44,10 +44,7 @@ type deadlineHonoringBackend struct {
 }
 
 func (d *deadlineHonoringBackend) Eval(ctx context.Context, c Call) (any, error) {
-	if !endsOnlyAtDeadline(ctx) {
-		return d.Backend.Eval(ctx, c)
-	}
-	return d.co.eval(ctx, c)
+	return d.co.route(ctx, c)
 }
 
 func (*deadlineHonoringBackend) callLimit() (time.Duration, bool) { return 0, true }

@@ -31,12 +31,13 @@ func NewGoRedisBackend(rdb redis.UniversalClient) Backend {
 		// The hook stays on the client after Close, and does nothing then.
 		b.server = &serverWatch{b: b, rdb: c}
 		c.AddHook(b.server)
-		// Concurrent calls share round trips (coalesce.go), unless the
-		// client bounds each call by its own context's deadline, which a
-		// shared pipeline could not honour call by call.
-		if !c.Options().ContextTimeoutEnabled {
-			b.co = newCoalescer(b.evalDirect, b.evalBatchOnce)
-		}
+		// Concurrent calls share round trips (coalesce.go). A client that
+		// ends each call at its context's deadline (ContextTimeoutEnabled)
+		// ends a pipeline at its context's too, so there, as over rueidis,
+		// a batch runs until the earliest deadline of its calls and a call
+		// its caller may cancel runs alone (coalescer.route).
+		b.co = newCoalescer(b.evalDirect, b.evalBatchOnce)
+		b.co.deadlines = c.Options().ContextTimeoutEnabled
 	}
 	return b
 }
@@ -49,7 +50,7 @@ type goRedisBackend struct {
 	slotsStale atomic.Bool
 	slots      *slotOwners  // the slot map last seen, and who to tell of changes (slotfollow.go)
 	server     *serverWatch // nil on a Cluster (serverwatch.go)
-	co         *coalescer   // nil on a Cluster, and where calls honour deadlines
+	co         *coalescer   // nil on a Cluster
 
 	mu     sync.Mutex
 	nodes  map[string]*nodeSubscriber // by node address ("" off Cluster)
@@ -108,7 +109,7 @@ func result(v any, err error) (any, error) {
 // a Cluster it follows c's slot (slotfollow.go).
 func (b *goRedisBackend) Eval(ctx context.Context, c Call) (any, error) {
 	if b.co != nil {
-		return b.co.eval(ctx, c)
+		return b.co.route(ctx, c)
 	}
 	return b.evalDirect(ctx, c)
 }

@@ -26,11 +26,12 @@ import (
 // runtime relies on that: it cleans up after a call only once the call is
 // over (call.go).
 //
-// Over a client that stops a call at its context's deadline
-// (HonorsDeadlines: rueidis, whose own pipelining writes one command per
-// system call when goroutines do not queue faster than it writes), a batch
-// runs until the earliest deadline of its calls, and only calls that
-// nothing but a deadline can end share one (deadlineHonoringBackend).
+// Over a client that stops a call at its context's deadline (a go-redis
+// client with ContextTimeoutEnabled; HonorsDeadlines: rueidis, whose own
+// pipelining writes one command per system call when goroutines do not
+// queue faster than it writes), a batch runs until the earliest deadline
+// of its calls, and only calls that nothing but a deadline can end share
+// one (route).
 type coalescer struct {
 	direct func(ctx context.Context, c Call) (any, error)
 	batch  func(ctx context.Context, calls []Call) []Reply
@@ -137,6 +138,16 @@ func (co *coalescer) settleReply(q *queuedCall, r Reply) Reply {
 		r.Err = cutShort{}
 	}
 	return r
+}
+
+// route runs c through the coalescer (eval), or, where batches run until
+// a deadline (deadlines) and c's caller may cancel it, on its own round
+// trip with its own context, where the cancellation reaches the call.
+func (co *coalescer) route(ctx context.Context, c Call) (any, error) {
+	if co.deadlines && !endsOnlyAtDeadline(ctx) {
+		return co.direct(ctx, c)
+	}
+	return co.eval(ctx, c)
 }
 
 // eval runs c, directly or in a pipeline with other queued calls.
