@@ -36,8 +36,9 @@ type coalescer struct {
 	direct func(ctx context.Context, c Call) (any, error)
 	batch  func(ctx context.Context, calls []Call) []Reply
 	// deadlines: the client stops a call at its context's deadline
-	// (HonorsDeadlines), so a batch carries the earliest deadline of its
-	// calls (batchContext).
+	// (HonorsDeadlines, or go-redis with ContextTimeoutEnabled), so a
+	// batch carries the earliest deadline of its calls (batchContext) and
+	// only calls that nothing but a deadline can end join one (route).
 	deadlines bool
 	// maxFlights is the package's maxFlights, or more over a client that
 	// pipelines by itself (maxPipelinedFlights).

@@ -92,8 +92,8 @@ type hold struct {
 	common Call
 	// release is the call of the family's release script: common's KEYS
 	// and ARGV, then the fence of the grant, with which mutex_release
-	// gives the lock back in one write (the other families' releases take
-	// it and need it not). Its values live here (releaseArgs, releaseVals).
+	// gives the lock back in one write (the other families' release
+	// scripts ignore it). Its values live here (releaseArgs, releaseVals).
 	release     Call
 	releaseArgs [4]string
 	releaseVals [8]any
