@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -143,4 +144,60 @@ func TestGhostFairWaiterDuringWritePause(t *testing.T) {
 	}
 	rerr = w.held.Release()
 	checkGone(t, e, w.holder, rerr)
+}
+
+// (d), (a) Many callers of one Locker, each with a deadline (a wait, or a
+// context's), while the server sleeps 2 s: the default go-redis client
+// (no ContextTimeoutEnabled) would wait its own read timeout, so calls
+// that find the round trips busy wait in the Locker's queue, listening to
+// their deadlines, and the first few run on goroutines of their own. Every
+// caller must return within its bound, and once the sleep is over and the
+// Locker has closed (which waits for its clean-ups), no holder id of any
+// of them may be left in Redis.
+func TestManyDeadlinesDuringDebugSleep(t *testing.T) {
+	t.Parallel()
+	const bound, callers = 500 * time.Millisecond, 24
+	e := newEnv(t)
+	s := e.locker(e.client(e.srv.Addr, nil), "qd")
+	warmScripts(t, s, runtime.Lock{Kind: runtime.Mutex, Key: "many"})
+	slept, err := e.srv.DebugSleep(2 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chans := make([]<-chan outcome, callers)
+	for i := range chans {
+		lock := runtime.Lock{Kind: runtime.Mutex, Key: fmt.Sprint("many", i)}
+		ctx := ctxFor(t, time.Minute)
+		if i%2 == 0 {
+			lock.Wait = bound // bounded by the wait
+		} else {
+			ctx = ctxFor(t, bound) // bounded by the context
+		}
+		chans[i] = acquireAsync(ctx, s, lock)
+	}
+	for i, ch := range chans {
+		o := await(t, ch, 20*time.Second, fmt.Sprint("caller ", i))
+		if o.err == nil {
+			t.Errorf("caller %d: acquired while the server slept", i)
+			o.held.Release()
+		}
+		if took := o.took(); took > bound+waitSlack {
+			t.Errorf("caller %d: returned after %v, want within %v: %v", i, took.Round(time.Millisecond), bound+waitSlack, o.err)
+		}
+	}
+	if err := <-slept; err != nil {
+		t.Fatalf("DEBUG SLEEP: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	s.ids.mu.Lock()
+	ids := append([]string(nil), s.ids.issued...)
+	s.ids.mu.Unlock()
+	if len(ids) < callers {
+		t.Fatalf("%d holder ids issued, want at least %d", len(ids), callers)
+	}
+	for _, id := range ids {
+		noTrace(t, e, id, "(a) an acquire that timed out while the server slept, after Close")
+	}
 }

@@ -85,6 +85,11 @@ func (l *Locker) evalBounded(ctx context.Context, b callBounds, c Call, wait boo
 	}
 	if !l.direct(b.now, end) {
 		b.deadline = own
+		if q, ok := l.backend.(queueWaiter); ok && !wait {
+			if v, p, err, queued := q.evalWithin(ctx, c, own); queued {
+				return v, 0, p, err
+			}
+		}
 		return l.evalAsync(ctx, b, c, wait)
 	}
 	if !own.IsZero() && l.honorsDeadline {
@@ -144,6 +149,14 @@ func (l *Locker) evalAsync(ctx context.Context, b callBounds, c Call, wait bool)
 	case <-expire:
 	}
 	return nil, 0, &ac.pending, errNoReply
+}
+
+// queueWaiter is a backend whose calls can wait in a coalescer's queue
+// until their caller's context or deadline ends, without a goroutine of
+// their own (coalesce_within.go). queued is false, and nothing was done,
+// when c would go out at once.
+type queueWaiter interface {
+	evalWithin(ctx context.Context, c Call, deadline time.Time) (v any, p *pending, err error, queued bool)
 }
 
 // direct reports whether a call sent at now that must end by deadline

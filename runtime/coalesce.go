@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -70,8 +71,13 @@ type queuedCall struct {
 	ctx    context.Context
 	c      Call
 	sent   bool // in a batch: no longer removable
+	leads  bool // the first call of its batch: its owner sends it
 	reply  Reply
 	signal chan []*queuedCall
+	// state and orphan are for an owner that may stop waiting once the
+	// call is sent (coalesce_within.go); other owners never leave it.
+	state  atomic.Int32
+	orphan *pending
 }
 
 // queuedCalls recycles queuedCalls: a call that queues then costs no
@@ -199,7 +205,8 @@ func (co *coalescer) settle(q *queuedCall, batch []*queuedCall) (any, error) {
 
 // recycle gives q back to queuedCalls, holding on to nothing of its call.
 func (q *queuedCall) recycle() {
-	q.ctx, q.c, q.reply = nil, Call{}, Reply{}
+	q.ctx, q.c, q.reply, q.leads, q.orphan = nil, Call{}, Reply{}, false, nil
+	q.state.Store(callWaiting)
 	queuedCalls.Put(q)
 }
 
@@ -227,6 +234,7 @@ func (co *coalescer) passOn(sent []*queuedCall) {
 	for _, q := range batch {
 		q.sent = true
 	}
+	batch[0].leads = true
 	co.mu.Unlock()
 	batch[0].signal <- batch // buffered: its owner picks it up
 }
@@ -253,10 +261,11 @@ func (co *coalescer) lead(batch []*queuedCall) {
 		calls[i] = q.c
 	}
 	for i, r := range co.batch(ctx, calls) {
-		batch[i].reply = co.settleReply(batch[i], r)
-		if i > 0 {
-			batch[i].signal <- nil // buffered; batch[i] is its owner's again
+		if i == 0 {
+			batch[0].reply = co.settleReply(batch[0], r)
+			continue
 		}
+		co.deliver(batch[i], r)
 	}
 	co.passOn(batch)
 }

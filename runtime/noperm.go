@@ -153,3 +153,14 @@ func (b *permBackend) callLimit() (time.Duration, bool) {
 	}
 	return 0, false
 }
+
+// permBackend passes evalWithin through (call.go), naming NOPERM errors as
+// Eval does.
+func (b *permBackend) evalWithin(ctx context.Context, c Call, deadline time.Time) (any, *pending, error, bool) {
+	q, ok := b.Backend.(queueWaiter)
+	if !ok {
+		return nil, nil, nil, false
+	}
+	v, p, err, queued := q.evalWithin(ctx, c, deadline)
+	return v, p, namePermissionError(err, c.Script), queued
+}

@@ -56,7 +56,10 @@ func WithReplicas(n int, timeout time.Duration) Option {
 func WithHolderIDs(next func() string) Option { return func(l *Locker) { l.nextHolder = next } }
 
 // WithReleaseTimeout bounds each release call (default 5s; releases share
-// deadlines, so one may be given up after 7/8 of it). Releases run on a
+// deadlines, so one may be given up after 7/8 of it; over a go-redis
+// client without ContextTimeoutEnabled, a release already sent ends within
+// the client's own timeouts instead, since the client reads past the
+// deadline). Releases run on a
 // context that is not cancelled, so that a lock is given back even when
 // the caller's context is done; one that fails is retried in the background
 // (EventCleanedUp), and Close waits this long for such clean-ups.

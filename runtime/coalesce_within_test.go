@@ -1,0 +1,251 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// busyCoalescer returns a coalescer over f with every round trip under way
+// (maxFlights direct calls by "busy0".."busyN", each blocked until f.finish
+// lets it end), so that the next call queues.
+func busyCoalescer(t *testing.T, f *fakeRoundTrips) *coalescer {
+	t.Helper()
+	co := newCoalescer(f.runDirect, f.runBatch)
+	for i := 0; i < maxFlights; i++ {
+		go co.eval(context.Background(), callBy(fmt.Sprint("busy", i)))
+		<-f.started
+	}
+	return co
+}
+
+// A call with a deadline that would go out at once is not taken: the
+// caller runs it on a goroutine of its own, as before.
+func TestEvalWithinLeavesALoneCallToTheCaller(t *testing.T) {
+	f := newFakeRoundTrips()
+	co := newCoalescer(f.runDirect, f.runBatch)
+	_, _, _, queued := co.evalWithin(context.Background(), callBy("a"), time.Now().Add(time.Second))
+	if queued || f.direct != 0 {
+		t.Fatalf("queued %v, direct calls %d: a call that would go out at once must be left to its caller", queued, f.direct)
+	}
+}
+
+// A queued call whose deadline passes before it is sent is taken out and
+// never sent; its caller returns at the deadline with a finished pending.
+func TestEvalWithinGivesUpBeforeItIsSent(t *testing.T) {
+	f := newFakeRoundTrips()
+	co := busyCoalescer(t, f)
+	start := time.Now()
+	_, p, err, queued := co.evalWithin(context.Background(), callBy("late"), start.Add(30*time.Millisecond))
+	if !queued || !errors.Is(err, errNoReply) {
+		t.Fatalf("queued %v, err %v; want queued, errNoReply", queued, err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("returned after %v, want about the 30ms deadline", took)
+	}
+	select {
+	case <-p.done:
+	default:
+		t.Fatal("a call never sent left a pending that is not done")
+	}
+	waitQueued(t, co, 0)
+	for i := 0; i < maxFlights; i++ {
+		f.finish <- struct{}{}
+	}
+	waitFlights(t, co, 0)
+	if len(f.batches) != 0 || f.direct != maxFlights {
+		t.Fatalf("batches %v, direct %d: the call taken out was sent", f.batches, f.direct)
+	}
+}
+
+// Queued calls with deadlines share one pipeline and each gets its own
+// reply; the pipeline goes out on a goroutine of its own, so its first
+// call's caller could still give up.
+func TestEvalWithinSharesAPipeline(t *testing.T) {
+	f := newFakeRoundTrips()
+	co := busyCoalescer(t, f)
+	type result struct {
+		holder string
+		v      any
+		err    error
+	}
+	results := make(chan result, 8)
+	queued := []string{"x", "y", "z"}
+	for _, h := range queued {
+		go func() {
+			v, p, err, _ := co.evalWithin(context.Background(), callBy(h), time.Now().Add(time.Minute))
+			<-p.done
+			results <- result{h, v, err}
+		}()
+	}
+	waitQueued(t, co, len(queued))
+	f.finish <- struct{}{} // a round trip ends: the queue becomes a batch
+	if got := <-f.started; got != "batch" {
+		t.Fatalf("after a round trip ended: %s, want the queued calls as one batch", got)
+	}
+	for i := 0; i < maxFlights; i++ {
+		f.finish <- struct{}{}
+	}
+	for range queued {
+		r := <-results
+		if r.err != nil || r.v != "reply:"+r.holder {
+			t.Errorf("%s got %v, %v; want its own reply", r.holder, r.v, r.err)
+		}
+	}
+	if len(f.batches) != 1 || len(f.batches[0]) != len(queued) {
+		t.Errorf("batches %v, want one of the %d queued calls", f.batches, len(queued))
+	}
+}
+
+// A caller that gives up after its call was sent returns at its deadline
+// with errNoReply and a pending that ends with the pipeline; the others of
+// the batch, and the batch itself, are unaffected, even when the caller
+// that gave up was the one to send it.
+func TestEvalWithinGivesUpAfterItIsSent(t *testing.T) {
+	for _, lead := range []bool{true, false} {
+		t.Run(fmt.Sprint("lead=", lead), func(t *testing.T) {
+			f := newFakeRoundTrips()
+			co := busyCoalescer(t, f)
+			type outcome struct {
+				v   any
+				p   *pending
+				err error
+			}
+			gaveUp := make(chan outcome, 1)
+			stayed := make(chan outcome, 1)
+			ctx, cancel := context.WithCancel(context.Background())
+			quitter := func() {
+				v, p, err, _ := co.evalWithin(ctx, callBy("quitter"), time.Time{})
+				gaveUp <- outcome{v, p, err}
+			}
+			stayer := func() {
+				v, p, err, _ := co.evalWithin(context.Background(), callBy("stayer"), time.Time{})
+				stayed <- outcome{v, p, err}
+			}
+			first, second := stayer, quitter
+			if lead {
+				first, second = quitter, stayer
+			}
+			go first()
+			waitQueued(t, co, 1)
+			go second()
+			waitQueued(t, co, 2)
+			f.finish <- struct{}{}
+			if got := <-f.started; got != "batch" {
+				t.Fatalf("got %s, want a batch", got)
+			}
+			cancel() // the pipeline is under way: the quitter stops waiting
+			q := <-gaveUp
+			if !errors.Is(q.err, errNoReply) {
+				t.Fatalf("quitter: %v, want errNoReply", q.err)
+			}
+			select {
+			case <-q.p.done:
+				t.Fatal("the quitter's pending is done while its pipeline is still under way")
+			default:
+			}
+			for i := 0; i < maxFlights; i++ {
+				f.finish <- struct{}{}
+			}
+			s := <-stayed
+			if s.err != nil || s.v != "reply:stayer" {
+				t.Fatalf("stayer: %v, %v; want its reply", s.v, s.err)
+			}
+			select {
+			case <-q.p.done:
+				if q.p.err != nil {
+					t.Fatalf("quitter's pending ended with %v, want nil (its reply came)", q.p.err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the quitter's pending never ended after its pipeline did")
+			}
+			waitFlights(t, co, 0)
+		})
+	}
+}
+
+// Under many goroutines, some giving up before and some after their call
+// is sent, every call gets its own reply or gives up with a pending that
+// ends, and the coalescer ends with nothing under way.
+func TestEvalWithinUnderLoad(t *testing.T) {
+	var sent, answered atomic.Int64
+	roundTrip := func(ctx context.Context, n int) {
+		sent.Add(int64(n))
+		time.Sleep(100 * time.Microsecond)
+	}
+	direct := func(ctx context.Context, c Call) (any, error) {
+		roundTrip(ctx, 1)
+		answered.Add(1)
+		return "reply:" + c.Args[0], nil
+	}
+	batch := func(ctx context.Context, calls []Call) []Reply {
+		roundTrip(ctx, len(calls))
+		out := make([]Reply, len(calls))
+		for i, c := range calls {
+			out[i] = Reply{Value: "reply:" + c.Args[0]}
+		}
+		answered.Add(int64(len(calls)))
+		return out
+	}
+	co := newCoalescer(direct, batch)
+	const goroutines, calls = 32, 200
+	errs := make(chan error, goroutines)
+	var gaveUp, viaQueue atomic.Int64
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range calls {
+				holder := fmt.Sprint(g, ":", i)
+				deadline := time.Now().Add(time.Minute)
+				if i%5 == 0 {
+					deadline = time.Now().Add(time.Duration(i%3) * 50 * time.Microsecond)
+				}
+				v, p, err, queued := co.evalWithin(context.Background(), callBy(holder), deadline)
+				if !queued {
+					v, err = co.eval(context.Background(), callBy(holder))
+					p = finished(err)
+				} else {
+					viaQueue.Add(1)
+				}
+				switch {
+				case errors.Is(err, errNoReply):
+					gaveUp.Add(1)
+					select {
+					case <-p.done:
+					case <-time.After(10 * time.Second):
+						errs <- fmt.Errorf("%s: pending never ended", holder)
+						return
+					}
+				case err != nil:
+					errs <- err
+					return
+				case v != "reply:"+holder:
+					errs <- fmt.Errorf("%s got %v", holder, v)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if viaQueue.Load() == 0 || gaveUp.Load() == 0 {
+		t.Errorf("%d calls queued, %d gave up: the test did not exercise both", viaQueue.Load(), gaveUp.Load())
+	}
+	if sent.Load() != answered.Load() {
+		t.Errorf("%d calls sent, %d answered", sent.Load(), answered.Load())
+	}
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if co.flights != 0 || len(co.queue) != 0 {
+		t.Errorf("after every call returned: %d round trips under way, %d calls queued", co.flights, len(co.queue))
+	}
+}
