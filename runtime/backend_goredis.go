@@ -114,11 +114,11 @@ func (b *goRedisBackend) Eval(ctx context.Context, c Call) (any, error) {
 	return b.evalDirect(ctx, c)
 }
 
-// evalWithin lets a call with a deadline wait in the coalescer's queue
-// (coalesce_within.go), on a client that does not end calls at their
-// deadline itself; elsewhere the Locker's other paths serve (queued false).
+// evalWithin lets a call whose caller may stop waiting for it wait in the
+// coalescer's queue (coalesce_within.go); on a Cluster, which has no
+// coalescer, the Locker's other paths serve (queued false).
 func (b *goRedisBackend) evalWithin(ctx context.Context, c Call, deadline time.Time) (any, *pending, error, bool) {
-	if b.co == nil || b.co.deadlines {
+	if b.co == nil {
 		return nil, nil, nil, false
 	}
 	return b.co.evalWithin(ctx, c, deadline)

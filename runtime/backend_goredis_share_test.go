@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -86,4 +88,80 @@ func TestGoRedisWithContextTimeoutSharesRoundTrips(t *testing.T) {
 	if len(pipes.sizes) != 1 || pipes.sizes[0] != 2 {
 		t.Errorf("pipelines sent: %v, want one, with the two calls that queued", pipes.sizes)
 	}
+}
+
+// Acquires whose callers may cancel them (a request's context, with a
+// deadline) share pipelines too when they queue over such a client: each
+// waits in the queue listening to its context (coalesce_within.go), so one
+// whose caller gives up returns at once, and is never sent if it had not
+// been.
+func TestGoRedisWithContextTimeoutSharesCancellableAcquires(t *testing.T) {
+	proxy := redistest.StartProxy(t, redistest.Start(t).Addr)
+	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr, ContextTimeoutEnabled: true, PoolSize: 16,
+		ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second})
+	t.Cleanup(func() { rdb.Close() })
+	pipes := &pipelineSizes{}
+	rdb.AddHook(pipes)
+	l := New(rdb)
+	t.Cleanup(func() { l.Close() })
+	co := l.given.(*goRedisBackend).co
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	warm, err := l.Acquire(ctx, Lock{Kind: Mutex, Key: "share-warm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := warm.Release(); err != nil {
+		t.Fatal(err)
+	}
+
+	proxy.SetMode(redistest.Blackhole())
+	type result struct {
+		key string
+		h   *Held
+		err error
+	}
+	results := make(chan result, maxFlights+3)
+	acquire := func(ctx context.Context, key string) {
+		h, err := l.Acquire(ctx, Lock{Kind: Mutex, Key: key})
+		results <- result{key, h, err}
+	}
+	for i := range maxFlights {
+		go acquire(ctx, fmt.Sprint("share-busy-", i))
+	}
+	waitFlights(t, co, maxFlights)
+	go acquire(ctx, "share-queued-1")
+	waitQueued(t, co, 1)
+	quitCtx, quit := context.WithCancel(ctx)
+	go acquire(quitCtx, "share-quitter")
+	waitQueued(t, co, 2)
+	go acquire(ctx, "share-queued-2")
+	waitQueued(t, co, 3)
+	quit()
+	r := <-results // the round trips under way are still blackholed
+	if r.key != "share-quitter" || !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("first to return: %s with %v, want the cancelled caller with context.Canceled", r.key, r.err)
+	}
+	proxy.SetMode(redistest.Forward())
+	for range maxFlights + 2 {
+		r := <-results
+		if r.err != nil {
+			t.Fatalf("%s: %v", r.key, r.err)
+		}
+		if err := r.h.Release(); err != nil {
+			t.Fatalf("%s: release: %v", r.key, err)
+		}
+	}
+	pipes.mu.Lock()
+	sizes := append([]int(nil), pipes.sizes...)
+	pipes.mu.Unlock()
+	if len(sizes) == 0 || sizes[0] != 2 {
+		t.Errorf("pipelines sent: %v, want the two acquires that stayed queued as the first", sizes)
+	}
+	// The cancelled acquire was never sent: its key is free.
+	h, err := l.Acquire(ctx, Lock{Kind: Mutex, Key: "share-quitter", Wait: NoWait})
+	if err != nil {
+		t.Fatalf("the cancelled caller's lock: %v, want it free", err)
+	}
+	h.Release()
 }

@@ -73,7 +73,8 @@ type callBounds struct {
 // no deadline at all (a cancellation is then noticed when the call
 // returns, within the client's own timeouts), or a client that stops at
 // the deadline by itself, or one whose own timeouts end every call before
-// the deadline.
+// the deadline. Otherwise c waits in the backend's queue if it would
+// queue (queueWaiter), or runs on a goroutine of its own (evalAsync).
 func (l *Locker) evalBounded(ctx context.Context, b callBounds, c Call, wait bool) (reply any, acked int, p *pending, err error) {
 	// end is when the caller stops waiting; own is b.deadline if ctx does
 	// not end sooner or at the same time, zero otherwise: ctx's own
@@ -83,13 +84,21 @@ func (l *Locker) evalBounded(ctx context.Context, b callBounds, c Call, wait boo
 	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || !deadline.Before(d)) {
 		end, own = d, time.Time{}
 	}
-	if !l.direct(b.now, end) {
-		b.deadline = own
-		if q, ok := l.backend.(queueWaiter); ok && !wait {
+	direct := l.direct(b.now, end)
+	// A call that needs more than the caller's goroutine to stay bounded,
+	// or that its caller may cancel over a client that ends calls at
+	// deadlines only, waits in the queue when it would queue anyway
+	// (coalesce_within.go): no goroutine of its own, and it still shares
+	// a pipeline.
+	if (!direct || l.honorsDeadline && !endsOnlyAtDeadline(ctx)) && !wait {
+		if q, ok := l.backend.(queueWaiter); ok {
 			if v, p, err, queued := q.evalWithin(ctx, c, own); queued {
 				return v, 0, p, err
 			}
 		}
+	}
+	if !direct {
+		b.deadline = own
 		return l.evalAsync(ctx, b, c, wait)
 	}
 	if !own.IsZero() && l.honorsDeadline {

@@ -31,8 +31,10 @@ import (
 // client with ContextTimeoutEnabled; HonorsDeadlines: rueidis, whose own
 // pipelining writes one command per system call when goroutines do not
 // queue faster than it writes), a batch runs until the earliest deadline
-// of its calls, and only calls that nothing but a deadline can end share
-// one (route).
+// of its calls, and only calls that nothing but a deadline can end join
+// one through eval: a call its caller may cancel goes out on its own
+// round trip (route), counted like any other, unless it waits in the
+// queue listening to its context instead (coalesce_within.go).
 type coalescer struct {
 	direct func(ctx context.Context, c Call) (any, error)
 	batch  func(ctx context.Context, calls []Call) []Reply
@@ -152,7 +154,14 @@ func (co *coalescer) settleReply(q *queuedCall, r Reply) Reply {
 // trip with its own context, where the cancellation reaches the call.
 func (co *coalescer) route(ctx context.Context, c Call) (any, error) {
 	if co.deadlines && !endsOnlyAtDeadline(ctx) {
-		return co.direct(ctx, c)
+		// A round trip under way like any other: calls that find enough
+		// of them queue, and its end sends them.
+		co.mu.Lock()
+		co.flights++
+		co.mu.Unlock()
+		v, err := co.direct(ctx, c)
+		co.passOn(nil)
+		return v, err
 	}
 	return co.eval(ctx, c)
 }

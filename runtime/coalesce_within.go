@@ -18,6 +18,11 @@ import (
 // lead goes out on a goroutine of its own, one per batch rather than one
 // per call, since its caller must stay free to give up. A call that would
 // go out at once still runs on a goroutine of its own.
+//
+// The same wait lets a call its caller may cancel share a pipeline over a
+// go-redis client with ContextTimeoutEnabled, where a batch runs until the
+// earliest deadline of its calls and a cancellation could not reach the
+// call once it is in one: such a call used to go out alone (route).
 
 // Call states, in queuedCall.state: the batch's settler and an owner that
 // gives up race for the call once it is sent, and whoever moves it out of
