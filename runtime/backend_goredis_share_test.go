@@ -34,17 +34,25 @@ func (p *pipelineSizes) ProcessPipelineHook(next redis.ProcessPipelineHook) redi
 	}
 }
 
-// A go-redis client that ends each call at its context's deadline
-// (ContextTimeoutEnabled) runs the Locker's calls on their callers'
-// goroutines, and calls that queue behind those under way still share one
-// pipeline, as over any other go-redis client.
-func TestGoRedisWithContextTimeoutSharesRoundTrips(t *testing.T) {
+// deadlineClientBehindProxy returns a go-redis client with
+// ContextTimeoutEnabled (and long timeouts of its own) to a new server
+// behind a proxy, and what records its pipelines of script calls.
+func deadlineClientBehindProxy(t *testing.T) (*redistest.Proxy, *redis.Client, *pipelineSizes) {
 	proxy := redistest.StartProxy(t, redistest.Start(t).Addr)
 	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr, ContextTimeoutEnabled: true, PoolSize: 16,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second})
 	t.Cleanup(func() { rdb.Close() })
 	pipes := &pipelineSizes{}
 	rdb.AddHook(pipes)
+	return proxy, rdb, pipes
+}
+
+// A go-redis client that ends each call at its context's deadline
+// (ContextTimeoutEnabled) runs the Locker's calls on their callers'
+// goroutines, and calls that queue behind those under way still share one
+// pipeline, as over any other go-redis client.
+func TestGoRedisWithContextTimeoutSharesRoundTrips(t *testing.T) {
+	proxy, rdb, pipes := deadlineClientBehindProxy(t)
 	b := NewGoRedisBackend(rdb).(*goRedisBackend)
 	if bound, honors := b.callLimit(); !honors || bound <= 0 {
 		t.Fatalf("callLimit = %v, %v: want the client's bound, honoured deadlines", bound, honors)
@@ -96,12 +104,7 @@ func TestGoRedisWithContextTimeoutSharesRoundTrips(t *testing.T) {
 // whose caller gives up returns at once, and is never sent if it had not
 // been.
 func TestGoRedisWithContextTimeoutSharesCancellableAcquires(t *testing.T) {
-	proxy := redistest.StartProxy(t, redistest.Start(t).Addr)
-	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr, ContextTimeoutEnabled: true, PoolSize: 16,
-		ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second})
-	t.Cleanup(func() { rdb.Close() })
-	pipes := &pipelineSizes{}
-	rdb.AddHook(pipes)
+	proxy, rdb, pipes := deadlineClientBehindProxy(t)
 	l := New(rdb)
 	t.Cleanup(func() { l.Close() })
 	co := l.given.(*goRedisBackend).co

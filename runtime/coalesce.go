@@ -206,10 +206,9 @@ func (co *coalescer) eval(ctx context.Context, c Call) (any, error) {
 func (co *coalescer) settle(q *queuedCall, batch []*queuedCall) (any, error) {
 	if batch != nil {
 		co.lead(batch)
+		<-q.signal // lead delivered q's reply too; buffered, so no wait
 	}
-	v, err := q.reply.Value, q.reply.Err
-	q.recycle()
-	return v, err
+	return q.take()
 }
 
 // recycle gives q back to queuedCalls, holding on to nothing of its call.
@@ -248,20 +247,21 @@ func (co *coalescer) passOn(sent []*queuedCall) {
 	batch[0].signal <- batch // buffered: its owner picks it up
 }
 
-// lead sends batch as one pipeline, hands each call its reply and passes
-// the round trip on. It runs with the first call's context values (a
-// tracing hook's span) but not its cancellation: one caller giving up must
-// not fail the others' calls; the client's timeouts bound it. The first
-// call is the caller's own, which reads its reply when lead returns.
+// lead sends batch as one pipeline, hands each call its reply (deliver)
+// and passes the round trip on. It runs with the first call's context
+// values (a tracing hook's span) but not its cancellation: one caller
+// giving up must not fail the others' calls; the client's timeouts bound
+// it. Its goroutine is the first call's owner's (settle), or one of its own
+// for an owner that must stay free to give up (coalesce_within.go).
 func (co *coalescer) lead(batch []*queuedCall) {
 	ctx, cancel := co.batchContext(batch)
 	defer cancel()
 	if len(batch) == 1 {
 		// A pipeline of one saves nothing; the direct path is the one every
 		// other lone call takes, with the same client behaviour.
-		q := batch[0]
-		q.reply.Value, q.reply.Err = co.direct(ctx, q.c)
-		q.reply = co.settleReply(q, q.reply)
+		var r Reply
+		r.Value, r.Err = co.direct(ctx, batch[0].c)
+		co.deliver(batch[0], r)
 		co.passOn(batch)
 		return
 	}
@@ -270,10 +270,6 @@ func (co *coalescer) lead(batch []*queuedCall) {
 		calls[i] = q.c
 	}
 	for i, r := range co.batch(ctx, calls) {
-		if i == 0 {
-			batch[0].reply = co.settleReply(batch[0], r)
-			continue
-		}
 		co.deliver(batch[i], r)
 	}
 	co.passOn(batch)

@@ -61,7 +61,7 @@ func (co *coalescer) evalWithin(ctx context.Context, c Call, deadline time.Time)
 			v, err = q.take()
 			return v, finished(err), err, true
 		}
-		go co.leadDetached(batch) // q is its first call
+		go co.lead(batch) // q is its first call
 	case <-ctx.Done():
 		return co.giveUp(q)
 	case <-stop:
@@ -93,7 +93,7 @@ func (co *coalescer) giveUp(q *queuedCall) (any, *pending, error, bool) {
 	if leads {
 		// passOn sends the batch right after marking it sent, to a
 		// buffered channel: this receive does not wait on Redis.
-		go co.leadDetached(<-q.signal)
+		go co.lead(<-q.signal)
 	}
 	return co.abandon(q)
 }
@@ -130,27 +130,4 @@ func (co *coalescer) deliver(q *queuedCall, r Reply) {
 	p.err = q.reply.Err
 	q.recycle()
 	close(p.done)
-}
-
-// leadDetached is lead on a goroutine of its own, for a batch whose first
-// call's owner waits with a deadline: every call of the batch, the first
-// included, gets its reply through deliver.
-func (co *coalescer) leadDetached(batch []*queuedCall) {
-	ctx, cancel := co.batchContext(batch)
-	defer cancel()
-	if len(batch) == 1 {
-		var r Reply
-		r.Value, r.Err = co.direct(ctx, batch[0].c)
-		co.deliver(batch[0], r)
-		co.passOn(batch)
-		return
-	}
-	calls := make([]Call, len(batch))
-	for i, q := range batch {
-		calls[i] = q.c
-	}
-	for i, r := range co.batch(ctx, calls) {
-		co.deliver(batch[i], r)
-	}
-	co.passOn(batch)
 }
