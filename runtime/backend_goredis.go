@@ -34,8 +34,9 @@ func NewGoRedisBackend(rdb redis.UniversalClient) Backend {
 		// Concurrent calls share round trips (coalesce.go). A client that
 		// ends each call at its context's deadline (ContextTimeoutEnabled)
 		// ends a pipeline at its context's too, so there, as over rueidis,
-		// a batch runs until the earliest deadline of its calls and a call
-		// its caller may cancel runs alone (coalescer.route).
+		// a batch runs until the earliest deadline of its calls, and a call
+		// its caller may cancel either waits in the queue listening to its
+		// context (evalWithin) or runs alone (coalescer.route).
 		b.co = newCoalescer(b.evalDirect, b.evalBatchOnce)
 		b.co.deadlines = c.Options().ContextTimeoutEnabled
 	}

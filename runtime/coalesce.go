@@ -25,7 +25,8 @@ import (
 // happened), and a call already in a batch waits for that pipeline, which
 // the client's own timeouts bound, as they bound a direct call. The
 // runtime relies on that: it cleans up after a call only once the call is
-// over (call.go).
+// over (call.go). A caller that must be free to give up at its deadline
+// queues through evalWithin instead, which hands it the call's pending.
 //
 // Over a client that stops a call at its context's deadline (a go-redis
 // client with ContextTimeoutEnabled; HonorsDeadlines: rueidis, whose own

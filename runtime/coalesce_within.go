@@ -7,10 +7,11 @@ import (
 
 // A call whose caller stops waiting at a deadline, over a client that does
 // not stop there by itself (go-redis without ContextTimeoutEnabled, where
-// one call may take about a minute at the defaults), used to run on a
-// goroutine of its own (evalAsync), which the caller left when it gave up.
-// Most such calls are acquires of callers with a request deadline, and
-// under load most of them queue in the coalescer anyway. So one that finds
+// one call may take about a minute at the defaults), needs a goroutine
+// other than its caller's to run on (evalAsync), which the caller leaves
+// when it gives up. Most such calls are acquires of callers with a request
+// deadline, and under load most of them would queue in the coalescer
+// anyway. So one that finds
 // the round trips busy waits in the queue itself, listening to its context
 // and its deadline as well (evalWithin): taken out if it gives up before
 // it is sent (nothing happened), or left to its batch with a pending that
@@ -22,7 +23,7 @@ import (
 // The same wait lets a call its caller may cancel share a pipeline over a
 // go-redis client with ContextTimeoutEnabled, where a batch runs until the
 // earliest deadline of its calls and a cancellation could not reach the
-// call once it is in one: such a call used to go out alone (route).
+// call once it is in one: otherwise such a call goes out alone (route).
 
 // Call states, in queuedCall.state: the batch's settler and an owner that
 // gives up race for the call once it is sent, and whoever moves it out of
@@ -86,7 +87,7 @@ func (co *coalescer) giveUp(q *queuedCall) (any, *pending, error, bool) {
 		co.remove(q)
 		co.mu.Unlock()
 		q.recycle()
-		return nil, returned, errNoReply, true // nothing was sent: nothing to clean up
+		return nil, returned, errNoReply, true // never sent: its pending is over already
 	}
 	leads := q.leads
 	co.mu.Unlock()
