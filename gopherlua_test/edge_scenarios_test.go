@@ -20,7 +20,7 @@ func edgeScenarios() []*scenario {
 				{at: 10 * ms, script: facq, holder: "B", lease: 1000 * ms, want: busy(990),
 					expect: []keyWant{{suffix: ":queue", members: []string{"ghost", "B"}}}},
 				// The release skips the ghost and hands the lock to B.
-				{at: 20 * ms, script: frel, holder: "A", lease: 1000 * ms, want: integer(1),
+				{at: 20 * ms, script: frel, holder: "A", lease: 1000 * ms, want: handedTo("B"),
 					expect: []keyWant{{holder: "B", ttl: 990 * ms, handed: true},
 						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
 				{at: 30 * ms, script: facq, holder: "B", lease: 1000 * ms, want: sameGrant()},
@@ -43,7 +43,7 @@ func edgeScenarios() []*scenario {
 				{at: 10 * ms, script: facq, holder: "B", lease: 300 * ms, want: busy(300)},
 				{at: 20 * ms, script: facq, holder: "C", lease: 2000 * ms, want: busy(1980)},
 				// B is handed the lock until its place ends (310 ms).
-				{at: 100 * ms, script: frel, holder: "A", lease: 2000 * ms, want: integer(1),
+				{at: 100 * ms, script: frel, holder: "A", lease: 2000 * ms, want: handedTo("B"),
 					expect: []keyWant{{holder: "B", ttl: 210 * ms, handed: true}, {suffix: ":queue", members: []string{"C"}}}},
 				// B never comes; a renew by someone else finds the lock free.
 				{at: 500 * ms, script: fren, holder: "X", lease: 2000 * ms, want: integer(0),
@@ -71,7 +71,7 @@ func edgeScenarios() []*scenario {
 			steps: []step{
 				{at: 0, script: macq, holder: "A", lease: 1000 * ms, extra: window(500 * ms), want: granted()},
 				{at: 10 * ms, script: macq, holder: "B", lease: 1000 * ms, extra: window(500 * ms), want: busy(500)},
-				{at: 20 * ms, script: mrel, holder: "A", lease: 1000 * ms, want: integer(1),
+				{at: 20 * ms, script: mrel, holder: "A", lease: 1000 * ms, want: handedTo("B"),
 					expect: []keyWant{{holder: "B", waiters: "1", ttl: 490 * ms, handed: true}}},
 				{at: 30 * ms, script: macq, holder: "B", lease: 1000 * ms, extra: window(500 * ms), want: sameGrant()},
 				{at: 40 * ms, script: mrel, holder: "B", lease: 1000 * ms, want: integer(1), expect: retired(mutexFamily)},
@@ -97,7 +97,7 @@ func edgeScenarios() []*scenario {
 				// Handed over in the microsecond of the grant: the fence
 				// still rises.
 				{at: 101 * ms, script: macq, holder: "D", lease: 100 * ms, extra: window(50 * ms), want: busy(50)},
-				{at: 101 * ms, script: mrel, holder: "C", lease: 100 * ms, want: integer(1),
+				{at: 101 * ms, script: mrel, holder: "C", lease: 100 * ms, want: handedTo("D"),
 					expect: []keyWant{{holder: "D", waiters: "1", ttl: 50 * ms, handed: true}}},
 				// Released in that microsecond, nobody registered: a
 				// tombstone again.
@@ -118,7 +118,7 @@ func edgeScenarios() []*scenario {
 					expect: []keyWant{{holder: tombstone, ttl: 130 * ms}}},
 				{at: 20 * ms, script: macq, holder: "B", lease: 100 * ms, extra: window(100 * ms), want: granted()},
 				{at: 20 * ms, script: macq, holder: "C", lease: 100 * ms, extra: window(100 * ms), want: busy(100)},
-				{at: 20 * ms, script: mrel, holder: "B", lease: 100 * ms, want: integer(1),
+				{at: 20 * ms, script: mrel, holder: "B", lease: 100 * ms, want: handedTo("C"),
 					expect: []keyWant{{holder: "C", waiters: "1", ttl: 100 * ms, handed: true}}},
 				{at: 20 * ms, script: mrel, holder: "C", lease: 100 * ms, want: integer(1),
 					expect: []keyWant{{holder: tombstone, ttl: 100 * ms}}},
@@ -140,7 +140,7 @@ func edgeScenarios() []*scenario {
 				{at: 0, script: facq, holder: "B", lease: 100 * ms, want: granted()},
 				{at: 0, script: facq, holder: "C", lease: 100 * ms, want: busy(100)},
 				// Handed over in the same microsecond: the fence still rises.
-				{at: 0, script: frel, holder: "B", lease: 100 * ms, want: integer(1),
+				{at: 0, script: frel, holder: "B", lease: 100 * ms, want: handedTo("C"),
 					expect: []keyWant{{holder: "C", ttl: 100 * ms, handed: true}}},
 				{at: 0, script: fhb, holder: "C", lease: 100 * ms, want: integer(0)},
 				// Given back unused in that microsecond, nobody waiting: a

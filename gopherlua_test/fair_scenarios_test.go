@@ -122,14 +122,14 @@ func fairScenarios() []*scenario {
 				{at: 310 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(0), unchanged: true},
 				// A's release hands the lock to B for what is left of B's
 				// place (until 1010 ms).
-				{at: 400 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(1),
+				{at: 400 * ms, script: rel, holder: "A", lease: 1000 * ms, want: handedTo("B"),
 					expect: []keyWant{{holder: "B", waiters: "0", ttl: 610 * ms, handed: true},
 						{suffix: ":queue", members: []string{"D"}}, {suffix: ":alive", members: []string{"D"}}}},
 				{at: 410 * ms, script: acq, holder: "D", lease: 1000 * ms, want: busy(600)},
 				// B missed the message: its retry is the same grant.
 				{at: 420 * ms, script: acq, holder: "B", lease: 1000 * ms, want: sameGrant(), leaseOnly: true,
 					expect: []keyWant{{holder: "B", ttl: 1000 * ms}, {suffix: ":queue", members: []string{"D"}}}},
-				{at: 500 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(1),
+				{at: 500 * ms, script: rel, holder: "B", lease: 1000 * ms, want: handedTo("D"),
 					expect: []keyWant{{holder: "D", ttl: 910 * ms, handed: true},
 						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
 				{at: 510 * ms, script: acq, holder: "D", lease: 1000 * ms, want: sameGrant()},
@@ -146,9 +146,9 @@ func fairScenarios() []*scenario {
 				{at: 0, script: acq, holder: "A", lease: 1000 * ms, want: granted()},
 				{at: 10 * ms, script: acq, holder: "B", lease: 1000 * ms, want: busy(990)},
 				{at: 20 * ms, script: acq, holder: "C", lease: 1000 * ms, want: busy(980)},
-				{at: 100 * ms, script: rel, holder: "A", lease: 1000 * ms, want: integer(1),
+				{at: 100 * ms, script: rel, holder: "A", lease: 1000 * ms, want: handedTo("B"),
 					expect: []keyWant{{holder: "B", ttl: 910 * ms, handed: true}, {suffix: ":queue", members: []string{"C"}}}},
-				{at: 200 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(1),
+				{at: 200 * ms, script: rel, holder: "B", lease: 1000 * ms, want: handedTo("C"),
 					expect: []keyWant{{holder: "C", ttl: 820 * ms, handed: true},
 						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
 				{at: 250 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(0), unchanged: true},
@@ -224,7 +224,7 @@ func fairScenarios() []*scenario {
 				{at: 800 * ms, script: hb, holder: "B", lease: 500 * ms, want: integer(1)},
 				// A releases: B, first in line, is handed the lock for
 				// what is left of its place (until 1300 ms).
-				{at: 900 * ms, script: rel, holder: "A", lease: 3000 * ms, want: integer(1),
+				{at: 900 * ms, script: rel, holder: "A", lease: 3000 * ms, want: handedTo("B"),
 					expect: []keyWant{{holder: "B", ttl: 400 * ms, handed: true}, {suffix: ":queue", members: []string{"D"}}}},
 				// B crashed right then; D keeps heartbeating. Once B's
 				// hold runs out (1300 ms), D's heartbeat keeps D's place
@@ -255,7 +255,7 @@ func fairScenarios() []*scenario {
 				{at: 500 * ms, script: acq, holder: "B", lease: 300 * ms, want: busy(300),
 					expect: []keyWant{{suffix: ":queue", members: []string{"C", "B"}},
 						{suffix: ":alive", members: []string{"B", "C"}, deadlines: []time.Duration{800 * ms, 2020 * ms}}}},
-				{at: 600 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(1),
+				{at: 600 * ms, script: rel, holder: "A", lease: 2000 * ms, want: handedTo("C"),
 					expect: []keyWant{{holder: "C", ttl: 1420 * ms, handed: true}, {suffix: ":queue", members: []string{"B"}}}},
 			},
 			wakes: []string{grantWake("C")},
@@ -273,7 +273,7 @@ func fairScenarios() []*scenario {
 				{at: 20 * ms, script: acq, holder: "C", lease: 300 * ms, want: busy(300)},
 				{at: 200 * ms, script: hb, holder: "C", lease: 300 * ms, want: integer(1),
 					expect: []keyWant{{suffix: ":alive", members: []string{"C", "B"}, deadlines: []time.Duration{500 * ms, 1010 * ms}}}},
-				{at: 300 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(1),
+				{at: 300 * ms, script: rel, holder: "A", lease: 2000 * ms, want: handedTo("B"),
 					expect: []keyWant{{holder: "B", ttl: 710 * ms, handed: true}, {suffix: ":queue", members: []string{"C"}},
 						{suffix: ":alive", members: []string{"C"}, deadlines: []time.Duration{500 * ms}, ttl: 710 * ms}}},
 			},
@@ -292,10 +292,10 @@ func fairScenarios() []*scenario {
 				{at: 10 * ms, script: acq, holder: "B", lease: 1000 * ms, want: busy(1000)},
 				{at: 20 * ms, script: acq, holder: "C", lease: 300 * ms, want: busy(300)},
 				{at: 30 * ms, script: acq, holder: "D", lease: 2000 * ms, want: busy(1970)},
-				{at: 400 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(1),
+				{at: 400 * ms, script: rel, holder: "A", lease: 2000 * ms, want: handedTo("B"),
 					expect: []keyWant{{holder: "B", ttl: 610 * ms, handed: true}, {suffix: ":queue", members: []string{"C", "D"}},
 						{suffix: ":alive", members: []string{"D"}, deadlines: []time.Duration{2030 * ms}}}},
-				{at: 500 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(1),
+				{at: 500 * ms, script: rel, holder: "B", lease: 1000 * ms, want: handedTo("D"),
 					expect: []keyWant{{holder: "D", ttl: 1530 * ms, handed: true},
 						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
 			},

@@ -43,7 +43,7 @@ func mutexScenarios() []*scenario {
 						{suffix: ":waiters", members: []string{"B"}, deadlines: []time.Duration{900 * ms}, ttl: 600 * ms}}},
 				{at: 400 * ms, script: acq, holder: "C", lease: 3000 * ms, extra: window(1000 * ms), want: busy(1000),
 					expect: []keyWant{{suffix: ":waiters", members: []string{"B", "C"}, deadlines: []time.Duration{900 * ms, 1400 * ms}, ttl: 1000 * ms}}},
-				{at: 500 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(1),
+				{at: 500 * ms, script: rel, holder: "A", lease: 2000 * ms, want: handedTo("B"),
 					expect: []keyWant{{holder: "B", waiters: "1", ttl: 400 * ms, handed: true},
 						{suffix: ":waiters", members: []string{"C"}, deadlines: []time.Duration{1400 * ms}, ttl: 900 * ms}}},
 				// B missed the message: its next attempt finds the lock its
@@ -52,7 +52,7 @@ func mutexScenarios() []*scenario {
 					expect: []keyWant{{holder: "B", waiters: "1", ttl: 1000 * ms}}},
 				{at: 600 * ms, script: ren, holder: "A", lease: 2000 * ms, want: integer(0), unchanged: true},
 				{at: 600 * ms, script: rel, holder: "A", lease: 2000 * ms, want: integer(0), unchanged: true},
-				{at: 700 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(1),
+				{at: 700 * ms, script: rel, holder: "B", lease: 1000 * ms, want: handedTo("C"),
 					expect: []keyWant{{holder: "C", waiters: "1", ttl: 700 * ms, handed: true}, {suffix: ":waiters", absent: true}}},
 				// Marked, but nobody is registered any more: retired,
 				// nothing published.
@@ -75,12 +75,12 @@ func mutexScenarios() []*scenario {
 					expect: []keyWant{{suffix: ":waiters", members: []string{"B", "E", "D", "C"},
 						deadlines: []time.Duration{400 * ms, 1750 * ms, 1800 * ms, 2150 * ms}}}},
 				// B's registration ended at 400 ms.
-				{at: 600 * ms, script: rel, holder: "A", lease: 5000 * ms, want: integer(1),
+				{at: 600 * ms, script: rel, holder: "A", lease: 5000 * ms, want: handedTo("E"),
 					expect: []keyWant{{holder: "E", waiters: "1", ttl: 1150 * ms, handed: true},
 						{suffix: ":waiters", members: []string{"D", "C"}, deadlines: []time.Duration{1800 * ms, 2150 * ms}}}},
-				{at: 700 * ms, script: rel, holder: "E", lease: 1000 * ms, want: integer(1),
+				{at: 700 * ms, script: rel, holder: "E", lease: 1000 * ms, want: handedTo("D"),
 					expect: []keyWant{{holder: "D", waiters: "1", ttl: 1100 * ms, handed: true}, {suffix: ":waiters", members: []string{"C"}}}},
-				{at: 800 * ms, script: rel, holder: "D", lease: 1000 * ms, want: integer(1),
+				{at: 800 * ms, script: rel, holder: "D", lease: 1000 * ms, want: handedTo("C"),
 					expect: []keyWant{{holder: "C", waiters: "1", ttl: 1350 * ms, handed: true}, {suffix: ":waiters", absent: true}}},
 				{at: 900 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(1), expect: retired(mutexFamily)},
 			},
@@ -202,7 +202,7 @@ func mutexScenarios() []*scenario {
 				// is not: the lock is handed over.
 				{at: 800 * ms, script: acq, holder: "E", lease: 1000 * ms, extra: window(500 * ms), want: granted()},
 				{at: 900 * ms, script: acq, holder: "F", lease: 1000 * ms, extra: window(400 * ms), want: busy(400)},
-				{at: 1000 * ms, script: rel, holder: "E", lease: 1000 * ms, ownFence: true, want: integer(1),
+				{at: 1000 * ms, script: rel, holder: "E", lease: 1000 * ms, ownFence: true, want: handedTo("F"),
 					expect: []keyWant{{holder: "F", waiters: "1", ttl: 300 * ms, handed: true}, {suffix: ":waiters", absent: true}}},
 				{at: 1100 * ms, script: rel, holder: "F", lease: 1000 * ms, ownFence: true, want: integer(1),
 					expect: []keyWant{{holder: tombstone, ttl: 200 * ms}}},

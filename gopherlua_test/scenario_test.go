@@ -117,6 +117,7 @@ type run struct {
 	lastFence int64
 	fences    map[string]int64 // holder/side -> fence of its current grant
 	handed    []string         // "grant:<fence>:<holder>" of each hand-over seen in the keys
+	replied   []string         // the same, as releases replied them (handedTo)
 	step      int
 }
 
@@ -259,6 +260,11 @@ func (r *run) matchWakes(msgs []string) error {
 	for _, h := range r.handed {
 		if !slices.Contains(msgs, h) {
 			return fmt.Errorf("the hand-over seen in the keys, %q, was not announced", h)
+		}
+	}
+	for _, h := range r.replied {
+		if !slices.Contains(msgs, h) {
+			return fmt.Errorf("a release replied %q, which was not announced", h)
 		}
 	}
 	return nil
@@ -420,6 +426,24 @@ func busy(ms int64) check {
 		if d := wait - ms; d > r.tol || -d > r.tol {
 			return fmt.Errorf("wait %d ms, want %d ms", wait, ms)
 		}
+		return nil
+	}
+}
+
+// handedTo: a release that handed the lock on to holder replies with the
+// wake message it published, "grant:<fence>:<holder>", whose fence is above
+// every fence seen before (matchWakes checks that it was published).
+func handedTo(holder string) check {
+	return func(r *run, st *step, got any) error {
+		msg, _ := got.(string)
+		fence, h, ok := parseGrant(msg)
+		switch {
+		case !ok || h != holder:
+			return fmt.Errorf("reply %#v, want \"grant:<fence>:%s\"", got, holder)
+		case fence <= r.lastFence:
+			return fmt.Errorf("reply %q: fence not above the last fence %d", msg, r.lastFence)
+		}
+		r.replied = append(r.replied, msg)
 		return nil
 	}
 }
@@ -702,6 +726,16 @@ func sameReply(a, b any, sa, sb time.Time, tol float64) bool {
 	case int64:
 		y, ok := b.(int64)
 		return ok && sameNumber(float64(x), float64(y), sa, sb, false, tol)
+	case string:
+		// A release that handed the lock on: "grant:<fence>:<holder>",
+		// whose fence is time-valued like a bare one.
+		y, _ := b.(string)
+		fx, hx, okx := parseGrant(x)
+		fy, hy, oky := parseGrant(y)
+		if okx && oky {
+			return hx == hy && sameNumber(float64(fx), float64(fy), sa, sb, false, tol)
+		}
+		return x == y
 	default:
 		return reflect.DeepEqual(a, b)
 	}

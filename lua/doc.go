@@ -131,7 +131,9 @@
 // registration that ends first (ZPOPMIN, again while the popped one has
 // already ended): B becomes "<waiter> <new fence> 1" with PX = the end of
 // its registration - now, and "grant:<fence>:<waiter>" is published on
-// B:wake; the waiter holds the lock without another call. The new grant
+// B:wake and is also the release's reply (so that a waiter of the
+// releaser's own process is told at once, not one message later); the
+// waiter holds the lock without another call. The new grant
 // stays marked, since others may still be registered. With the flag 1 but
 // nobody live registered, the release retires the lock (a fence
 // tombstone) and publishes "all", so that the first waiter of each process
@@ -170,7 +172,8 @@
 // straight to the first live waiter, the head: the head leaves both sets, B
 // becomes "<head> <new fence> 0" with PX = the head's place deadline - now
 // (what is left of its place, not the releaser's lease), and
-// "grant:<fence>:<head>" is published on B:wake. A newcomer that finds the
+// "grant:<fence>:<head>" is published on B:wake (and is the reply of a
+// release that handed the lock on, as for the mutex). A newcomer that finds the
 // lock free with someone else first queues behind, told to retry when the
 // head's hold would end. A head that missed the message finds out from its
 // next heartbeat (reply 0: no longer queued) or acquire (the same grant); a

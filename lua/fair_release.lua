@@ -7,8 +7,10 @@
 -- ARGV[1] holder id, ARGV[2] lease ms (checked, unused), ARGV[3] PUBLISH | SPUBLISH
 --
 -- Reply: 1 released (the lock was the caller's: held, or handed to it
--- before it heard); 0 not held by this holder (its place in the queue, if
--- any, is gone).
+-- before it heard); "grant:<fence>:<head>" released and handed to the
+-- first live waiter (the wake message, so that a waiter of the caller's
+-- own process hears of it from this reply); 0 not held by this holder (its
+-- place in the queue, if any, is gone).
 -- Wake: "grant:<fence>:<head>" when the lock goes to the first live waiter
 -- (lg_fair_hand_over), or, when not held, if the lock is free while someone
 -- waits.
@@ -29,8 +31,7 @@ if owner ~= holder then
   return 0
 end
 
-local now_ms = lg_now()
-if not lg_fair_pass_on(KEYS[1], queue, alive, fence, now_ms, pub, KEYS[4]) then
-  lg_retire_string(KEYS[1], fence)
-end
+local grant = lg_fair_pass_on(KEYS[1], queue, alive, fence, lg_now(), pub, KEYS[4])
+if grant then return grant end
+lg_retire_string(KEYS[1], fence)
 return 1

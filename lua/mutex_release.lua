@@ -10,8 +10,10 @@
 --         A caller that does not know (a clean-up, a waiter withdrawing)
 --         sends none, and B is only read unless the lock is the caller's.
 --
--- Reply: 1 released; 0 not held by this holder (its registration, if any,
--- is gone).
+-- Reply: 1 released; "grant:<fence>:<waiter>" released and handed to that
+-- waiter (the wake message, so that a waiter of the caller's own process
+-- hears of it from this reply); 0 not held by this holder (its
+-- registration, if any, is gone).
 -- Wake: "grant:<fence>:<waiter>" when the lock goes to the registered
 -- waiter whose registration runs out first among the live ones (lapsed
 -- registrations met on the way are dropped); "all" when the set held
@@ -78,8 +80,9 @@ if waiters == '1' then
       -- the full lease. Others may still be registered: the flag stays.
       fence = string.format('%d', fence + 1)
       redis.call('SET', KEYS[1], next[1] .. ' ' .. fence .. ' 1', 'PX', until_ms - now_ms + LG_FLOOR_MS)
-      redis.call(pub, KEYS[3], 'grant:' .. fence .. ':' .. next[1])
-      return 1
+      local grant = 'grant:' .. fence .. ':' .. next[1]
+      redis.call(pub, KEYS[3], grant)
+      return grant
     end
   end
   -- Someone registered, but no registration is live now (lapsed,

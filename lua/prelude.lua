@@ -157,10 +157,15 @@ end
 -- request that made that registration, so its local deadline falls before
 -- Redis's; its first renewal (or, if it missed the message, its next
 -- acquire, which finds the lock its own) gives the lock its full lease.
+-- Returns the wake message, which a release also replies with: a waiter in
+-- the releaser's own process then hears of its grant from the reply,
+-- without waiting for the message.
 local function lg_hand_over(key, holder, fence, waiters, ttl_ms, pub, wake)
   fence = lg_next_fence(fence)
   redis.call('SET', key, lg_lock_encode(holder, fence, waiters), 'PX', lg_lease_ttl(ttl_ms))
-  redis.call(pub, wake, 'grant:' .. lg_int(fence) .. ':' .. holder)
+  local grant = 'grant:' .. lg_int(fence) .. ':' .. holder
+  redis.call(pub, wake, grant)
+  return grant
 end
 
 -- Ends an exclusive lock whose waiters set is empty: leaves a tombstone
@@ -274,20 +279,20 @@ end
 -- deadline is one lease after its last acquire or heartbeat.
 local function lg_fair_hand_over(lock, alive, head, deadline, fence, now_ms, pub, wake)
   redis.call('ZREM', alive, head)
-  lg_hand_over(lock, head, fence, 0, deadline - now_ms, pub, wake)
+  return lg_hand_over(lock, head, fence, 0, deadline - now_ms, pub, wake)
 end
 
 -- Called by a script that found the lock free (absent, a tombstone with
 -- the last fence, or a lease that ended) while the queue may not be empty:
--- the first live waiter, if any, gets the lock at once. Returns whether one
--- did. head is the first waiter if the caller knows it, else nil.
+-- the first live waiter, if any, gets the lock at once. Returns the wake
+-- message of its grant, or false if nobody got it. head is the first
+-- waiter if the caller knows it, else nil.
 local function lg_fair_grant_head(lock, queue, alive, fence, now_ms, pub, wake, head)
   local deadline
   head, deadline = lg_fair_live_head(queue, alive, now_ms, head)
   if not head then return false end
   redis.call('ZREM', queue, head)
-  lg_fair_hand_over(lock, alive, head, deadline, fence, now_ms, pub, wake)
-  return true
+  return lg_fair_hand_over(lock, alive, head, deadline, fence, now_ms, pub, wake)
 end
 
 -- Removes first from alive and returns its deadline (a number), or nil if
@@ -312,14 +317,14 @@ end
 
 -- The release of a held fair lock: the lock goes to the first live waiter,
 -- popped off the queue as it is read (ZPOPMIN saves a ZREM), or to the next
--- one if that place ran out. Returns whether someone got it.
+-- one if that place ran out. Returns the wake message of the grant, or
+-- false if nobody got it.
 local function lg_fair_pass_on(lock, queue, alive, fence, now_ms, pub, wake)
   local first = redis.call('ZPOPMIN', queue)[1]
   if not first then return false end
   local deadline = lg_fair_take_deadline(alive, first, now_ms)
   if deadline and deadline > now_ms then
-    lg_hand_over(lock, first, fence, 0, deadline - now_ms, pub, wake)
-    return true
+    return lg_hand_over(lock, first, fence, 0, deadline - now_ms, pub, wake)
   end
   if deadline then lg_fair_evict(queue, alive, now_ms) end
   return lg_fair_grant_head(lock, queue, alive, fence, now_ms, pub, wake, nil)

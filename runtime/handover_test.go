@@ -85,6 +85,84 @@ func TestFairHandoffNeedsNoAttempt(t *testing.T) {
 	}
 }
 
+// countAcquires is dropGrants that also counts the calls of one acquire
+// script.
+type countAcquires struct {
+	*dropGrants
+	script *lua.Script
+	calls  atomic.Int64
+}
+
+func (c *countAcquires) Eval(ctx context.Context, call runtime.Call) (any, error) {
+	if call.Script == c.script {
+		c.calls.Add(1)
+	}
+	return c.dropGrants.Eval(ctx, call)
+}
+
+func (c *countAcquires) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
+	for _, call := range calls {
+		if call.Script == c.script {
+			c.calls.Add(1)
+		}
+	}
+	return c.dropGrants.EvalBatch(ctx, calls)
+}
+
+// A waiter of the releaser's own Locker hears of its grant from the
+// release's reply: with every grant message lost, it still returns at once
+// after the release, without an attempt of its own (its next one, or a
+// heartbeat, is not due for 10s).
+func TestSameLockerHandoffNeedsNoMessage(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, tg target) {
+		for _, kind := range exclusiveKinds {
+			t.Run(kind.String(), func(t *testing.T) {
+				var counted *countAcquires
+				observe, busy := busySignal()
+				l := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
+					counted = &countAcquires{dropGrants: newDropGrants(b), script: acquireScript[kind]}
+					return counted
+				}, runtime.WithObserver(observe), runtime.WithWaiterWindow(30*time.Second))
+				ctx := ctxTimeout(t, 10*time.Second)
+				lock := runtime.Lock{Kind: kind, Key: "local", Lease: 30 * time.Second}
+				h, err := l.Acquire(ctx, lock)
+				if err != nil {
+					t.Fatal(err)
+				}
+				first, _ := runtime.Fence(h.Context())
+				got := acquireAsync(ctx, l, lock)
+				waitBusy(t, busy, 2) // attempt, subscribe, attempt: it sleeps now
+				before := counted.calls.Load()
+				if err := h.Release(); err != nil {
+					t.Fatal(err)
+				}
+				a := <-got
+				if a.err != nil {
+					t.Fatal(a.err)
+				}
+				select {
+				case <-counted.first:
+				case <-time.After(5 * time.Second):
+					t.Fatal("the release published no grant message (to drop) within 5s")
+				}
+				if n := counted.calls.Load() - before; n != 0 {
+					t.Errorf("the waiter made %d acquire calls after the release, want 0 (told by the release's reply)", n)
+				}
+				if fence, ok := runtime.Fence(a.h.Context()); !ok || fence <= first {
+					t.Errorf("fence of the handed-over lock %d (%v), want > %d", fence, ok, first)
+				}
+				if err := a.h.Release(); err != nil {
+					t.Fatal(err)
+				}
+				assertFree(t, ctx, tg, lock, 0)
+			})
+		}
+	})
+}
+
+// acquireScript is the acquire script of each exclusive kind.
+var acquireScript = map[runtime.Kind]*lua.Script{runtime.Mutex: lua.MutexAcquire, runtime.Fair: lua.FairAcquire}
+
 // exclusiveKinds are the kinds whose release hands the lock over.
 var exclusiveKinds = []runtime.Kind{runtime.Fair, runtime.Mutex}
 

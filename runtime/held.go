@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -271,11 +272,14 @@ func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 		l.cleanUp(hl.spec, holder, finished(err))
 		return fmt.Errorf("lockgen: release %s: %w (retrying in the background)", hl.spec, err)
 	}
-	switch n, ok := reply.(int64); {
-	case !ok:
-		return fmt.Errorf("lockgen: release %s: unexpected reply %#v", hl.spec, reply)
-	case n == 1:
+	switch grant, ok := releasedBy(reply); {
+	case grant != "":
+		l.wakeups.handedOver(hl.spec.wake, grant)
 		return nil
+	case ok:
+		return nil
+	case reply != int64(0):
+		return fmt.Errorf("lockgen: release %s: unexpected reply %#v", hl.spec, reply)
 	}
 	h.mu.Lock()
 	lost := h.lostErr
@@ -284,6 +288,21 @@ func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 		return fmt.Errorf("%w: release %s: %w", ErrNotHeld, hl.spec, lost)
 	}
 	return fmt.Errorf("%w: release %s: expired or taken over", ErrNotHeld, hl.spec)
+}
+
+// releasedBy reports whether a release script's reply says that it
+// released the caller's lock: 1, or the wake message of the grant that
+// handed the lock on ("grant:<fence>:<holder>"), which it returns too.
+func releasedBy(reply any) (grant string, ok bool) {
+	switch v := reply.(type) {
+	case int64:
+		return "", v == 1
+	case string:
+		if strings.HasPrefix(v, "grant:") {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // releaseContext returns the context of a release of h: the values of

@@ -253,8 +253,10 @@ func (q *quorumBackend) release(ctx context.Context, c Call) (any, error) {
 	answers := q.fanOut(ctx, nil, []Call{c}, leaseOf(c), settled)
 	released := 0
 	for _, a := range answers {
-		if r, ok := a.reply(0); ok && r.Value == int64(1) {
-			released++
+		if r, ok := a.reply(0); ok {
+			if _, done := releasedBy(r.Value); done {
+				released++
+			}
 		}
 	}
 	switch {

@@ -406,18 +406,8 @@ func (m *wakeups) deliver(wc *wakeChannel, s *wakeSub, payload string) {
 		s.ended = true
 		wakeAll(wc)
 	case strings.HasPrefix(payload, "grant:"):
-		// "grant:<fence>:<holder>": the lock handed to holder.
-		fence, holder, _ := strings.Cut(payload[len("grant:"):], ":")
-		f, err := strconv.ParseInt(fence, 10, 64)
-		if err != nil || holder == "" {
+		if !wc.grant(payload) {
 			wakeAll(wc)
-			return
-		}
-		for _, w := range wc.waiters {
-			if w.holder == holder {
-				w.granted, w.grantFence = true, f
-				trySignal(w)
-			}
 		}
 	case strings.HasPrefix(payload, "n:"):
 		n, err := strconv.Atoi(payload[len("n:"):])
@@ -437,6 +427,37 @@ func (m *wakeups) deliver(wc *wakeChannel, s *wakeSub, payload string) {
 	default:
 		wakeAll(wc)
 	}
+}
+
+// handedOver passes on a grant learnt from the reply of a release of this
+// Locker (grant: the wake message the release published) to the waiter it
+// names, if that waiter is one of this Locker's. The waiter then hears of
+// its grant as soon as the releaser does, rather than after the message,
+// which comes later to the same effect.
+func (m *wakeups) handedOver(channel, grant string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if wc := m.channels[channel]; wc != nil {
+		wc.grant(grant)
+	}
+}
+
+// grant marks and wakes the waiter that payload, "grant:<fence>:<holder>",
+// handed the lock to, if it waits here. It reports whether payload was
+// well formed.
+func (wc *wakeChannel) grant(payload string) bool {
+	fence, holder, _ := strings.Cut(payload[len("grant:"):], ":")
+	f, err := strconv.ParseInt(fence, 10, 64)
+	if err != nil || holder == "" {
+		return false
+	}
+	for _, w := range wc.waiters {
+		if w.holder == holder {
+			w.granted, w.grantFence = true, f
+			trySignal(w)
+		}
+	}
+	return true
 }
 
 func wakeAll(wc *wakeChannel) {
