@@ -444,7 +444,10 @@ func (m *wakeups) handedOver(channel, grant string) {
 
 // grant marks and wakes the waiter that payload, "grant:<fence>:<holder>",
 // handed the lock to, if it waits here. It reports whether payload was
-// well formed.
+// well formed. A grant comes twice to a waiter of the releaser's Locker
+// (the release's reply, then the message): the second is ignored, since a
+// second wake-up that the waiter does not use would go on to another
+// waiter when it leaves, for an attempt that is bound to be busy.
 func (wc *wakeChannel) grant(payload string) bool {
 	fence, holder, _ := strings.Cut(payload[len("grant:"):], ":")
 	f, err := strconv.ParseInt(fence, 10, 64)
@@ -452,7 +455,7 @@ func (wc *wakeChannel) grant(payload string) bool {
 		return false
 	}
 	for _, w := range wc.waiters {
-		if w.holder == holder {
+		if w.holder == holder && w.grantFence != f {
 			w.granted, w.grantFence = true, f
 			trySignal(w)
 		}

@@ -174,6 +174,40 @@ func TestGrantMessageMarksOnlyItsHolder(t *testing.T) {
 	}
 }
 
+// A waiter of the releaser's Locker hears of its grant twice: from the
+// release's reply (handedOver), then from the message. The second is no
+// wake-up: one the waiter did not use would go on to the next waiter when
+// it leaves, for an attempt that could only be busy.
+func TestGrantHeardTwiceWakesOnce(t *testing.T) {
+	m := newWakeups(&subscribeRecorder{})
+	const ch = "fair:{k}:wake"
+	head := m.join(ch, "h1", false, true)
+	next := m.join(ch, "h2", false, true)
+	m.handedOver(ch, "grant:1234:h1")
+	if !takeWake(head) {
+		t.Fatal("h1 was not woken by the grant in the release's reply")
+	}
+	m.deliver(head.ch, &wakeSub{}, "grant:1234:h1") // the message, while h1 is on its way out
+	if g, ok := m.grant(head); !ok || g.fence != 1234 {
+		t.Errorf("h1's grant: %+v ok %v, want fence 1234, true", g, ok)
+	}
+	m.leave(head, false)
+	if takeWake(next) {
+		t.Error("h2 was woken when h1 left: the message repeating h1's grant woke h1 a second time")
+	}
+	// A grant of another fence to the same holder is news.
+	m.handedOver(ch, "grant:1300:h2")
+	m.deliver(next.ch, &wakeSub{}, "grant:1300:h2")
+	if !takeWake(next) {
+		t.Error("h2 was not woken by its grant")
+	}
+	if g, ok := m.grant(next); !ok || g.fence != 1300 {
+		t.Errorf("h2's grant: %+v ok %v, want fence 1300, true", g, ok)
+	}
+	// handedOver on a channel nobody here waits on does nothing.
+	m.handedOver("mutex:{other}:wake", "grant:1:h9")
+}
+
 // A request that keeps a waiter's place after its previous one may have
 // lapsed marks the waiter's grants as possibly stale, for good; requests
 // within the keep time do not.
