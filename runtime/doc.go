@@ -35,10 +35,11 @@
 // wait, at most 250ms, for the attempt due at its very end), so Acquire
 // returns on time even while Redis stalls (a go-redis client reads past a
 // context's deadline unless its ContextTimeoutEnabled is set, so without it
-// a call that may have to end early waits in the Locker's queue for a
-// shared pipeline while other calls are under way, or else runs on a
-// goroutine of its own; with it, and with the rueidis backend, no call
-// needs a goroutine of its own, which costs less). Waiting does not poll: a waiter
+// a call that may have to end before the client's own timeouts would end
+// it waits in the Locker's queue for a shared pipeline while other calls
+// are under way, or else runs on a goroutine of its own; with it, and with
+// the rueidis backend, no call needs a goroutine of its own, which costs
+// less). Waiting does not poll: a waiter
 // sleeps until the holder's release publishes a wake message on the lock's
 // channel (sharded Pub/Sub on Cluster), with a retry time as a backstop.
 // One Pub/Sub connection per Redis node carries the channels of every
