@@ -46,7 +46,8 @@
 // waiter of the Locker. An exclusive lock is handed over: the release gives
 // it to a registered waiter (the head of a fair lock's queue; for a mutex,
 // the registered waiter whose registration runs out first) and says so in
-// the message, so a handoff costs the release and the message. Mutex
+// the message, so a handoff costs the release and the message (a waiter of
+// the releasing Locker hears it from the release's reply). Mutex
 // waiters of one process queue in the process and only the first talks to
 // Redis: it registers for a hand-over for the waiter window
 // (WithWaiterWindow, 500ms) and renews that every window/3, so a waiter
