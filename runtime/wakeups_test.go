@@ -204,8 +204,15 @@ func TestGrantHeardTwiceWakesOnce(t *testing.T) {
 	if g, ok := m.grant(next); !ok || g.fence != 1300 {
 		t.Errorf("h2's grant: %+v ok %v, want fence 1300, true", g, ok)
 	}
-	// handedOver on a channel nobody here waits on does nothing.
-	m.handedOver("mutex:{other}:wake", "grant:1:h9")
+	// handedOver on a channel nobody here waits on does nothing: it
+	// neither wakes anyone nor leaves a channel behind.
+	m.handedOver("mutex:{other}:wake", "grant:1:h2")
+	if takeWake(next) {
+		t.Error("a grant on another channel woke h2")
+	}
+	if _, ok := m.channels["mutex:{other}:wake"]; ok {
+		t.Error("handedOver on a channel without waiters made an entry for it")
+	}
 }
 
 // A request that keeps a waiter's place after its previous one may have
