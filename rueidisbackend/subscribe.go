@@ -30,9 +30,13 @@ var errSubscriptionEnded = errors.New("the subscription ended before it was conf
 // subscription is one channel subscribed through rueidis's Receive, which
 // runs in a goroutine of its own until the subscription ends.
 type subscription struct {
-	cancel  context.CancelFunc // ends Receive
-	done    chan struct{}      // closed when Receive has returned and deliver will not run again
-	stopped atomic.Bool        // ended by its owner (unsubscribe or Close), not by the server
+	channel   string
+	deliver   func(string)
+	cancel    context.CancelFunc // ends Receive
+	confirmed chan struct{}      // closed at the server's first confirmation
+	done      chan struct{}      // closed when Receive has returned and deliver will not run again
+	err       error              // Receive's, read after done is closed
+	stopped   atomic.Bool        // ended by its owner (unsubscribe or Close), not by the server
 
 	mu    sync.Mutex
 	live  bool // Subscribe returned it to the Locker
@@ -63,58 +67,15 @@ func (b *Backend) Subscribe(ctx context.Context, channel string, deliver func(st
 	ctx, cancelWait := context.WithTimeout(ctx, subscribeTimeout)
 	defer cancelWait()
 	rctx, cancel := context.WithCancel(context.Background())
-	s := &subscription{cancel: cancel, done: make(chan struct{})}
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
+	s := &subscription{channel: channel, deliver: deliver, cancel: cancel, confirmed: make(chan struct{}), done: make(chan struct{})}
+	if !b.track(s) {
 		cancel()
 		return nil, errClosed
 	}
-	b.subs[s] = struct{}{}
-	b.mu.Unlock()
-
-	confirmed := make(chan struct{})
-	var confirmations atomic.Int64
-	rctx = rueidis.WithOnSubscriptionHook(rctx, func(ps rueidis.PubSubSubscription) {
-		if ps.Channel != channel || (ps.Kind != "subscribe" && ps.Kind != "ssubscribe") {
-			return
-		}
-		if confirmations.Add(1) == 1 {
-			close(confirmed)
-			return
-		}
-		// rueidis resubscribed on a new connection after losing one:
-		// wake messages may have been lost meanwhile.
-		deliver("all")
-	})
-	rctx = rueidis.WithOnReceiveReturnHook(rctx, func(err error, cc rueidis.CommandClient) error {
-		if s.stopped.Load() {
-			// Cancelling Receive only stops listening: the server must be
-			// told too, or it keeps sending the channel's messages.
-			uctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
-			defer cancel()
-			_ = cc.Do(uctx, b.unsubscribeCommand(cc, channel)).Error()
-		}
-		return err
-	})
-	var receiveErr error
-	go func() {
-		defer close(s.done)
-		receiveErr = b.client.Receive(rctx, b.subscribeCommand(channel), func(m rueidis.PubSubMessage) {
-			deliver(m.Message)
-		})
-		s.mu.Lock()
-		s.ended = true
-		live := s.live
-		s.mu.Unlock()
-		b.forget(s)
-		if live && !s.stopped.Load() {
-			deliver(runtime.PayloadUnsubscribed)
-		}
-	}()
+	go b.receive(b.hooks(rctx, s), s)
 
 	select {
-	case <-confirmed:
+	case <-s.confirmed:
 		s.mu.Lock()
 		ended := s.ended
 		s.live = !ended
@@ -129,11 +90,69 @@ func (b *Backend) Subscribe(ctx context.Context, channel string, deliver func(st
 		b.forget(s)
 		return nil, fmt.Errorf("rueidisbackend: subscribe %s: %w", channel, ctx.Err())
 	}
-	err := receiveErr
+	err := s.err
 	if err == nil {
 		err = errSubscriptionEnded
 	}
 	return nil, fmt.Errorf("rueidisbackend: subscribe %s: %w", channel, err)
+}
+
+// track adds s to the subscriptions Close must end; false once b is closed.
+func (b *Backend) track(s *subscription) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return false
+	}
+	b.subs[s] = struct{}{}
+	return true
+}
+
+// hooks returns ctx with the rueidis hooks of s: the server's first
+// confirmation of the channel closes s.confirmed, a later one (rueidis
+// resubscribed on a new connection after losing one) delivers "all", since
+// wake messages may have been lost meanwhile; and a Receive ended by the
+// owner of s unsubscribes on the server too.
+func (b *Backend) hooks(ctx context.Context, s *subscription) context.Context {
+	var confirmations atomic.Int64
+	ctx = rueidis.WithOnSubscriptionHook(ctx, func(ps rueidis.PubSubSubscription) {
+		if ps.Channel != s.channel || (ps.Kind != "subscribe" && ps.Kind != "ssubscribe") {
+			return
+		}
+		if confirmations.Add(1) == 1 {
+			close(s.confirmed)
+			return
+		}
+		s.deliver("all")
+	})
+	return rueidis.WithOnReceiveReturnHook(ctx, func(err error, cc rueidis.CommandClient) error {
+		if s.stopped.Load() {
+			// Cancelling Receive only stops listening: the server must be
+			// told too, or it keeps sending the channel's messages.
+			uctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
+			defer cancel()
+			_ = cc.Do(uctx, b.unsubscribeCommand(cc, s.channel)).Error()
+		}
+		return err
+	})
+}
+
+// receive runs rueidis's Receive for s until the subscription ends, then
+// tells the Locker that the channel is no longer subscribed, unless the
+// Locker ended it or never had it.
+func (b *Backend) receive(ctx context.Context, s *subscription) {
+	defer close(s.done)
+	s.err = b.client.Receive(ctx, b.subscribeCommand(s.channel), func(m rueidis.PubSubMessage) {
+		s.deliver(m.Message)
+	})
+	s.mu.Lock()
+	s.ended = true
+	live := s.live
+	s.mu.Unlock()
+	b.forget(s)
+	if live && !s.stopped.Load() {
+		s.deliver(runtime.PayloadUnsubscribed)
+	}
 }
 
 func (b *Backend) subscribeCommand(channel string) rueidis.Completed {

@@ -47,14 +47,7 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 		return nil, err
 	}
 	start := time.Now()
-	wait := specs[0].Wait
-	for _, s := range specs[1:] {
-		wait = shorterWait(wait, s.Wait)
-	}
-	var deadline time.Time
-	if wait > 0 {
-		deadline = start.Add(wait)
-	}
+	wait, deadline := waitOf(specs, start)
 	chain := chainOf(ctx)
 	holder := l.nextHolder()
 	if err := checkHolderID(holder); err != nil {
@@ -64,11 +57,6 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 	hctx, cancel := context.WithCancelCause(ctx)
 	h.ctx, h.cancel = hctx, cancel
 	var expiry time.Time // earliest NoRenew lease end
-	fail := func(err error) (*Held, error) {
-		rerr := h.releaseLocks()
-		cancel(nil)
-		return nil, errors.Join(err, rerr)
-	}
 	for i := range specs {
 		a := &acquisition{l: l, held: h, wctx: hctx, ctx: ctx, spec: &specs[i], holder: holder, start: start, deadline: deadline, tryOnce: wait < 0, fixedHolder: sharesBase(specs[:i], specs[i].base)}
 		if i == 0 {
@@ -76,40 +64,79 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 			a.fresh = start
 		}
 		hl := h.lockAt(i)
-		if err := a.take(chain, hl); err != nil {
-			return fail(err)
+		err := a.take(chain, hl)
+		if err == nil {
+			h.locks = append(h.locks, hl)
+			err = h.keepAlive(hl, &expiry)
 		}
-		h.locks = append(h.locks, hl)
-		switch {
-		case hl.validFor == 0:
-			// A re-entry: the chain's context already carries the hold's
-			// deadline or loss.
-		case a.spec.NoRenew:
-			end := hl.acquired.Add(hl.validFor - driftMargin(hl.validFor))
-			if expiry.IsZero() || end.Before(expiry) {
-				expiry = end
-			}
-		default:
-			r, err := l.dog.register(h, hl)
-			if err != nil {
-				return fail(err)
-			}
-			hl.renewal = r
+		if err != nil {
+			return nil, h.abandon(err)
 		}
 	}
-	if !expiry.IsZero() {
-		if !time.Now().Before(expiry) {
-			return fail(fmt.Errorf("%w: the lease of a renew=false lock ran out while waiting for the others", ErrNotAcquired))
-		}
-		var stop context.CancelFunc
-		hctx, stop = context.WithDeadlineCause(hctx, expiry, fmt.Errorf("%w: renew=false lease about to run out", ErrLockLost))
-		inner := cancel
-		cancel = func(cause error) { inner(cause); stop() }
-		h.cancel = cancel
+	if err := h.endBefore(expiry); err != nil {
+		return nil, h.abandon(err)
 	}
-	h.chain = chainCtx{Context: hctx, link: chainLink{held: h, parent: chain}}
+	h.chain = chainCtx{Context: h.ctx, link: chainLink{held: h, parent: chain}}
 	h.ctx = &h.chain
 	return h, nil
+}
+
+// waitOf returns the wait of a call that takes specs together, the
+// shortest of their Waits, and when it ends (zero: until ctx is done).
+func waitOf(specs []lockSpec, start time.Time) (wait time.Duration, deadline time.Time) {
+	wait = specs[0].Wait
+	for _, s := range specs[1:] {
+		wait = shorterWait(wait, s.Wait)
+	}
+	if wait > 0 {
+		deadline = start.Add(wait)
+	}
+	return wait, deadline
+}
+
+// keepAlive has the watchdog renew hl, a lock just taken, or, for a
+// renew=false lock, moves expiry to its lease's end if that comes first.
+// A re-entry needs neither: its chain's context already carries the
+// hold's deadline or loss.
+func (h *Held) keepAlive(hl *heldLock, expiry *time.Time) error {
+	switch {
+	case hl.validFor == 0:
+	case hl.spec.NoRenew:
+		end := hl.acquired.Add(hl.validFor - driftMargin(hl.validFor))
+		if expiry.IsZero() || end.Before(*expiry) {
+			*expiry = end
+		}
+	default:
+		r, err := h.l.dog.register(h, hl)
+		if err != nil {
+			return err
+		}
+		hl.renewal = r
+	}
+	return nil
+}
+
+// endBefore gives the holder's context a deadline at expiry, the end of
+// the earliest renew=false lease (if any), so that the method stops before
+// Redis may give the lock to another.
+func (h *Held) endBefore(expiry time.Time) error {
+	if expiry.IsZero() {
+		return nil
+	}
+	if !time.Now().Before(expiry) {
+		return fmt.Errorf("%w: the lease of a renew=false lock ran out while waiting for the others", ErrNotAcquired)
+	}
+	ctx, stop := context.WithDeadlineCause(h.ctx, expiry, fmt.Errorf("%w: renew=false lease about to run out", ErrLockLost))
+	inner := h.cancel
+	h.ctx, h.cancel = ctx, func(cause error) { inner(cause); stop() }
+	return nil
+}
+
+// abandon gives back the locks an Acquire that failed with err had taken.
+func (h *Held) abandon(err error) error {
+	rerr := h.releaseLocks()
+	h.cancel(nil)
+	return errors.Join(err, rerr)
 }
 
 // sharesBase reports whether one of specs is on base: the read side of a
