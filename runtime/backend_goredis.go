@@ -29,7 +29,7 @@ func NewGoRedisBackend(rdb redis.UniversalClient) Backend {
 	b.cluster, _ = rdb.(*redis.ClusterClient)
 	if c, ok := rdb.(*redis.Client); ok {
 		// The hook stays on the client after Close, and does nothing then.
-		b.server = &serverWatch{b: b, rdb: c}
+		b.server = &serverWatch{b: b, rdb: c, stop: make(chan struct{})}
 		c.AddHook(b.server)
 		// Concurrent calls share round trips (coalesce.go). A client that
 		// ends each call at its context's deadline (ContextTimeoutEnabled)
@@ -375,6 +375,9 @@ func (b *goRedisBackend) closing() bool {
 
 func (b *goRedisBackend) Close() error {
 	b.mu.Lock()
+	if !b.closed && b.server != nil {
+		close(b.server.stop)
+	}
 	b.closed = true
 	nodes := b.nodes
 	b.nodes = map[string]*nodeSubscriber{}

@@ -25,8 +25,9 @@ import (
 // channels ended (PayloadUnsubscribed), so that the waiters subscribe
 // again on the new master.
 type serverWatch struct {
-	b   *goRedisBackend
-	rdb *redis.Client
+	b    *goRedisBackend
+	rdb  *redis.Client
+	stop chan struct{} // closed by the backend's Close: a check pausing between tries ends
 
 	mu       sync.Mutex
 	runID    string // of the server last seen; "" before the first check
@@ -36,6 +37,19 @@ type serverWatch struct {
 
 // serverCheckTimeout bounds one INFO of a server check.
 const serverCheckTimeout = 5 * time.Second
+
+// serverCheckPauses are the pauses between the INFOs of a check while they
+// fail for a reason that passes (isTransient: a refused or lost
+// connection, LOADING; a refusal such as NOPERM is final). After dials
+// were refused, go-redis fails calls at once, with the last dial error,
+// until its own probe, once a second, reaches the server again, and that
+// probe's dial may be the very one that started the check: a check that
+// gave up then would leave a restarted server unnoticed until the next
+// renewal. About three seconds of tries cover it.
+var serverCheckPauses = [...]time.Duration{
+	50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond,
+	400 * time.Millisecond, 800 * time.Millisecond, 1600 * time.Millisecond,
+}
 
 func (w *serverWatch) DialHook(next redis.DialHook) redis.DialHook {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -72,7 +86,7 @@ func (w *serverWatch) dialed() {
 // reports a change to the backend.
 func (w *serverWatch) check() {
 	for {
-		id := w.readRunID()
+		id := w.readRunIDPatiently()
 		w.mu.Lock()
 		changed := id != "" && w.runID != "" && id != w.runID
 		if id != "" {
@@ -91,24 +105,41 @@ func (w *serverWatch) check() {
 	}
 }
 
-// readRunID returns the run_id of the server the client now reaches, ""
-// if it cannot tell (the INFO failed or was denied).
-func (w *serverWatch) readRunID() string {
+// readRunIDPatiently reads the run_id, trying again after each of
+// serverCheckPauses while the INFO fails for a reason that passes; "" if
+// it cannot tell.
+func (w *serverWatch) readRunIDPatiently() string {
+	for i := 0; ; i++ {
+		id, err := w.readRunID()
+		if !isTransient(err) || i == len(serverCheckPauses) {
+			return id
+		}
+		select {
+		case <-time.After(serverCheckPauses[i]):
+		case <-w.stop:
+			return ""
+		}
+	}
+}
+
+// readRunID returns the run_id of the server the client now reaches; ""
+// and no error once the backend is closed or if INFO has none.
+func (w *serverWatch) readRunID() (string, error) {
 	if w.b.closing() {
-		return ""
+		return "", nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), serverCheckTimeout)
 	defer cancel()
 	info, err := w.rdb.Info(ctx, "server").Result()
 	if err != nil {
-		return ""
+		return "", err
 	}
 	for _, line := range strings.Split(info, "\n") {
 		if id, ok := strings.CutPrefix(strings.TrimSpace(line), "run_id:"); ok {
-			return id
+			return id, nil
 		}
 	}
-	return ""
+	return "", nil
 }
 
 // serverChanged acts on a change of server behind a *redis.Client: the

@@ -3,7 +3,11 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"net"
+	"os"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -74,4 +78,62 @@ func waitForCommand(t *testing.T, s *redistest.Server, cmd string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("no client ran %s within 10s", cmd)
+}
+
+// The check after a dial can fail: go-redis fails calls at once while its
+// own probe of a server that refused dials has not yet reopened the pool,
+// and that probe's dial is the one that started the check. A check whose
+// INFO failed must try again, or the restart goes unnoticed until the
+// holder's next renewal (lease/3 = 10 s on). Here the first INFOs after
+// the restart fail as they do then.
+func TestRestartNoticedWhenTheFirstChecksFail(t *testing.T) {
+	s := redistest.Start(t)
+	rdb := redis.NewClient(s.Options())
+	failing := &failInfos{}
+	rdb.AddHook(failing)
+	l := runtime.New(rdb, runtime.WithKeyPrefix(uniquePrefix(t)), runtime.WithDefaultLease(30*time.Second))
+	t.Cleanup(func() { l.Close(); rdb.Close() })
+	ctx := ctxTimeout(t, 30*time.Second)
+	h, err := l.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "k", Wait: runtime.NoWait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitForCommand(t, s, "info")
+
+	failing.left.Store(3)
+	s.Kill()
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-h.Context().Done():
+		if cause := context.Cause(h.Context()); !errors.Is(cause, runtime.ErrLockLost) {
+			t.Errorf("cancelled with %v, want ErrLockLost", cause)
+		}
+		if n := failing.left.Load(); n > 0 {
+			t.Errorf("told with %d INFO failures left: the test did not make the check fail", n)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the holder was not told within 5s of the restart that its lock is gone (INFO failures left: %d)", failing.left.Load())
+	}
+}
+
+// failInfos fails the next left INFO commands with a refused dial, as
+// go-redis does while its pool waits for its probe to reach the server.
+type failInfos struct{ left atomic.Int64 }
+
+func (f *failInfos) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (f *failInfos) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "info" && f.left.Add(-1) >= 0 {
+			cmd.SetErr(&net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)})
+			return cmd.Err()
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (f *failInfos) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
 }
