@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/lockgen/lockgen/runtime"
 	"github.com/redis/go-redis/v9"
@@ -107,6 +108,7 @@ type foundLock struct {
 // returns them sorted by name.
 func (c *redisConn) scanLocks(ctx context.Context, prefix, pattern string) ([]foundLock, error) {
 	match := globEscape(prefix) + "*:{" + pattern + "}"
+	var mu sync.Mutex // ForEachMaster scans the masters at the same time
 	seen := map[string]foundLock{}
 	scanNode := func(ctx context.Context, node redis.UniversalClient) error {
 		var cursor uint64
@@ -115,11 +117,13 @@ func (c *redisConn) scanLocks(ctx context.Context, prefix, pattern string) ([]fo
 			if err != nil {
 				return err
 			}
+			mu.Lock()
 			for _, k := range keys {
 				if f, ok := parseBaseKey(prefix, k); ok {
 					seen[f.name] = f
 				}
 			}
+			mu.Unlock()
 			if cursor = next; cursor == 0 {
 				return nil
 			}
