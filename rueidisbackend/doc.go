@@ -35,4 +35,15 @@
 //
 // EvalWait (runtime.WithReplicas) runs the script and WAIT on a dedicated
 // connection, since WAIT blocks the connection it runs on.
+//
+// What it does not do, unlike the go-redis backend: notice between two
+// renewals that the server behind a held lock changed. On go-redis a
+// Locker re-verifies its held locks as soon as it reaches a server with
+// another run_id (a restart without the data, a Sentinel failover) or
+// sees a Cluster slot move, and a lock the new server does not have is
+// lost about a round trip later. On this backend the holder learns it at
+// its next renewal, up to a third of the lease later (9.98 s after a
+// restart, with the default 30 s lease, in a test on a single server):
+// meanwhile another client may hold the lock, so fence what you protect
+// (runtime.Fence). runtime.WithRestartGuard needs go-redis too.
 package rueidisbackend
