@@ -28,6 +28,7 @@ func New(client rueidis.Client) *Backend {
 		client:  client,
 		cluster: client.Mode() == rueidis.ClientModeCluster,
 		subs:    map[*subscription]struct{}{},
+		done:    make(chan struct{}),
 	}
 }
 
@@ -39,6 +40,7 @@ type Backend struct {
 	mu     sync.Mutex
 	subs   map[*subscription]struct{} // live subscriptions, for Close
 	closed bool
+	done   chan struct{} // closed by Close: the server watch ends
 }
 
 var _ runtime.Backend = (*Backend)(nil)
@@ -196,6 +198,9 @@ func value(m rueidis.RedisMessage) (any, error) {
 // It does not close the client.
 func (b *Backend) Close() error {
 	b.mu.Lock()
+	if !b.closed {
+		close(b.done)
+	}
 	b.closed = true
 	subs := b.subs
 	b.subs = map[*subscription]struct{}{}

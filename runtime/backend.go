@@ -79,3 +79,18 @@ type Backend interface {
 	// backend was built on, which belongs to the caller.
 	Close() error
 }
+
+// MasterWatcher is an optional interface of a Backend that learns when the
+// master serving some keys changes: a failover, a server that restarted
+// without its data, a Cluster slot that moved. A Locker calls WatchMasters
+// once, when it is made, with the prefix of its keys and channels (a
+// backend may subscribe to a channel of its own under it, which an ACL
+// written for the Locker allows). The backend then calls changed, from any
+// goroutine and without blocking on it, with a predicate that tells the
+// keys concerned, and the Locker verifies the locks it holds on them at
+// once instead of at their next renewal: a lock the new master does not
+// have is lost about a round trip later. Without it, a holder learns of
+// such a loss at its next renewal, up to a third of the lease later.
+type MasterWatcher interface {
+	WatchMasters(prefix string, changed func(affects func(key string) bool))
+}

@@ -62,3 +62,11 @@ func endsOnlyAtDeadline(ctx context.Context) bool {
 	_, ok := ctx.(*boundedCtx)
 	return ok
 }
+
+// WatchMasters passes the Locker's watch on to the backend it marks, if
+// that backend is a MasterWatcher.
+func (d *deadlineHonoringBackend) WatchMasters(prefix string, changed func(affects func(key string) bool)) {
+	if mw, ok := d.Backend.(MasterWatcher); ok {
+		mw.WatchMasters(prefix, changed)
+	}
+}

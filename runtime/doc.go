@@ -11,7 +11,8 @@
 //
 // For tests and demos without a server, embedded.New() returns a Locker
 // that runs the same Lua scripts in process. Anything else that can run a
-// script can carry locks too: implement Backend and call NewWithBackend.
+// script can carry locks too: implement Backend and call NewWithBackend
+// (and MasterWatcher, if the client can tell when its server changes).
 //
 // # Taking locks
 //

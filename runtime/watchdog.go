@@ -124,19 +124,11 @@ func newWatchdog(l *Locker) *watchdog {
 		done:     make(chan struct{}),
 		exit:     make(chan struct{}),
 	}
-	if mw, ok := l.given.(masterWatcher); ok {
-		mw.watchMasters(d.reverify)
+	if mw, ok := l.given.(MasterWatcher); ok {
+		mw.WatchMasters(l.prefix, d.reverify)
 	}
 	go d.run()
 	return d
-}
-
-// masterWatcher is implemented by a backend that learns when the master
-// serving some keys changes: a Cluster failover or slot move, a
-// reconnection to another server. It calls changed, from any goroutine,
-// with a predicate that tells the keys concerned; changed does not block.
-type masterWatcher interface {
-	watchMasters(changed func(affects func(key string) bool))
 }
 
 // reverify is told that the keys affects reports moved to another master.
