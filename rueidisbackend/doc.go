@@ -41,8 +41,9 @@
 // subscribed, the Locker's prefix + "watch", and when rueidis has
 // subscribed it again on a new connection the Locker verifies every lock
 // it holds; a lock the server no longer has is lost a round trip later
-// (0-7 ms after a restart in the tests, where it took 9.98 s, the next
-// renewal at the default 30 s lease, without the watch). On a Cluster it
+// (in the tests: 0-7 ms after a restart, where it took 9.98 s, the next
+// renewal at the default 30 s lease, without the watch; 249 ms after the
+// sentinels named a new master that lacked the lock). On a Cluster it
 // does not watch yet, unlike the go-redis backend, which follows the slot
 // map: a lock lost there in a failover is found at its next renewal, up to
 // a third of the lease later, so fence what you protect (runtime.Fence).

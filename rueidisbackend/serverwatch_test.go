@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
+
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/rueidisbackend"
 	"github.com/lockgen/lockgen/runtime"
@@ -55,4 +57,56 @@ func waitForSubscriber(t *testing.T, s *redistest.Server, channel string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("nobody subscribed to %s within 10s", channel)
+}
+
+// Behind Sentinel, a lock the old master granted but never replicated is
+// gone from the replica promoted when that master dies. The holder hears
+// of it once rueidis has moved to the new master, not at its next renewal
+// (lease/3 = 20 s after its acquire).
+func TestSentinelFailoverCancelsLostHolders(t *testing.T) {
+	d := redistest.StartSentinel(t)
+	ctx := ctxTimeout(t, 60*time.Second)
+	c, err := rueidis.NewClient(rueidis.ClientOption{
+		InitAddress: d.Addrs,
+		Sentinel:    rueidis.SentinelOption{MasterSet: redistest.SentinelMasterName},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	l := rueidisbackend.NewLocker(c, runtime.WithDefaultLease(60*time.Second))
+	t.Cleanup(func() { l.Close() })
+	master, err := d.Master(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitForSubscriber(t, master, "lockgen:watch")
+	if _, err := d.CutReplication(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h, err := l.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "k", Wait: runtime.NoWait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Release()
+	acquired := time.Now()
+
+	old, err := d.KillMaster(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.WaitNewMaster(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	promoted := time.Now()
+	select {
+	case <-h.Context().Done():
+		if cause := context.Cause(h.Context()); !errors.Is(cause, runtime.ErrLockLost) {
+			t.Errorf("cancelled with %v, want ErrLockLost", cause)
+		}
+		t.Logf("holder cancelled %v after the acquire, %v after the sentinels named the new master",
+			time.Since(acquired).Round(time.Millisecond), time.Since(promoted).Round(time.Millisecond))
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the holder was not told within 10s of the failover that its lock is gone (acquired %v ago)", time.Since(acquired).Round(time.Millisecond))
+	}
 }
