@@ -33,15 +33,8 @@ func TestRestartedServerCancelsHolders(t *testing.T) {
 		t.Fatal(err)
 	}
 	restarted := time.Now()
-	select {
-	case <-h.Context().Done():
-		if cause := context.Cause(h.Context()); !errors.Is(cause, runtime.ErrLockLost) {
-			t.Errorf("cancelled with %v, want ErrLockLost", cause)
-		}
-		t.Logf("holder cancelled %v after the restart", time.Since(restarted).Round(time.Millisecond))
-	case <-time.After(5 * time.Second):
-		t.Fatal("the holder was not told within 5s of the restart that its lock is gone")
-	}
+	awaitLost(t, h, 5*time.Second)
+	t.Logf("holder cancelled %v after the restart", time.Since(restarted).Round(time.Millisecond))
 }
 
 // waitForSubscriber waits until s has a subscriber of channel.
@@ -99,14 +92,21 @@ func TestSentinelFailoverCancelsLostHolders(t *testing.T) {
 		t.Fatal(err)
 	}
 	promoted := time.Now()
+	awaitLost(t, h, 10*time.Second)
+	t.Logf("holder cancelled %v after the acquire, %v after the sentinels named the new master",
+		time.Since(acquired).Round(time.Millisecond), time.Since(promoted).Round(time.Millisecond))
+}
+
+// awaitLost waits, at most within, until h's context ends for the loss of
+// its lock.
+func awaitLost(t *testing.T, h *runtime.Held, within time.Duration) {
+	t.Helper()
 	select {
 	case <-h.Context().Done():
 		if cause := context.Cause(h.Context()); !errors.Is(cause, runtime.ErrLockLost) {
 			t.Errorf("cancelled with %v, want ErrLockLost", cause)
 		}
-		t.Logf("holder cancelled %v after the acquire, %v after the sentinels named the new master",
-			time.Since(acquired).Round(time.Millisecond), time.Since(promoted).Round(time.Millisecond))
-	case <-time.After(10 * time.Second):
-		t.Fatalf("the holder was not told within 10s of the failover that its lock is gone (acquired %v ago)", time.Since(acquired).Round(time.Millisecond))
+	case <-time.After(within):
+		t.Fatalf("the holder was not told within %v that its lock is gone", within)
 	}
 }
