@@ -10,8 +10,9 @@ import (
 	"github.com/lockgen/lockgen/redistest"
 )
 
-// The server watch stops on a refusal that trying again would not change
-// (an ACL that does not allow its channel), and only then.
+// The server watch ends on a refusal that trying again would not change
+// (an ACL that does not allow its channel); an error that passes, such as
+// a server that is down, keeps it trying until Close.
 func TestWatchRefusal(t *testing.T) {
 	s := redistest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -27,16 +28,40 @@ func TestWatchRefusal(t *testing.T) {
 	defer c.Close()
 	b := New(c)
 	defer b.Close()
-	_, err = b.Subscribe(ctx, "lockgen:watch", func(string) {})
-	if err == nil || !refused(err) {
-		t.Fatalf("subscribing without the channel in the ACL: %v, want a refusal", err)
+	if ended := watching(b); !endsWithin(ended, 10*time.Second) {
+		t.Fatal("the watch kept trying a channel the ACL refuses")
 	}
 
 	s.Kill()
 	down, cancelDown := context.WithTimeout(ctx, time.Second)
 	defer cancelDown()
-	_, err = b.Subscribe(down, "lockgen:watch", func(string) {})
-	if err == nil || refused(err) {
+	if _, err := b.Subscribe(down, "lockgen:watch", func(string) {}); err == nil || refused(err) {
 		t.Fatalf("subscribing to a server that is down: %v, want an error that passes", err)
+	}
+	b2 := New(c)
+	ended := watching(b2)
+	b2.Close()
+	if !endsWithin(ended, 10*time.Second) {
+		t.Fatal("the watch of a closed backend did not end")
+	}
+}
+
+// watching runs b's server watch; the channel it returns is closed when
+// the watch ends.
+func watching(b *Backend) <-chan struct{} {
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		b.watchServer("lockgen:watch", func() {})
+	}()
+	return ended
+}
+
+func endsWithin(ended <-chan struct{}, d time.Duration) bool {
+	select {
+	case <-ended:
+		return true
+	case <-time.After(d):
+		return false
 	}
 }
