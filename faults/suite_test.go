@@ -37,6 +37,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/lockgen/lockgen/redistest"
 )
 
 // TestMain sends a re-executed test binary to its child role instead of
@@ -47,6 +49,7 @@ import (
 // default of one per CPU: on a 2-core machine that default would make the
 // suite three times longer. An explicit -test.parallel wins.
 func TestMain(m *testing.M) {
+	redistest.QuietGoRedisLogs() // its dial-failure lines would bury the output
 	if role := os.Getenv(childRoleEnv); role != "" {
 		os.Exit(childMain(role))
 	}

@@ -35,6 +35,7 @@ var (
 
 // TestMain stops the redis-server shared by the tests of this package.
 func TestMain(m *testing.M) {
+	redistest.QuietGoRedisLogs() // its dial-failure lines would bury the output
 	if os.Getenv(childEnv) != "" {
 		os.Exit(childMain())
 	}

@@ -11,10 +11,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockgen/lockgen/redistest"
 )
 
 // The hot-key workload re-executes the test binary as its worker processes.
 func TestMain(m *testing.M) {
+	redistest.QuietGoRedisLogs() // its dial-failure lines would bury the output
 	RunChildIfAsked()
 	os.Exit(m.Run())
 }

@@ -1,11 +1,18 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/lockgen/lockgen/redistest"
 )
+
+// TestMain silences go-redis's pool logging, which would bury the output.
+func TestMain(m *testing.M) {
+	redistest.QuietGoRedisLogs()
+	os.Exit(m.Run())
+}
 
 // TestQuorumInProcess runs the example on three in-process servers.
 func TestQuorumInProcess(t *testing.T) {

@@ -1,0 +1,13 @@
+package redistest
+
+import (
+	"os"
+	"testing"
+)
+
+// TestMain silences go-redis's pool logging: the tests stop and cut off
+// their servers on purpose, and its dial-failure lines would bury the output.
+func TestMain(m *testing.M) {
+	QuietGoRedisLogs()
+	os.Exit(m.Run())
+}
