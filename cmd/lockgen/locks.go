@@ -18,6 +18,9 @@ const locksUsage = `usage:
   lockgen locks show [flags] LOCK...        everything Redis holds for each lock (-json)
   lockgen locks release --force LOCK...     take each lock from every holder
 
+Flags may also come before the subcommand, or before "locks":
+  lockgen -redis URL locks ls    lockgen locks -redis URL ls
+
 LOCK is KIND:KEY as ls prints it: mutex:order:42, fair:..., rw:... (read: and
 write: name the same read/write lock), semaphore:... (or sem:). KEY is the
 rendered key, without the prefix and braces. pattern matches KEYs
@@ -42,6 +45,7 @@ type locksCmd struct {
 }
 
 func runLocks(args []string, stdout, stderr io.Writer) int {
+	args = flagsAfterSubcommand(args)
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") || args[0] == "help" {
 		io.WriteString(stderr, locksUsage+"Flags: lockgen locks SUBCOMMAND -h\n")
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help") {
@@ -55,12 +59,7 @@ func runLocks(args []string, stdout, stderr io.Writer) int {
 		io.WriteString(stderr, locksUsage+"Flags:\n")
 		c.fs.PrintDefaults()
 	}
-	c.url = c.fs.String("redis", "", "Redis `URL` (default $REDIS_URL, else redis://127.0.0.1:6379)")
-	c.master = c.fs.String("sentinel-master", "", "Sentinel master `name`: -redis then names the Sentinels")
-	c.prefix = c.fs.String("prefix", "lockgen:", "key `prefix` of the Lockers (runtime.WithKeyPrefix)")
-	c.timeout = c.fs.Duration("timeout", 10*time.Second, "bound on the whole command")
-	c.asJSON = c.fs.Bool("json", false, "show: print JSON")
-	c.force = c.fs.Bool("force", false, "release: required; the holders lose the lock at their next renewal")
+	c.defineFlags(c.fs)
 	if err := c.fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -95,6 +94,16 @@ func runLocks(args []string, stdout, stderr io.Writer) int {
 		return exitProblems
 	}
 	return exitOK
+}
+
+// defineFlags defines the flags of every subcommand on fs.
+func (c *locksCmd) defineFlags(fs *flag.FlagSet) {
+	c.url = fs.String("redis", "", "Redis `URL` (default $REDIS_URL, else redis://127.0.0.1:6379)")
+	c.master = fs.String("sentinel-master", "", "Sentinel master `name`: -redis then names the Sentinels")
+	c.prefix = fs.String("prefix", "lockgen:", "key `prefix` of the Lockers (runtime.WithKeyPrefix)")
+	c.timeout = fs.Duration("timeout", 10*time.Second, "bound on the whole command")
+	c.asJSON = fs.Bool("json", false, "show: print JSON")
+	c.force = fs.Bool("force", false, "release: required; the holders lose the lock at their next renewal")
 }
 
 // checkUsage returns what is wrong with the command line, or "".

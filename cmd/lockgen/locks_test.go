@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -227,10 +228,10 @@ func startSentinel(t *testing.T, name, master string) string {
 // `lockgen locks` goes to the operator's tool; anything else stays the
 // generator's.
 func TestDispatch(t *testing.T) {
-	if code := dispatch([]string{"locks"}); code != exitUsage {
+	if code := dispatch([]string{"locks"}, io.Discard, io.Discard); code != exitUsage {
 		t.Errorf("lockgen locks: exit %d, want usage", code)
 	}
-	if code := dispatch([]string{"-o", "bad/name.go"}); code != exitUsage {
+	if code := dispatch([]string{"-o", "bad/name.go"}, io.Discard, io.Discard); code != exitUsage {
 		t.Errorf("lockgen -o bad/name.go: exit %d, want the generator's usage error", code)
 	}
 }

@@ -3,28 +3,30 @@
 // Redis (docs/operations.md).
 //
 //	lockgen [-o FILE] [-check] [packages]
-//	lockgen locks ls|show|release ...
+//	lockgen [-redis URL ...] locks ls|show|release ...
 package main
 
 import (
 	"context"
+	"io"
 	"os"
 
 	"github.com/redis/go-redis/v9"
 )
 
-func main() { os.Exit(dispatch(os.Args[1:])) }
+func main() { os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr)) }
 
-// dispatch runs `lockgen locks ...` as the operator's tool and anything
-// else as the generator. A package directory named locks is spelt ./locks.
-func dispatch(args []string) int {
-	if len(args) > 0 && args[0] == "locks" {
+// dispatch runs `lockgen locks ...` (flags of locks may come first) as the
+// operator's tool and anything else as the generator. A package directory
+// named locks is spelt ./locks.
+func dispatch(args []string, stdout, stderr io.Writer) int {
+	if rest, ok := locksArgs(args); ok {
 		// go-redis logs its retries to stderr; the command reports the
 		// error that ends them itself.
 		redis.SetLogger(silent{})
-		return runLocks(args[1:], os.Stdout, os.Stderr)
+		return runLocks(rest, stdout, stderr)
 	}
-	return run(args, os.Stdout, os.Stderr)
+	return run(args, stdout, stderr)
 }
 
 type silent struct{}

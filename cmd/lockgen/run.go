@@ -18,10 +18,13 @@ const (
 	exitUsage    = 2
 )
 
-const usage = `usage: lockgen [-o FILE] [-check] [packages]
+const usage = `usage:
+  lockgen [-o FILE] [-check] [packages]     generate lock wrappers
+  lockgen locks ls|show|release ...         inspect and clear locks in Redis (lockgen locks -h)
 
-Generates Redis-lock wrappers for methods annotated with //lock: comments.
-Packages default to ".". Flags:
+Generates Redis-lock wrappers for methods annotated with //lock: comments,
+usually from go generate (//go:generate go tool lockgen). Packages default
+to ".". Flags of the generator:
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
