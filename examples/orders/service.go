@@ -10,7 +10,7 @@ import (
 	"github.com/lockgen/lockgen/runtime"
 )
 
-//go:generate go run github.com/lockgen/lockgen/cmd/lockgen
+//go:generate go tool lockgen
 
 // Order is what the service keeps per order.
 type Order struct {
