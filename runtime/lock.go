@@ -12,7 +12,8 @@ import (
 )
 
 // NoWait as Lock.Wait: try once and fail with ErrNotAcquired if the lock is
-// busy. Any negative Wait means the same.
+// busy. Any negative Wait means the same. It is what an annotation's wait=0
+// becomes: Lock.Wait 0 means the opposite, wait until ctx is done.
 const NoWait time.Duration = -1
 
 // Lock describes one lock on one rendered key: what a //lock: annotation
@@ -22,8 +23,12 @@ type Lock struct {
 	Key     string        // rendered key: escaped values (EscapeKeyPart), no braces, no prefix
 	Lease   time.Duration // 0: the Locker's default lease (30s unless WithDefaultLease)
 	NoRenew bool          // true: no watchdog; the holder's context gets a deadline inside the lease
-	Wait    time.Duration // 0: until ctx is done; > 0: at most this long; NoWait: try once
-	Permits int           // Semaphore only, >= 1
+	// Wait bounds the wait for the lock. 0 (unset): until ctx is done;
+	// > 0: at most this long; NoWait (any negative value): try once.
+	// Unlike the annotation's wait=, where wait=0 tries once: the
+	// generator writes wait=0 as NoWait, and so must hand-written code.
+	Wait    time.Duration
+	Permits int // Semaphore only, >= 1
 
 	// Method and Template name the lock for observers, with low
 	// cardinality: generated code sets them to "Type.Method" and the
