@@ -21,6 +21,11 @@ const (
 	attrHolder   = attribute.Key("lockgen.holder")
 	attrWaited   = attribute.Key("lockgen.wait.seconds")
 	attrHeld     = attribute.Key("lockgen.hold.seconds")
+	// attrBusy says who held the lock a skipped call found busy (the busy
+	// error's text). Not exception.message: a skip is an answer the caller
+	// asked for (onbusy=skip), not a failure, and backends count and show
+	// exception attributes as errors.
+	attrBusy = attribute.Key("lockgen.busy")
 )
 
 // attributes names e's lock with low cardinality.

@@ -37,5 +37,8 @@
 // Acquire was called, with the outcome, the wait, the holder id and the
 // fencing token as attributes. A lock lost while held adds an event
 // lockgen.lock_lost to that caller's span, which is still open while the
-// method runs; a skipped onbusy=skip call adds lockgen.skipped.
+// method runs, with the cause as exception.message; a skipped onbusy=skip
+// call adds lockgen.skipped, with the busy lock's holder in lockgen.busy
+// and nothing that marks it as an error: skipping is what the caller asked
+// for.
 package lockotel

@@ -3,6 +3,7 @@ package lockotel_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -302,9 +303,40 @@ func TestBusyGaveUpAndSkipped(t *testing.T) {
 		}
 		parent := tm.ended("nightly")
 		if len(parent) != 1 || !hasEvent(parent[0], "lockgen.skipped") {
-			t.Error("the caller's span has no lockgen.skipped event")
+			t.Fatal("the caller's span has no lockgen.skipped event")
 		}
+		checkSkipIsNoError(t, parent[0])
 	})
+}
+
+// checkSkipIsNoError checks that a skip is recorded as what it is, an answer
+// the caller asked for: no exception attribute or event, no Error status,
+// and the holder that was busy named in lockgen.busy.
+func checkSkipIsNoError(t *testing.T, s sdktrace.ReadOnlySpan) {
+	t.Helper()
+	if s.Status().Code == codes.Error {
+		t.Errorf("a skipped call marks its caller's span as an error: %v", s.Status())
+	}
+	for _, ev := range s.Events() {
+		if ev.Name == "exception" {
+			t.Errorf("a skipped call recorded an exception event: %v", ev.Attributes)
+		}
+		if ev.Name != "lockgen.skipped" {
+			continue
+		}
+		busy := ""
+		for _, a := range ev.Attributes {
+			if strings.HasPrefix(string(a.Key), "exception.") {
+				t.Errorf("the skipped event carries %s=%q: a skip is not an error", a.Key, a.Value.Emit())
+			}
+			if a.Key == "lockgen.busy" {
+				busy = a.Value.AsString()
+			}
+		}
+		if !strings.Contains(busy, "busy") {
+			t.Errorf("the skipped event's lockgen.busy is %q, want the busy error's text", busy)
+		}
+	}
 }
 
 func hasEvent(s sdktrace.ReadOnlySpan, name string) bool {

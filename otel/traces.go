@@ -43,20 +43,24 @@ func (o *Observer) acquireSpan(ctx context.Context, e runtime.Event) {
 
 // callerSpanEvent adds a lost lock or a skipped call to the span of the
 // call it happened to: for a loss, the caller's span is still open while
-// the method runs under the lock.
+// the method runs under the lock. A loss carries its cause as
+// exception.message; a skip is not an error and says only who was busy.
 func (o *Observer) callerSpanEvent(ctx context.Context, e runtime.Event) {
 	span := trace.SpanFromContext(ctx)
 	if !span.IsRecording() {
 		return
 	}
 	attrs := o.attributes(e)
-	name := "lockgen.skipped"
-	if e.Kind == runtime.EventLost {
-		name = "lockgen.lock_lost"
-		attrs = append(attrs, attrFence.Int64(e.Fence), attrHeld.Float64(e.Held.Seconds()), attrHolder.String(e.Holder))
+	if e.Kind == runtime.EventSkipped {
+		if e.Err != nil {
+			attrs = append(attrs, attrBusy.String(e.Err.Error()))
+		}
+		span.AddEvent("lockgen.skipped", trace.WithAttributes(attrs...))
+		return
 	}
+	attrs = append(attrs, attrFence.Int64(e.Fence), attrHeld.Float64(e.Held.Seconds()), attrHolder.String(e.Holder))
 	if e.Err != nil {
 		attrs = append(attrs, attribute.String("exception.message", e.Err.Error()))
 	}
-	span.AddEvent(name, trace.WithAttributes(attrs...))
+	span.AddEvent("lockgen.lock_lost", trace.WithAttributes(attrs...))
 }
