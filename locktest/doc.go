@@ -23,6 +23,9 @@
 //     ends, and its holders are told.
 //   - Stall(): every call hangs until resumed, as with a frozen server.
 //   - FailAcquires(err): every acquire fails with err.
+//   - WaitHeld(ctx, lock): waits until the lock has a holder, for a test
+//     whose code under test takes it on another goroutine; then Expire or
+//     Steal it.
 //
 // "Told" means the Locker renews its locks at once (runtime.Locker.RenewNow)
 // instead of at its next lease/3, and finds them gone. Only the server's

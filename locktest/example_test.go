@@ -70,3 +70,38 @@ func ExampleLocker_Expire() {
 	fmt.Println("lost:", errors.Is(context.Cause(held.Context()), runtime.ErrLockLost))
 	// Output: lost: true
 }
+
+// A test whose code under test takes its lock on another goroutine waits
+// until the lock is held, then takes it away.
+func ExampleLocker_WaitHeld() {
+	l := locktest.New()
+	defer l.Close()
+	lock := runtime.Lock{Kind: runtime.Mutex, Key: "job:nightly"}
+
+	stopped := make(chan error)
+	go func() { // the worker under test: runs until its lock is lost
+		held, err := l.Acquire(context.Background(), lock)
+		if err != nil {
+			stopped <- err
+			return
+		}
+		defer held.Release()
+		<-held.Context().Done()
+		stopped <- context.Cause(held.Context())
+	}()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	state, err := l.WaitHeld(ctx, lock)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("holders:", len(state.Holders))
+	if err := l.Expire(lock); err != nil {
+		panic(err)
+	}
+	fmt.Println("worker stopped on a lost lock:", errors.Is(<-stopped, runtime.ErrLockLost))
+	// Output:
+	// holders: 1
+	// worker stopped on a lost lock: true
+}

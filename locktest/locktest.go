@@ -26,6 +26,8 @@ type Locker struct {
 	raw    runtime.Backend // the same server without faults, for thieves
 	faults *faultBackend
 
+	grants *grants // wakes WaitHeld
+
 	mu      sync.Mutex
 	thieves map[string]*runtime.Locker // by key prefix
 	stolen  []*runtime.Held
@@ -42,12 +44,15 @@ func New(opts ...runtime.Option) *Locker {
 	srv := luashim.New(clock)
 	raw := embedded.NewBackend(srv)
 	faults := &faultBackend{inner: raw}
+	g := &grants{}
+	opts = append(opts[:len(opts):len(opts)], runtime.WithObserver(g.observe))
 	return &Locker{
 		Locker:  runtime.NewWithBackend(faults, opts...),
 		srv:     srv,
 		clock:   clock,
 		raw:     raw,
 		faults:  faults,
+		grants:  g,
 		thieves: map[string]*runtime.Locker{},
 	}
 }
