@@ -46,6 +46,12 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ctx.Err() != nil {
+		// Cancelled or past its deadline: nothing is sent (a grant would
+		// only be given back by the clean-up), and no hold is re-entered
+		// (the context of one that was lost or ran out ends with it).
+		return nil, waitError(ctx, ctx, &specs[0])
+	}
 	start := time.Now()
 	wait, deadline := waitOf(specs, start)
 	chain := chainOf(ctx)
