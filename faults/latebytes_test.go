@@ -91,9 +91,20 @@ func (w *releaseWatch) arm() <-chan struct{} {
 	return w.ch
 }
 
-func (w *releaseWatch) Eval(ctx context.Context, c runtime.Call) (any, error) {
+func (w *releaseWatch) see(c runtime.Call) {
 	if w.armed.Load() && c.Script != nil && strings.HasSuffix(c.Script.Name, "_release") {
 		w.once.Do(func() { close(w.ch) })
 	}
+}
+
+func (w *releaseWatch) Eval(ctx context.Context, c runtime.Call) (any, error) {
+	w.see(c)
 	return w.Backend.Eval(ctx, c)
+}
+
+func (w *releaseWatch) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
+	for _, c := range calls {
+		w.see(c)
+	}
+	return w.Backend.EvalBatch(ctx, calls)
 }

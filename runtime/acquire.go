@@ -459,15 +459,20 @@ func (a *acquisition) withdraw(p *pending) {
 		return
 	}
 	a.cleaning = true
+	mayHold := a.registered
 	select {
 	case <-p.done:
+		if !mayHold && p.err != nil && didNotRun(p.err) {
+			return // never sent, or refused: nothing of a.holder in Redis
+		}
+		mayHold = true
 		p = a.l.releaseNow(a.spec, a.holder, a.grace(), p.err != nil)
 		if p == nil {
 			return
 		}
 	default:
 	}
-	a.l.cleanUp(a.spec, a.holder, p)
+	a.l.cleanUp(a.spec, a.holder, p, mayHold)
 }
 
 // subscribe subscribes a.w's channel, bounded by the retry time and the

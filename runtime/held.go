@@ -280,7 +280,7 @@ func (l *Locker) releaseOne(h *Held, hl *heldLock) error {
 // nothing to give back.
 func (l *Locker) releaseLost(hl *heldLock, lost error, inDoubt bool) error {
 	if inDoubt {
-		l.cleanUp(hl.spec, hl.hold.key.holder, returned)
+		l.cleanUp(hl.spec, hl.hold.key.holder, returned, true)
 	}
 	return fmt.Errorf("%w: release %s: %w", ErrNotHeld, hl.spec, lost)
 }
@@ -311,11 +311,11 @@ func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 	holder := hl.hold.key.holder
 	ctx, giveUp := l.releaseContext(h)
 	reply, err := l.evalRelease(ctx, giveUp, hl.hold.release)
-	if permissionDenied(err) {
+	if permissionDenied(err) || refusedOutright(err) {
 		return fmt.Errorf("lockgen: release %s: %w (the lock stays until its lease ends)", hl.spec, err)
 	}
 	if err != nil {
-		l.cleanUp(hl.spec, holder, finished(err))
+		l.cleanUp(hl.spec, holder, finished(err), true)
 		return fmt.Errorf("lockgen: release %s: %w (retrying in the background)", hl.spec, err)
 	}
 	switch grant, ok := releasedBy(reply); {

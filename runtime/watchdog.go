@@ -96,6 +96,7 @@ type renewal struct {
 	// reply did not arrive may still have extended it in Redis.
 	lostCause error
 	inDoubt   bool
+	closed    bool // given up by Close, not lost: Release still gives it back
 }
 
 // renewCall is the call that renews r's lock.
@@ -187,6 +188,7 @@ func (d *watchdog) stop() {
 	d.stopped = true
 	lost := make([]*renewal, 0, len(d.renewals))
 	for k, r := range d.renewals {
+		r.closed = true
 		lost = append(lost, r)
 		delete(d.renewals, k)
 	}
@@ -241,14 +243,14 @@ func (d *watchdog) unregister(h *Held, r *renewal) (lost error, inDoubt bool) {
 	if i := slices.Index(r.holders, h); i >= 0 {
 		r.holders = slices.Delete(r.holders, i, i+1)
 	}
-	if d.renewals[r.key] != r {
+	if d.renewals[r.key] != r && !r.closed {
 		lost = r.lostCause
 		if lost == nil { // given up, and lose not run yet
 			lost = fmt.Errorf("%w: %s", ErrLockLost, r.spec)
 		}
 		return lost, r.inDoubt
 	}
-	if len(r.holders) == 0 {
+	if len(r.holders) == 0 && d.renewals[r.key] == r {
 		delete(d.renewals, r.key)
 	}
 	return nil, false
