@@ -54,6 +54,10 @@ func (c *cleanups) collect(now time.Time) (batch []*cleanupTask, ended []endedTa
 		return nil, nil, 0, true
 	}
 	next := now.Add(time.Hour)
+	limit := maxCleanupBatch
+	if c.pause > 0 {
+		limit = 1 // the last releases could not be sent: one probes for Redis
+	}
 	for key, t := range c.tasks {
 		if t.sending {
 			continue
@@ -78,7 +82,7 @@ func (c *cleanups) collect(now time.Time) (batch []*cleanupTask, ended []endedTa
 			next = earliest(next, at)
 			continue
 		}
-		if len(batch) < maxCleanupBatch {
+		if len(batch) < limit {
 			t.sending = true
 			batch = append(batch, t)
 		}
