@@ -226,6 +226,11 @@ func (a *acquisition) take(chain *chainLink, hl *heldLock) error {
 			hl.hold = h
 			return nil
 		}
+		// Siblings share the holder id: no clean-up of theirs may give
+		// back what this one takes (cleanups.claim).
+		key := cleanupKey{a.spec.base, Read, a.holder}
+		a.l.cleanups.claim(key)
+		defer a.l.cleanups.unclaim(key)
 	}
 	a.argv = &hl.argv
 	g, err := a.run()

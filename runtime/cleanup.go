@@ -97,10 +97,16 @@ type cleanups struct {
 	// no release goes out before then.
 	pauseUntil time.Time
 	pause      time.Duration
+	// claimed counts the acquisitions under way for a holder id that other
+	// calls share (claim); their clean-ups wait.
+	claimed map[cleanupKey]int
+	applied chan struct{} // closed and replaced when a batch's replies are recorded
 }
 
 func (c *cleanups) init() {
 	c.tasks = map[cleanupKey]*cleanupTask{}
+	c.claimed = map[cleanupKey]int{}
+	c.applied = make(chan struct{})
 	c.kick = make(chan struct{}, 1)
 	c.stop = make(chan struct{})
 	c.ctx, c.cancel = context.WithCancel(context.Background())
@@ -208,4 +214,38 @@ func (l *Locker) cleanedUp(t *cleanupTask, err error) {
 		err = fmt.Errorf("lockgen: clean-up of %s for %s: %w", t.spec, t.holder, err)
 	}
 	l.observe(context.Background(), Event{Kind: EventCleanedUp, Lock: t.spec.withLease(), Holder: t.holder, Err: err})
+}
+
+// claim holds back the clean-up of key while an acquisition for the same
+// holder id and lock is under way, and waits for a release of it already
+// sent: the read side a writer takes under its own holder id (reentry.go)
+// is shared by the nested Acquires of its chain, and the clean-up left by
+// one that failed must not give back what a sibling is taking. Once the
+// sibling holds it, the clean-up ends without a release (collect); if the
+// sibling fails too, it joins the clean-up. unclaim ends the claim.
+func (c *cleanups) claim(key cleanupKey) {
+	for range 100 { // each wait is a batch, bounded by the release timeout
+		c.mu.Lock()
+		t := c.tasks[key]
+		if t == nil || !t.sending {
+			c.claimed[key]++
+			c.mu.Unlock()
+			return
+		}
+		applied := c.applied
+		c.mu.Unlock()
+		<-applied
+	}
+}
+
+func (c *cleanups) unclaim(key cleanupKey) {
+	c.mu.Lock()
+	if c.claimed[key]--; c.claimed[key] <= 0 {
+		delete(c.claimed, key)
+	}
+	c.mu.Unlock()
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
 }

@@ -13,7 +13,7 @@ import (
 func (l *Locker) cleanupWorker() {
 	c := &l.cleanups
 	for {
-		batch, ended, wake, exit := c.collect(time.Now())
+		batch, ended, wake, exit := c.collect(time.Now(), l.holds.has)
 		for _, e := range ended {
 			l.cleanedUp(e.t, e.err)
 		}
@@ -46,7 +46,13 @@ func (t *cleanupTask) key() cleanupKey { return cleanupKey{t.spec.base, t.spec.K
 // ended, and how long to sleep if there is nothing to send; exit is true
 // (and the worker no longer counted) once there is nothing left, or after
 // Close.
-func (c *cleanups) collect(now time.Time) (batch []*cleanupTask, ended []endedTask, wake time.Duration, exit bool) {
+//
+// A clean-up whose holder id holds the lock here (held says so) ends
+// without a release: the read side a writer takes under its own holder id
+// (reentry.go) may be held by one nested Acquire while a sibling that
+// failed left the same holder id to the clean-up, and the hold's own
+// release gives it back in the end.
+func (c *cleanups) collect(now time.Time, held func(holdKey) bool) (batch []*cleanupTask, ended []endedTask, wake time.Duration, exit bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stopped {
@@ -66,8 +72,12 @@ func (c *cleanups) collect(now time.Time) (batch []*cleanupTask, ended []endedTa
 			next = earliest(next, now.Add(cleanupPoll))
 			continue
 		}
-		if !t.mayHold {
-			delete(c.tasks, key) // nothing of holder can be in Redis
+		if !t.mayHold || held(holdKey(key)) {
+			delete(c.tasks, key) // nothing of holder can be in Redis, or a hold here owns it
+			continue
+		}
+		if c.claimed[key] > 0 {
+			next = earliest(next, now.Add(cleanupPoll)) // a sibling is acquiring (claim)
 			continue
 		}
 		if t.giveUpAt.IsZero() {
@@ -171,6 +181,8 @@ func (c *cleanups) apply(batch []*cleanupTask, replies []Reply, now time.Time) (
 			t.due = now.Add(t.backoff)
 		}
 	}
+	close(c.applied)
+	c.applied = make(chan struct{})
 	if unsent {
 		// Redis cannot be reached: every clean-up waits, not only these.
 		c.pause = min(max(2*c.pause, cleanupBackoffMin), cleanupBackoffMax)

@@ -159,6 +159,13 @@ func (hs *holds) add(h *hold, key holdKey, fence int64, acquire Call) *hold {
 	return h
 }
 
+// has reports whether the lock of key is held.
+func (hs *holds) has(key holdKey) bool {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.m[key] != nil
+}
+
 // join adds a reference to the hold of key, if it is still held.
 func (hs *holds) join(key holdKey) *hold {
 	hs.mu.Lock()
