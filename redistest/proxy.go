@@ -2,9 +2,11 @@ package redistest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -70,6 +72,14 @@ func Forward() ProxyMode { return ProxyMode{kind: modeForward} }
 // neither learns that the connection is gone. Bytes held are passed on
 // once the mode changes back (as TCP retransmits after a partition heals),
 // in order, unless the proxy is closed first.
+//
+// Bytes held stand for bytes still in the sender's retransmission queue,
+// which the receiver never acknowledged. A client that closes its
+// connection gracefully (FIN) leaves them to its kernel, which goes on
+// retransmitting them: they are still delivered, then the end. A client
+// that resets its connection (a close with SO_LINGER 0: RST) discards
+// them: the proxy drops what it holds of that connection, which is never
+// delivered, and closes the server side.
 func Blackhole() ProxyMode { return ProxyMode{kind: modeBlackhole} }
 
 // Delay passes every chunk of bytes on d after it was read, both ways.
@@ -160,6 +170,26 @@ func (p *Proxy) CloseAfterNext(command string) <-chan struct{} {
 	}
 	p.SetMode(m)
 	return m.fired
+}
+
+// HoldConns holds the bytes of every connection open now, both ways and
+// whatever the mode, until deliver is called; connections made later follow
+// the mode. It stands for a partition that heals for new connections
+// first: a client that reconnects gets through at once, while the next
+// retransmission of an old connection may be seconds away (TCP backs off
+// exponentially). As under Blackhole, a held connection that its client
+// resets drops what it holds.
+func (p *Proxy) HoldConns() (deliver func()) {
+	frozen := make(chan struct{})
+	p.mu.Lock()
+	for pp := range p.pairs {
+		pp.mu.Lock()
+		pp.frozen = frozen
+		pp.mu.Unlock()
+	}
+	p.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(func() { close(frozen) }) }
 }
 
 // Conns returns the number of client connections the proxy carries now.
@@ -253,9 +283,10 @@ type proxyPair struct {
 	done           chan struct{} // closed by teardown
 	once           sync.Once
 
-	mu    sync.Mutex
-	cut   bool          // a CloseAfterNext closed the client: pass nothing to it
-	fired chan struct{} // that mode's channel, until the server has answered
+	mu     sync.Mutex
+	cut    bool          // a CloseAfterNext closed the client: pass nothing to it
+	fired  chan struct{} // that mode's channel, until the server has answered
+	frozen chan struct{} // set by HoldConns: nothing passes until it is closed
 }
 
 // proxyChunkRead is bytes read from one side, or the end of that side
@@ -282,6 +313,10 @@ func (pp *proxyPair) read(conn net.Conn, out chan<- proxyChunkRead) {
 			}
 		}
 		if err != nil {
+			if conn == pp.client && errors.Is(err, syscall.ECONNRESET) {
+				pp.teardown() // see Blackhole: a reset drops what is held
+				return
+			}
 			if conn == pp.server {
 				pp.serverAnswered()
 			}
@@ -331,6 +366,16 @@ func (pp *proxyPair) write(in <-chan proxyChunkRead, conn net.Conn, toServer boo
 // before its delay is over. It returns false if the pair ends meanwhile.
 func (pp *proxyPair) hold(c proxyChunkRead) bool {
 	for {
+		pp.mu.Lock()
+		frozen := pp.frozen
+		pp.mu.Unlock()
+		if frozen != nil {
+			select {
+			case <-frozen:
+			case <-pp.done:
+				return false
+			}
+		}
 		m, changed := pp.p.current()
 		var due <-chan time.Time
 		switch m.kind {

@@ -46,6 +46,12 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ctx.Err() != nil {
+		// Cancelled or past its deadline: nothing is sent (a grant would
+		// only be given back by the clean-up), and no hold is re-entered
+		// (the context of one that was lost or ran out ends with it).
+		return nil, waitError(ctx, ctx, &specs[0])
+	}
 	start := time.Now()
 	wait, deadline := waitOf(specs, start)
 	chain := chainOf(ctx)
@@ -220,6 +226,11 @@ func (a *acquisition) take(chain *chainLink, hl *heldLock) error {
 			hl.hold = h
 			return nil
 		}
+		// Siblings share the holder id: no clean-up of theirs may give
+		// back what this one takes (cleanups.claim).
+		key := cleanupKey{a.spec.base, Read, a.holder}
+		a.l.cleanups.claim(key)
+		defer a.l.cleanups.unclaim(key)
 	}
 	a.argv = &hl.argv
 	g, err := a.run()
@@ -453,15 +464,20 @@ func (a *acquisition) withdraw(p *pending) {
 		return
 	}
 	a.cleaning = true
+	mayHold := a.registered
 	select {
 	case <-p.done:
+		if !mayHold && p.err != nil && didNotRun(p.err) {
+			return // never sent, or refused: nothing of a.holder in Redis
+		}
+		mayHold = true
 		p = a.l.releaseNow(a.spec, a.holder, a.grace(), p.err != nil)
 		if p == nil {
 			return
 		}
 	default:
 	}
-	a.l.cleanUp(a.spec, a.holder, p)
+	a.l.cleanUp(a.spec, a.holder, p, mayHold)
 }
 
 // subscribe subscribes a.w's channel, bounded by the retry time and the

@@ -24,8 +24,14 @@ import (
 // each new connection, to notice a failover or a restart at once; the hook
 // stays on the client after Close, and does nothing then: make one backend
 // per client, not one per use.
+//
+// It also makes the connections the client dials from then on close with a
+// reset (SO_LINGER 0), so that nothing a call abandoned had sent can reach
+// Redis after the call returned (resetclose.go); on a Cluster client, the
+// connections of node clients made from then on.
 func NewGoRedisBackend(rdb redis.UniversalClient) Backend {
 	b := &goRedisBackend{rdb: rdb, nodes: map[string]*nodeSubscriber{}, slots: newSlotOwners()}
+	addResetOnClose(rdb)
 	b.cluster, _ = rdb.(*redis.ClusterClient)
 	if c, ok := rdb.(*redis.Client); ok {
 		// The hook stays on the client after Close, and does nothing then.

@@ -87,7 +87,7 @@ func (co *coalescer) giveUp(q *queuedCall) (any, *pending, error, bool) {
 		co.remove(q)
 		co.mu.Unlock()
 		q.recycle()
-		return nil, returned, errNoReply, true // never sent: its pending is over already
+		return nil, neverSent, errNoReply, true // never sent: its pending is over already, and nothing needs giving back
 	}
 	leads := q.leads
 	co.mu.Unlock()

@@ -214,7 +214,7 @@ func TestEvalWithinUnderLoad(t *testing.T) {
 				switch {
 				case errors.Is(err, errNoReply):
 					gaveUp.Add(1)
-					if p != returned { // the pending of a call never sent is the shared finished one
+					if p != neverSent { // the pending of a call never sent is the shared finished one
 						gaveUpAfterSent.Add(1)
 					}
 					select {

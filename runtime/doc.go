@@ -64,7 +64,9 @@
 // time, a dropped connection, a failed WAIT), or a release without a reply,
 // the Locker gives back in the background whatever that holder id may have
 // taken or registered, until Redis confirms it or the lease would have
-// ended anyway; EventCleanedUp reports the end, and Close waits for it. A
+// ended anyway; EventCleanedUp reports the end. Close lets clean-ups
+// finish for at most half a second, then abandons them (EventCleanedUp
+// with ErrClosed): the lease bounds what they would give back. A
 // waiter that gives up withdraws its registration at once (in the
 // background if Redis does not answer within the grace). So nothing stays
 // held in the name of a caller that has returned, and a nil error from

@@ -159,6 +159,13 @@ func (hs *holds) add(h *hold, key holdKey, fence int64, acquire Call) *hold {
 	return h
 }
 
+// has reports whether the lock of key is held.
+func (hs *holds) has(key holdKey) bool {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.m[key] != nil
+}
+
 // join adds a reference to the hold of key, if it is still held.
 func (hs *holds) join(key holdKey) *hold {
 	hs.mu.Lock()
@@ -243,20 +250,66 @@ func (h *Held) releaseLocks() error {
 // releaseOne gives hl back: the hold's last reference runs the release
 // script; a re-entry only lets go of its reference.
 func (l *Locker) releaseOne(h *Held, hl *heldLock) error {
+	var lost error
+	inDoubt := false
 	if hl.renewal != nil {
-		l.dog.unregister(h, hl.renewal)
+		lost, inDoubt = l.dog.unregister(h, hl.renewal)
 	}
 	if hl.claimed != nil {
 		hl.claimed.unclaim()
 	}
 	if !l.holds.drop(hl.hold) {
-		return nil // the chain still holds it; a re-entry reports neither its acquire nor its release
+		// The chain still holds it; a re-entry reports neither its
+		// acquire nor its release, but does not claim a lock lost meanwhile.
+		if lost := h.ended(); lost != nil {
+			return fmt.Errorf("%w: release %s: %w", ErrNotHeld, hl.spec, lost)
+		}
+		return nil
 	}
-	err := l.releaseHold(h, hl)
+	var err error
+	if lost != nil {
+		err = l.releaseLost(hl, lost, inDoubt)
+	} else {
+		err = l.releaseHold(h, hl)
+	}
 	if l.observed() {
 		l.observe(h.parent, Event{Kind: EventReleased, Lock: hl.spec.withLease(), Holder: hl.hold.key.holder, Fence: hl.hold.fence, Held: time.Since(hl.granted), Err: err})
 	}
 	return err
+}
+
+// releaseLost ends hl, whose loss the watchdog has already told its
+// holder: at once, without waiting for Redis (which may be the reason it
+// was lost). If the loss was in doubt (no renewal acknowledged within the
+// lease, so one whose reply was lost may have extended it), the clean-up
+// gives the lock back in the background; otherwise Redis said it is not
+// held, or refused the renewal, or the Locker is closed, and there is
+// nothing to give back.
+func (l *Locker) releaseLost(hl *heldLock, lost error, inDoubt bool) error {
+	if inDoubt {
+		l.cleanUp(hl.spec, hl.hold.key.holder, returned, true)
+	}
+	return fmt.Errorf("%w: release %s: %w", ErrNotHeld, hl.spec, lost)
+}
+
+// ended returns why h's hold ended without a Release, wrapping
+// ErrLockLost: the watchdog lost a lock of it, or a renew=false lease ran
+// out (its context's deadline), also for a re-entry, whose context ends
+// with its chain's. It returns nil while h holds its locks.
+func (h *Held) ended() error {
+	h.mu.Lock()
+	lost := h.lostErr
+	h.mu.Unlock()
+	if lost != nil {
+		return lost
+	}
+	if h.ctx == nil {
+		return nil
+	}
+	if cause := context.Cause(h.ctx); errors.Is(cause, ErrLockLost) {
+		return cause
+	}
+	return nil
 }
 
 // releaseHold runs the release script of hl's hold, bounded by the release
@@ -265,11 +318,11 @@ func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 	holder := hl.hold.key.holder
 	ctx, giveUp := l.releaseContext(h)
 	reply, err := l.evalRelease(ctx, giveUp, hl.hold.release)
-	if permissionDenied(err) {
+	if permissionDenied(err) || refusedOutright(err) {
 		return fmt.Errorf("lockgen: release %s: %w (the lock stays until its lease ends)", hl.spec, err)
 	}
 	if err != nil {
-		l.cleanUp(hl.spec, holder, finished(err))
+		l.cleanUp(hl.spec, holder, finished(err), true)
 		return fmt.Errorf("lockgen: release %s: %w (retrying in the background)", hl.spec, err)
 	}
 	switch grant, ok := releasedBy(reply); {

@@ -87,9 +87,12 @@ func NewWithBackend(b Backend, opts ...Option) *Locker {
 	return l
 }
 
-// Close stops the watchdog and the Pub/Sub connections, waits (at most the
-// release timeout) for background clean-ups to finish, and closes the
-// backend. Waiting acquires stop with ErrClosed; locks still held are no
+// Close stops the watchdog and the Pub/Sub connections, lets background
+// clean-ups finish for at most half a second (or the release timeout, if
+// shorter), and closes the backend. Clean-ups still pending then are
+// abandoned, reported as EventCleanedUp with an error wrapping ErrClosed:
+// they are best-effort, and what they would have given back expires with
+// its lease anyway. Waiting acquires stop with ErrClosed; locks still held are no
 // longer renewed, so their holders' contexts are cancelled with a cause
 // that wraps ErrLockLost and ErrClosed. Close is idempotent.
 func (l *Locker) Close() error {
@@ -97,7 +100,7 @@ func (l *Locker) Close() error {
 		close(l.closed)
 		l.wakeups.close()
 		l.dog.stop()
-		l.cleanups.wait(l.releaseTimeout)
+		l.cleanups.wait(l, min(closeCleanupGrace, l.releaseTimeout))
 		l.closeErr = l.backend.Close()
 	})
 	return l.closeErr

@@ -76,6 +76,11 @@ func (c *chainLink) reentry(spec *lockSpec) (hold *heldLock, claimed bool, err e
 			switch {
 			case hl.spec.Kind == spec.Kind,
 				spec.Kind == Read && hl.spec.Kind == Write: // a writer may take the read side under its own id
+				if lost := c.held.ended(); lost != nil {
+					// Lost, or its renew=false lease ran out: re-entering
+					// would claim a lock another may hold by now.
+					return nil, false, fmt.Errorf("lockgen: re-enter %s: %w", spec, lost)
+				}
 				return hl, inner[hl], nil
 			case spec.Kind == Write && hl.spec.Kind == Read:
 				readHeld = hl

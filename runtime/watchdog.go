@@ -91,6 +91,12 @@ type renewal struct {
 	holders     []*Held
 	firstHolder [1]*Held
 	denied      error // the NOPERM that ended it (noperm.go)
+	// lostCause is why it ended, once lose has run; inDoubt says that it
+	// ran out without an acknowledged renewal, so that a renewal whose
+	// reply did not arrive may still have extended it in Redis.
+	lostCause error
+	inDoubt   bool
+	closed    bool // given up by Close, not lost: Release still gives it back
 }
 
 // renewCall is the call that renews r's lock.
@@ -182,6 +188,7 @@ func (d *watchdog) stop() {
 	d.stopped = true
 	lost := make([]*renewal, 0, len(d.renewals))
 	for k, r := range d.renewals {
+		r.closed = true
 		lost = append(lost, r)
 		delete(d.renewals, k)
 	}
@@ -227,15 +234,26 @@ func (d *watchdog) register(h *Held, hl *heldLock) (*renewal, error) {
 }
 
 // unregister removes h from r; the last holder to go stops the renewals.
-func (d *watchdog) unregister(h *Held, r *renewal) {
+// If the watchdog had already given r up (lost, or the Locker closed), it
+// returns why (wrapping ErrLockLost), and whether a renewal in doubt may
+// have kept the lock in Redis.
+func (d *watchdog) unregister(h *Held, r *renewal) (lost error, inDoubt bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if i := slices.Index(r.holders, h); i >= 0 {
 		r.holders = slices.Delete(r.holders, i, i+1)
 	}
+	if d.renewals[r.key] != r && !r.closed {
+		lost = r.lostCause
+		if lost == nil { // given up, and lose not run yet
+			lost = fmt.Errorf("%w: %s", ErrLockLost, r.spec)
+		}
+		return lost, r.inDoubt
+	}
 	if len(r.holders) == 0 && d.renewals[r.key] == r {
 		delete(d.renewals, r.key)
 	}
+	return nil, false
 }
 
 // addHeartbeat starts keeping hb's place. hb.due is a third of a lease
@@ -322,6 +340,7 @@ func (d *watchdog) expire(now time.Time) (lost []*renewal, next time.Time) {
 	next = now.Add(time.Hour)
 	for k, r := range d.renewals {
 		if !now.Before(r.deadline) {
+			r.inDoubt = true
 			lost = append(lost, r)
 			delete(d.renewals, k)
 			continue
@@ -532,6 +551,7 @@ func (d *watchdog) applyHeartbeats(hbs []*heartbeat, sent, now time.Time, replie
 // lose cancels the contexts of every holder of r with cause.
 func (d *watchdog) lose(r *renewal, cause error) {
 	d.mu.Lock()
+	r.lostCause = cause
 	holders := slices.Clone(r.holders)
 	d.mu.Unlock()
 	for _, h := range holders {
