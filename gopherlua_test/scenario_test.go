@@ -333,7 +333,7 @@ func (r *run) plantFloor(st *step) any {
 		r.tg.do("HSET", b, "f", f)
 		return r.tg.do("PEXPIRE", b, ttl)
 	}
-	return r.tg.do("SET", b, tombstone+" "+f+" 0", "PX", ttl)
+	return r.tg.do("SET", b, tombstone+" "+f+" -", "PX", ttl)
 }
 
 // Reply checks.
@@ -562,9 +562,12 @@ func (kw keyWant) verify(r *run, keys []keyState) error {
 // verifyLock checks a string lock value "<holder> <fence> <waiters>".
 func (kw keyWant) verifyLock(r *run, value string) error {
 	f := strings.Split(value, " ")
-	if len(f) != 3 || f[0] != kw.holder || (f[2] != "0" && f[2] != "1") {
-		return fmt.Errorf("value %q, want \"%s <fence> <0|1>\"", value, kw.holder)
+	if len(f) != 3 || f[0] != kw.holder || (f[2] != "-" && f[2] != "+") {
+		return fmt.Errorf("value %q, want \"%s <fence> <-|+>\"", value, kw.holder)
 	}
+	// Scenarios spell the waiters flag 0 and 1, as protocol 1 wrote it;
+	// protocol 2 writes - and +.
+	f[2] = map[string]string{"-": "0", "+": "1"}[f[2]]
 	fence, err := strconv.ParseInt(f[1], 10, 64)
 	if err != nil || fence <= 0 || strconv.FormatInt(fence, 10) != f[1] {
 		return fmt.Errorf("value %q: the fence is not a positive integer", value)
@@ -583,7 +586,7 @@ func (kw keyWant) verifyLock(r *run, value string) error {
 		r.handed = append(r.handed, "grant:"+f[1]+":"+kw.holder)
 	case kw.holder == tombstone:
 		if fence != r.lastFence {
-			return fmt.Errorf("tombstone %q, want \"! %d <0|1>\" (the last fence)", value, r.lastFence)
+			return fmt.Errorf("tombstone %q, want \"! %d <-|+>\" (the last fence)", value, r.lastFence)
 		}
 	case r.fences[side] != 0 && fence != r.fences[side]:
 		return fmt.Errorf("value %q, want the fence of %s's grant, %d", value, kw.holder, r.fences[side])
