@@ -28,6 +28,10 @@ var badArgv = [][]string{
 // number of ms in 0..2^31 (any spelling Lua reads as one is taken).
 var badWindows = []string{"", "-1", "-0", "1.5", "x", "0.5", "1e-3", "2147483649", "99999999999", "once", "waited"}
 
+// badNextWaiters are mutex_acquire ARGV[5] values (the next waiter of the
+// caller's process) that are no holder id, or the caller's own ("A").
+var badNextWaiters = []string{"", "a b", "!", strings.Repeat("h", 65), "A"}
+
 // badFloors are mutex_floor ARGV[4] values outside "a positive integer of
 // at most 16 digits, spelt plainly".
 var badFloors = []string{"", "0", "-1", "01", "1.5", "x", " 5", "+5", "1e15", "17000000000000000"}
@@ -151,6 +155,9 @@ func badCalls(sc *scenario, s *lua.Script, at time.Duration) []step {
 	case lua.MutexAcquire:
 		for _, w := range badWindows {
 			refuse(nil, append(good, w))
+		}
+		for _, n := range badNextWaiters {
+			refuse(nil, append(good, "500", n))
 		}
 	case lua.MutexFloor:
 		for _, f := range badFloors {

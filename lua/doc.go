@@ -233,15 +233,19 @@
 //	mutex uncontended acquire             4   GET ZCARD TIME SET
 //	mutex uncontended acquire, tombstone  2   GET SET
 //	mutex acquire, own lock               2   GET PEXPIRE
-//	mutex busy, registers, marks          5   GET TIME ZADD PEXPIRE SET
-//	mutex busy, registers                 4   GET TIME ZADD PEXPIRE
+//	mutex busy, registers, marks          5   GET PTTL ZADD(NX) PEXPIRE SET
+//	mutex busy, registers                 4   GET PTTL ZADD(NX) PEXPIRE
+//	mutex busy, already registered        3   GET PTTL ZADD(NX)
 //	mutex busy, window 0                  2   GET PTTL
 //	mutex renew                           3   GET PTTL PEXPIRE
 //	mutex floor, fence above it (quorum)  4   GET PTTL TIME PEXPIRE
 //	mutex release, no waiters             1   SET(tombstone, GET)
-//	mutex release, hands over             5   SET(tombstone, GET) TIME ZPOPMIN SET PUBLISH
-//	mutex release, registrations lapsed   5   SET(tombstone, GET) TIME ZPOPMIN×2 PUBLISH(all)
-//	mutex acquire, handed (missed)        2   GET PEXPIRE
+//	mutex release, hands over             4   SET(tombstone, GET) ZPOPMIN SET(offer) PUBLISH
+//	mutex release, registrations expired  3   SET(tombstone, GET) ZPOPMIN PUBLISH(all)
+//	mutex claim of an offer               3   GET PEXPIRE PUBLISH(taken)
+//	mutex claim, others waiting           3   GET PEXPIRE PUBLISH(taken)
+//	mutex claim, registers next           5   GET PEXPIRE ZADD(NX) PEXPIRE PUBLISH(taken)
+//	mutex free take, registers next       4   GET ZADD(NX) PEXPIRE SET
 //	mutex release by a waiter             2   GET ZREM
 //	fair uncontended acquire              4   GET TIME ZRANGE SET
 //	fair acquire, own lock                2   GET PEXPIRE
