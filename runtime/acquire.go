@@ -344,6 +344,9 @@ func (a *acquisition) awaitTurn() error {
 	if err := a.sleepUntil(a.w.turn, 0); err != nil {
 		return err
 	}
+	if a.l.wakeups.registeredAhead(a.w) {
+		return nil // it sleeps next: a wake pending now is an offer to it
+	}
 	select {
 	case <-a.w.wake: // for the waiters ahead; this one tries now anyway
 	default:

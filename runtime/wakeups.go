@@ -475,6 +475,11 @@ func (wc *wakeChannel) grant(payload string) (fence int64, mine, ok bool) {
 			mine = true
 			if w.grantFence != f {
 				w.granted, w.grantFence = true, f
+				// A mutex waiter offered the lock claims it now, even
+				// if others of its process are ahead of it in line:
+				// they wait for offers of their own, and an offer
+				// left unclaimed would lapse with nobody to try.
+				w.open()
 				trySignal(w)
 			}
 		}
