@@ -124,7 +124,7 @@ func TestStaleGrantAfterALapsedOfferIsNotAHandOver(t *testing.T) {
 		secondFence, _ := runtime.Fence(second.Context())
 
 		drain(busy)
-		frozen.thaw()() // the old offer arrives now
+		frozen.thaw()()      // the old offer arrives now
 		waitBusy(t, busy, 1) // the thawed waiter claims it: busy
 
 		select {
