@@ -318,3 +318,55 @@ func TestProtocolFairNewHolds(t *testing.T) {
 		})
 	})
 }
+
+// The mutex's registrations outlive its key: B:waiters lives 2 x lease +
+// floor after its newest registration, the key lease + floor after its
+// holder's last call. A registration left by one protocol (its waiter
+// gone, as in a rollback or a deploy that stops both processes) then meets
+// a holder of the other, which takes the absent key as free. Neither may
+// hand the lock to the other protocol's registration.
+//
+// Protocol 1 scores a registration with its deadline in ms and takes any
+// score above its clock as live; protocol 2's fences, in µs, lie far
+// above: an old release would hand the lock to the new waiter until that
+// "deadline", some 55,000 years on, a key neither protocol can ever take.
+func TestProtocolMutexNewRegistrationLeftBehind(t *testing.T) {
+	protocolTargets(t, func(t *testing.T, tg target, keys []string, tol time.Duration) {
+		m := newMix(t, tg, keys, tol, "mutex_acquire", "mutex_release")
+		m.fence("new acquire", m.call(lua.MutexAcquire, "N", "500"))
+		if got := m.call(lua.MutexAcquire, "X", "500"); !isBusy(got) {
+			t.Fatalf("%s: new acquire by X: %#v, want busy", tg.name(), got)
+		}
+		m.vanish()
+		f := m.fence("old acquire of the absent key", m.oldCall("mutex_acquire", "O", "500"))
+		got := m.oldCall("mutex_release", "O", f)
+		if s, _ := got.(string); strings.HasSuffix(s, ":X") {
+			t.Errorf("%s: the old release handed the lock to X, a protocol 2 registration: %#v", tg.name(), got)
+		}
+		m.sound("the old release")
+	})
+}
+
+// Protocol 1's runtime takes a grant message to its waiter for the grant
+// itself: a new release that offered the lock to an old registration
+// would make that waiter believe it holds the lock, while the offer lapses
+// in LG_OFFER_MS and a new process takes it.
+func TestProtocolMutexOldRegistrationLeftBehind(t *testing.T) {
+	protocolTargets(t, func(t *testing.T, tg target, keys []string, tol time.Duration) {
+		m := newMix(t, tg, keys, tol, "mutex_acquire", "mutex_release")
+		m.fence("old acquire", m.oldCall("mutex_acquire", "O", "500"))
+		if got := m.oldCall("mutex_acquire", "W", "60000"); !isBusy(got) {
+			t.Fatalf("%s: old acquire by W: %#v, want busy", tg.name(), got)
+		}
+		m.vanish()
+		f := m.fence("new acquire of the absent key", m.call(lua.MutexAcquire, "N", "500"))
+		got := m.call(lua.MutexRelease, "N", f)
+		if s, _ := got.(string); strings.HasSuffix(s, ":W") {
+			t.Errorf("%s: the new release offered the lock to W, a protocol 1 registration: %#v", tg.name(), got)
+		}
+		if v, _ := m.tg.do("GET", keys[0]).(string); strings.HasPrefix(v, "W ") {
+			t.Errorf("%s: after the new release the lock is %q", tg.name(), v)
+		}
+		m.sound("the new release")
+	})
+}
