@@ -12,7 +12,7 @@ import (
 // (waiters registered under fences, releases that offer, claims), each
 // against the interleaving that would break it.
 func mutexInvariantScenarios() []*scenario {
-	return []*scenario{staleOffer(), deadWaiter(), claimRegistersNext(), holderRegistersNext(), idleWaiterCost()}
+	return []*scenario{staleOffer(), deadWaiter(), claimRegistersNext(), holderRegistersNext(), idleWaiterCost(), protocol1Registration()}
 }
 
 // Invariant: an offer is only an offer. Only the lock's value in Redis
@@ -170,6 +170,28 @@ func idleWaiterCost() *scenario {
 			{at: 1500 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: registers, want: busy(500), unchanged: true},
 			{at: 1600 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: registersNext("C"), want: busy(400), unchanged: true},
 		},
+	}
+}
+
+// Invariant: a release never offers the lock to a registration protocol 1
+// made (scored by a deadline in ms, above zero), whose runtime would take
+// the offer's message for the grant; such registrations go, and everyone
+// is woken (protocol_test.go plays this with protocol 1's own scripts).
+// B's registration, withdrawn, left B marked.
+func protocol1Registration() *scenario {
+	acq, rel := lua.MutexAcquire, lua.MutexRelease
+	set := "lockgen:mutex:{mutex-protocol1-registration}:waiters"
+	return &scenario{
+		name: "mutex-protocol1-registration", fam: mutexFamily,
+		steps: []step{
+			{at: 0, script: acq, holder: "A", lease: 1000 * ms, extra: registers, want: granted()},
+			{at: 100 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: registers, want: busy(900)},
+			{at: 150 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(0), expect: []keyWant{{holder: "A", waiters: "1"}}},
+			{at: 200 * ms, raw: []string{"ZADD", set, "1700000060000", "W"}, want: integer(1)},
+			{at: 200 * ms, raw: []string{"PEXPIRE", set, "60000"}, want: integer(1)},
+			{at: 300 * ms, script: rel, holder: "A", lease: 1000 * ms, ownFence: true, want: integer(1), expect: retired(mutexFamily)},
+		},
+		wakes: []string{"all"},
 	}
 }
 

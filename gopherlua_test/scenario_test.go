@@ -525,7 +525,7 @@ type keyWant struct {
 	members []string // zset: members in score order
 	// under: mutex B:waiters: the score of each member (in the order of
 	// members) is the fence of this holder's grant, the fence under which
-	// the member registered.
+	// the member registered, minus scoreBase.
 	under []string
 	// deadlines: zset: the score of each member (in the order of members)
 	// as ms after the scenario's start, within tolerance.
@@ -536,6 +536,10 @@ type keyWant struct {
 	// holder was granted.
 	fenced bool
 }
+
+// scoreBase is LG_SCORE_BASE: a mutex registration is scored with its
+// fence minus 2^53.
+const scoreBase = 1 << 53
 
 // tombstone is the holder of a string lock kept only for its fence.
 const tombstone = "!"
@@ -647,8 +651,8 @@ func (kw keyWant) verifyZSet(r *run, zs []zmember) error {
 		}
 		for i, m := range zs {
 			want := r.fences[kw.under[i]+"/"+r.sc.fam.name]
-			if want == 0 || int64(m.Score) != want {
-				return fmt.Errorf("%s's score is %.0f, want the fence of %s's grant (%d)", m.Member, m.Score, kw.under[i], want)
+			if want == 0 || int64(m.Score) != want-scoreBase {
+				return fmt.Errorf("%s's score is %.0f, want the fence of %s's grant (%d) - 2^53", m.Member, m.Score, kw.under[i], want)
 			}
 		}
 	}
@@ -699,10 +703,13 @@ func verifyHolds(r *run, hash map[string]string) error {
 // Differential comparison.
 
 // timeline turns a number into something comparable across targets: a
-// timestamp (µs or ms since the epoch) becomes ms since the target's start;
+// timestamp (µs or ms since the epoch, or a fence - 2^53) becomes ms since
+// the target's start;
 // anything else stays as it is. timed reports whether it is time-valued.
 func timeline(v float64, start time.Time) (ms float64, timed bool) {
 	switch {
+	case v <= -1e15: // a mutex registration's score: its fence - 2^53
+		return (v + scoreBase - float64(start.UnixMicro())) / 1000, true
 	case v >= 1e15:
 		return (v - float64(start.UnixMicro())) / 1000, true
 	case v >= 1e12:

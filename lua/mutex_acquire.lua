@@ -4,7 +4,8 @@
 -- KEYS[1] B          the lock: string "<holder> <fence> <waiters>", PX lease
 --                    + the fence floor (LG_FLOOR_MS); waiters is "+" while
 --                    B:waiters may hold registrations, "-" when it holds none
--- KEYS[2] B:waiters  zset waiter -> the fence under which it registered
+-- KEYS[2] B:waiters  zset waiter -> the fence under which it registered,
+--                    minus LG_SCORE_BASE (the prelude says why)
 --                    (registrations made while one holder holds the lock
 --                    queue behind those made under earlier holders); no
 --                    deadlines: a registration lives until a release offers
@@ -79,7 +80,7 @@ end
 if owner == holder then
   redis.call('PEXPIRE', KEYS[1], lease + LG_FLOOR_MS)
   if after then
-    redis.call('ZADD', KEYS[2], 'NX', fence, after)
+    redis.call('ZADD', KEYS[2], 'NX', string.format('%d', fence - LG_SCORE_BASE), after)
     redis.call('PEXPIRE', KEYS[2], 2 * lease + LG_FLOOR_MS)
     if waiters == '-' then
       waiters = '+'
@@ -100,7 +101,7 @@ if owner and owner ~= LG_TOMB then
   if left >= 0 then
     local wait = math.max(math.min(left, lease), 1)
     if window == 0 then return { 0, wait, owner, left } end
-    if redis.call('ZADD', KEYS[2], 'NX', fence, holder) == 1 then
+    if redis.call('ZADD', KEYS[2], 'NX', string.format('%d', fence - LG_SCORE_BASE), holder) == 1 then
       redis.call('PEXPIRE', KEYS[2], 2 * lease + LG_FLOOR_MS)
       if waiters == '-' then
         redis.call('SET', KEYS[1], owner .. ' ' .. fence .. ' +', 'KEEPTTL')
@@ -132,7 +133,7 @@ else
   fence = string.format('%d', t[1] * 1000000 + t[2])
 end
 if after then
-  redis.call('ZADD', KEYS[2], 'NX', fence, after)
+  redis.call('ZADD', KEYS[2], 'NX', string.format('%d', fence - LG_SCORE_BASE), after)
   redis.call('PEXPIRE', KEYS[2], 2 * lease + LG_FLOOR_MS)
   waiters = '+'
 end

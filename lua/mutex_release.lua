@@ -74,7 +74,15 @@ if owner ~= holder then
 end
 
 if waiters == '+' then
-  local first = redis.call('ZPOPMIN', KEYS[2])[1]
+  local popped = redis.call('ZPOPMIN', KEYS[2])
+  local first = popped[1]
+  -- A score above zero is a registration of protocol 1 (LG_SCORE_BASE),
+  -- and so is every one after it: never offered to (its runtime would
+  -- take the message for a grant), they go, and everyone is woken.
+  if first and popped[2] + 0 >= 0 then
+    redis.call('DEL', KEYS[2])
+    first = nil
+  end
   if first then
     -- Others may still be registered: the flag stays.
     fence = string.format('%d', fence + 1)

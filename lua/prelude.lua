@@ -22,6 +22,17 @@ local LG_FLOOR_MS = 10000
 -- the message.
 local LG_OFFER_MS = 500
 
+-- A mutex registration's score in B:waiters is its fence minus this (2^53,
+-- above any fence: exact, and below zero). The order is the fences', and
+-- protocol 1's scripts, which read a score as a deadline in server ms,
+-- see every protocol 2 registration as lapsed; protocol 1's own
+-- registrations (deadlines, above zero) sort after every protocol 2 one,
+-- and a release never offers the lock to them. The set outlives the lock's
+-- key, so during a rolling deploy (or a rollback) the one may meet a
+-- holder of the other protocol: read as a deadline, a fence in µs lies
+-- some 55,000 years on.
+local LG_SCORE_BASE = 9007199254740992
+
 local function lg_error(msg)
   return redis.error_reply('ERR lockgen: ' .. msg)
 end
