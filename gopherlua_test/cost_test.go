@@ -34,29 +34,47 @@ type costCase struct {
 }
 
 // Mutex setups: A holds the lock, A gave it back (a tombstone is left), B
-// registered as a waiter (window 500 ms), or A's release handed the lock to
-// B.
+// registered as a waiter, A's release offered the lock to B, or offered it
+// to B with C registered behind B.
 var (
-	mutexHeld       = [][]string{{"mutex_acquire", "A", "1000", "500"}}
-	mutexReleased   = [][]string{{"mutex_acquire", "A", "1000", "500"}, {"mutex_release", "A", "1000", "$F"}}
-	mutexRegistered = [][]string{{"mutex_acquire", "A", "1000", "500"}, {"mutex_acquire", "B", "1000", "500"}}
-	mutexHanded     = [][]string{{"mutex_acquire", "A", "1000", "500"}, {"mutex_acquire", "B", "1000", "500"}, {"mutex_release", "A", "1000", "$F"}}
-	fairHeld        = [][]string{{"fair_acquire", "A", "1000"}}
-	fairQueued      = [][]string{{"fair_acquire", "A", "1000"}, {"fair_acquire", "B", "1000"}}
+	mutexHeld         = [][]string{{"mutex_acquire", "A", "1000", "500"}}
+	mutexReleased     = [][]string{{"mutex_acquire", "A", "1000", "500"}, {"mutex_release", "A", "1000", "$F"}}
+	mutexRegistered   = [][]string{{"mutex_acquire", "A", "1000", "500"}, {"mutex_acquire", "B", "1000", "500"}}
+	mutexHanded       = [][]string{{"mutex_acquire", "A", "1000", "500"}, {"mutex_acquire", "B", "1000", "500"}, {"mutex_release", "A", "1000", "$F"}}
+	mutexOfferedAhead = [][]string{{"mutex_acquire", "A", "1000", "500"}, {"mutex_acquire", "B", "1000", "500"},
+		{"mutex_acquire", "C", "1000", "500"}, {"mutex_release", "A", "1000", "$F"}}
+	fairHeld   = [][]string{{"fair_acquire", "A", "1000"}}
+	fairQueued = [][]string{{"fair_acquire", "A", "1000"}, {"fair_acquire", "B", "1000"}}
 )
 
 // costAfter: for the paths that the setup alone does not make certain, B
 // after the measured call, so that a row measures the path it names.
 var costAfter = map[string]*regexp.Regexp{
-	"mutex busy, registers, marks":        regexp.MustCompile(`^A \d+ 1$`),
-	"mutex busy, registers":               regexp.MustCompile(`^A \d+ 1$`),
-	"mutex busy, window 0":                regexp.MustCompile(`^A \d+ 0$`),
-	"mutex release, hands over":           regexp.MustCompile(`^B \d+ 1$`),
-	"mutex release, registrations lapsed": regexp.MustCompile(`^! \d+ 0$`),
-	"mutex acquire, handed (missed)":      regexp.MustCompile(`^B \d+ 1$`),
-	"mutex release by a waiter":           regexp.MustCompile(`^A \d+ 1$`),
-	"fair acquire, handed (missed)":       regexp.MustCompile(`^B \d+ 0$`),
-	"fair release by a waiter":            regexp.MustCompile(`^A \d+ 0$`),
+	"mutex busy, registers, marks":         regexp.MustCompile(`^A \d+ \+$`),
+	"mutex busy, registers":                regexp.MustCompile(`^A \d+ \+$`),
+	"mutex busy, already registered":       regexp.MustCompile(`^A \d+ \+$`),
+	"mutex busy, window 0":                 regexp.MustCompile(`^A \d+ -$`),
+	"mutex release, hands over":            regexp.MustCompile(`^B \d+ \+$`),
+	"mutex release, registrations expired": regexp.MustCompile(`^! \d+ -$`),
+	"mutex claim of an offer":              regexp.MustCompile(`^B \d+ \+$`),
+	"mutex claim, others waiting":          regexp.MustCompile(`^B \d+ \+$`),
+	"mutex claim, registers next":          regexp.MustCompile(`^B \d+ \+$`),
+	"mutex free take, registers next":      regexp.MustCompile(`^B \d+ \+$`),
+	"mutex release by a waiter":            regexp.MustCompile(`^A \d+ \+$`),
+	"fair acquire, handed (missed)":        regexp.MustCompile(`^B \d+ -$`),
+	"fair release by a waiter":             regexp.MustCompile(`^A \d+ -$`),
+}
+
+// costCommands: for the paths whose every command is part of the claim
+// they make, the commands themselves (as the report prints them).
+var costCommands = map[string]string{
+	// A registered waiter that tries again while the holder holds reads
+	// the lock and its lease, and its ZADD NX finds it registered: no
+	// write, no TTL (mutex-idle-waiter-cost).
+	"mutex busy, already registered": "GET×1 PTTL×1 ZADD×1",
+	// A claim publishes "taken" when B is marked (an offer always is).
+	"mutex claim of an offer":     "GET×1 PEXPIRE×1 PUBLISH×1",
+	"mutex claim, others waiting": "GET×1 PEXPIRE×1 PUBLISH×1",
 }
 
 // costCases pin the common paths. The package documentation of lua carries
@@ -67,14 +85,20 @@ var costCases = []costCase{
 	{"mutex acquire, own lock", mutexFamily, mutexHeld, nil, []string{"mutex_acquire", "A", "1000", "500"}, 2},
 	{"mutex busy, registers, marks", mutexFamily, mutexHeld, nil, []string{"mutex_acquire", "B", "1000", "500"}, 5},
 	{"mutex busy, registers", mutexFamily, mutexRegistered, nil, []string{"mutex_acquire", "C", "1000", "1000"}, 4},
+	{"mutex busy, already registered", mutexFamily, mutexRegistered, nil, []string{"mutex_acquire", "B", "1000", "500"}, 3},
 	{"mutex busy, window 0", mutexFamily, mutexHeld, nil, []string{"mutex_acquire", "B", "1000", "0"}, 2},
 	{"mutex renew", mutexFamily, mutexHeld, nil, []string{"mutex_renew", "A", "1000"}, 3},
 	{"mutex floor, fence above it (quorum)", mutexFamily, mutexHeld, nil, []string{"mutex_floor", "A", "1000", "1"}, 4},
 	{"mutex release, no waiters", mutexFamily, mutexHeld, nil, []string{"mutex_release", "A", "1000", "$F"}, 1},
-	{"mutex release, hands over", mutexFamily, mutexRegistered, nil, []string{"mutex_release", "A", "1000", "$F"}, 5},
-	{"mutex release, registrations lapsed", mutexFamily, mutexRegistered, [][]string{{"ZADD", "$B:waiters", "1", "B"}},
-		[]string{"mutex_release", "A", "1000", "$F"}, 5},
-	{"mutex acquire, handed (missed)", mutexFamily, mutexHanded, nil, []string{"mutex_acquire", "B", "1000", "500"}, 2},
+	{"mutex release, hands over", mutexFamily, mutexRegistered, nil, []string{"mutex_release", "A", "1000", "$F"}, 4},
+	// B marked, the set gone (its TTL ran out): "all", and the tombstone
+	// written on the guess stands.
+	{"mutex release, registrations expired", mutexFamily, mutexRegistered, [][]string{{"DEL", "$B:waiters"}},
+		[]string{"mutex_release", "A", "1000", "$F"}, 3},
+	{"mutex claim of an offer", mutexFamily, mutexHanded, nil, []string{"mutex_acquire", "B", "1000", "500"}, 3},
+	{"mutex claim, others waiting", mutexFamily, mutexOfferedAhead, nil, []string{"mutex_acquire", "B", "1000", "500"}, 3},
+	{"mutex claim, registers next", mutexFamily, mutexHanded, nil, []string{"mutex_acquire", "B", "1000", "500", "D"}, 5},
+	{"mutex free take, registers next", mutexFamily, mutexReleased, nil, []string{"mutex_acquire", "B", "1000", "500", "D"}, 4},
 	{"mutex release by a waiter", mutexFamily, mutexRegistered, nil, []string{"mutex_release", "B", "1000"}, 2},
 
 	{"fair uncontended acquire", fairFamily, nil, nil, []string{"fair_acquire", "A", "1000"}, 4},
@@ -171,6 +195,9 @@ func TestCommandCost(t *testing.T) {
 		if total != c.want {
 			t.Errorf("%s: %d commands (%s), pinned at %d", c.path, total, strings.Join(names, " "), c.want)
 		}
+		if want, ok := costCommands[c.path]; ok && strings.Join(names, " ") != want {
+			t.Errorf("%s: commands %s, want %s", c.path, strings.Join(names, " "), want)
+		}
 		if re, ok := costAfter[c.path]; ok {
 			v, err := rdb.Get(ctx, sc.keyNames()[0]).Result()
 			if re == nil && err != redis.Nil {
@@ -184,6 +211,11 @@ func TestCommandCost(t *testing.T) {
 	for path := range costAfter {
 		if !slices.ContainsFunc(costCases, func(c costCase) bool { return c.path == path }) {
 			t.Errorf("costAfter names %q, which is no row", path)
+		}
+	}
+	for path := range costCommands {
+		if !slices.ContainsFunc(costCases, func(c costCase) bool { return c.path == path }) {
+			t.Errorf("costCommands names %q, which is no row", path)
 		}
 	}
 	t.Log(report.String())

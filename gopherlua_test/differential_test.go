@@ -10,6 +10,7 @@ func allScenarios() []*scenario {
 	var all []*scenario
 	all = append(all, mutexScenarios()...)
 	all = append(all, mutexHandOverScenarios()...)
+	all = append(all, mutexInvariantScenarios()...)
 	all = append(all, mutexFloorScenarios()...)
 	all = append(all, fairScenarios()...)
 	all = append(all, fairHandOverScenarios()...)

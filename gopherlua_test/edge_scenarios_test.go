@@ -65,45 +65,46 @@ func edgeScenarios() []*scenario {
 			wakes: []string{grantWake("B"), grantWake("C"), grantWake("D"), grantWake("F")},
 		},
 		{
-			// On Cluster the runtime passes SPUBLISH; grants then travel
-			// as sharded messages on the lock's slot.
+			// On Cluster the runtime passes SPUBLISH; offers and claims
+			// then travel as sharded messages on the lock's slot.
 			name: "mutex-sharded-wake", fam: mutexFamily, sharded: true,
 			steps: []step{
-				{at: 0, script: macq, holder: "A", lease: 1000 * ms, extra: window(500 * ms), want: granted()},
-				{at: 10 * ms, script: macq, holder: "B", lease: 1000 * ms, extra: window(500 * ms), want: busy(500)},
+				{at: 0, script: macq, holder: "A", lease: 1000 * ms, extra: registers, want: granted()},
+				{at: 10 * ms, script: macq, holder: "B", lease: 1000 * ms, extra: registers, want: busy(990)},
 				{at: 20 * ms, script: mrel, holder: "A", lease: 1000 * ms, want: handedTo("B"),
-					expect: []keyWant{{holder: "B", waiters: "1", ttl: 490 * ms, handed: true}}},
-				{at: 30 * ms, script: macq, holder: "B", lease: 1000 * ms, extra: window(500 * ms), want: sameGrant()},
+					expect: []keyWant{{holder: "B", waiters: "1", ttl: offer, handed: true}}},
+				{at: 30 * ms, script: macq, holder: "B", lease: 1000 * ms, extra: registers, want: sameGrant()},
 				{at: 40 * ms, script: mrel, holder: "B", lease: 1000 * ms, want: integer(1), expect: retired(mutexFamily)},
 			},
-			wakes: []string{grantWake("B"), "all"},
+			wakes: []string{grantWake("B"), takenWake("B"), "all"},
 		},
 		{
 			name: "tomb-mutex", fam: mutexFamily, shimOnly: true,
 			steps: []step{
-				{at: 0, script: macq, holder: "A", lease: 100 * ms, extra: window(50 * ms), want: granted()},
+				{at: 0, script: macq, holder: "A", lease: 100 * ms, extra: registers, want: granted()},
 				// Released in the microsecond of the grant: a tombstone keeps
 				// the fence for the rest of the lease and the floor, and the
 				// next grant counts on from it.
 				{at: 0, script: mrel, holder: "A", lease: 100 * ms, want: integer(1),
 					expect: []keyWant{{holder: tombstone, ttl: 100 * ms}, {suffix: ":waiters", absent: true}}},
 				{at: 0, script: mren, holder: "A", lease: 100 * ms, want: integer(0), unchanged: true},
-				{at: 0, script: macq, holder: "B", lease: 100 * ms, extra: window(50 * ms), want: granted()},
+				{at: 0, script: macq, holder: "B", lease: 100 * ms, extra: registers, want: granted()},
 				// The lease's last millisecond: still held, retry in 1 ms.
-				{at: 100 * ms, script: macq, holder: "C", lease: 100 * ms, extra: window(50 * ms), want: busy(50),
-					expect: []keyWant{{suffix: ":waiters", members: []string{"C"}}}},
-				{at: 101 * ms, script: macq, holder: "C", lease: 100 * ms, extra: window(50 * ms), want: granted(),
+				{at: 100 * ms, script: macq, holder: "C", lease: 100 * ms, extra: registers, want: busy(1),
+					expect: []keyWant{{suffix: ":waiters", members: []string{"C"}, under: []string{"B"}}}},
+				{at: 101 * ms, script: macq, holder: "C", lease: 100 * ms, extra: registers, want: granted(),
 					expect: []keyWant{{holder: "C", waiters: "0"}, {suffix: ":waiters", absent: true}}},
-				// Handed over in the microsecond of the grant: the fence
-				// still rises.
-				{at: 101 * ms, script: macq, holder: "D", lease: 100 * ms, extra: window(50 * ms), want: busy(50)},
+				// Offered in the microsecond of the grant: the fence still
+				// rises. The offer lasts the releaser's lease when that is
+				// shorter than LG_OFFER_MS.
+				{at: 101 * ms, script: macq, holder: "D", lease: 100 * ms, extra: registers, want: busy(100)},
 				{at: 101 * ms, script: mrel, holder: "C", lease: 100 * ms, want: handedTo("D"),
-					expect: []keyWant{{holder: "D", waiters: "1", ttl: 50 * ms, handed: true}}},
-				// Released in that microsecond, nobody registered: a
+					expect: []keyWant{{holder: "D", waiters: "1", ttl: 100 * ms, handed: true}}},
+				// Declined in that microsecond, nobody registered: a
 				// tombstone again.
 				{at: 101 * ms, script: mrel, holder: "D", lease: 100 * ms, want: integer(1),
-					expect: []keyWant{{holder: tombstone, ttl: 50 * ms}, {suffix: ":waiters", absent: true}}},
-				{at: 101 * ms, script: macq, holder: "E", lease: 100 * ms, extra: window(50 * ms), want: granted()},
+					expect: []keyWant{{holder: tombstone, ttl: 100 * ms}, {suffix: ":waiters", absent: true}}},
+				{at: 101 * ms, script: macq, holder: "E", lease: 100 * ms, extra: registers, want: granted()},
 			},
 			wakes: []string{grantWake("D"), "all"},
 		},
@@ -113,18 +114,18 @@ func edgeScenarios() []*scenario {
 			// for the rest of the lease and the floor.
 			name: "mutex-clock-step-back", fam: mutexFamily, shimOnly: true,
 			steps: []step{
-				{at: 50 * ms, script: macq, holder: "A", lease: 100 * ms, extra: window(100 * ms), want: granted()},
+				{at: 50 * ms, script: macq, holder: "A", lease: 100 * ms, extra: registers, want: granted()},
 				{at: 20 * ms, script: mrel, holder: "A", lease: 100 * ms, want: integer(1),
 					expect: []keyWant{{holder: tombstone, ttl: 130 * ms}}},
-				{at: 20 * ms, script: macq, holder: "B", lease: 100 * ms, extra: window(100 * ms), want: granted()},
-				{at: 20 * ms, script: macq, holder: "C", lease: 100 * ms, extra: window(100 * ms), want: busy(100)},
+				{at: 20 * ms, script: macq, holder: "B", lease: 100 * ms, extra: registers, want: granted()},
+				{at: 20 * ms, script: macq, holder: "C", lease: 100 * ms, extra: registers, want: busy(100)},
 				{at: 20 * ms, script: mrel, holder: "B", lease: 100 * ms, want: handedTo("C"),
 					expect: []keyWant{{holder: "C", waiters: "1", ttl: 100 * ms, handed: true}}},
 				{at: 20 * ms, script: mrel, holder: "C", lease: 100 * ms, want: integer(1),
 					expect: []keyWant{{holder: tombstone, ttl: 100 * ms}}},
 				// Back at A's microsecond, the tombstone frees the lock
 				// with a fence above all of them.
-				{at: 50 * ms, script: macq, holder: "D", lease: 100 * ms, extra: window(100 * ms), want: granted(),
+				{at: 50 * ms, script: macq, holder: "D", lease: 100 * ms, extra: registers, want: granted(),
 					expect: []keyWant{{holder: "D", waiters: "0", ttl: 100 * ms}}},
 			},
 			wakes: []string{grantWake("C"), "all"},

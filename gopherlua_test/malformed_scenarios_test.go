@@ -1,6 +1,7 @@
 package gopherlua_test
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +28,10 @@ var badArgv = [][]string{
 // number of ms in 0..2^31 (any spelling Lua reads as one is taken).
 var badWindows = []string{"", "-1", "-0", "1.5", "x", "0.5", "1e-3", "2147483649", "99999999999", "once", "waited"}
 
+// badNextWaiters are mutex_acquire ARGV[5] values (the next waiter of the
+// caller's process) that are no holder id, or the caller's own ("A").
+var badNextWaiters = []string{"", "a b", "!", strings.Repeat("h", 65), "A"}
+
 // badFloors are mutex_floor ARGV[4] values outside "a positive integer of
 // at most 16 digits, spelt plainly".
 var badFloors = []string{"", "0", "-1", "01", "1.5", "x", " 5", "+5", "1e15", "17000000000000000"}
@@ -37,13 +42,31 @@ var badLockValues = []string{
 	"not a lock",
 	"",
 	"A 1700000000000000",                     // waiters flag missing
-	"A 1700000000000000 2",                   // waiters flag not 0/1
-	"A x 0",                                  // fence not a number
-	"A -1700000000000000 0",                  // fence with a sign
-	"A 1 1700000000000000 0",                 // the old "<holder> <count> <fence> <waited>"
+	"A 1700000000000000 2",                   // waiters flag not -/+
+	"A x -",                                  // fence not a number
+	"A -1700000000000000 -",                  // fence with a sign
+	"A 1 1700000000000000 -",                 // the old "<holder> <count> <fence> <waited>"
 	"A 1 1700000000000000 1 B 1700000000000", // the old mutex heir form
-	"A  1700000000000000 0",                  // two spaces
-	"A 1700000000000000 0 ",                  // trailing space
+	"A  1700000000000000 -",                  // two spaces
+	"A 1700000000000000 - ",                  // trailing space
+}
+
+// protocol1Values are lock values lockgen's protocol 1 wrote (waiters flag
+// 0 or 1): every script refuses them with the protocol error, so that an
+// old and a new process never share a lock (protocol_test.go runs the old
+// scripts themselves against the new).
+var protocol1Values = []string{
+	"A 1700000000000000 0",
+	"A 1700000000000000 1",
+	"! 1700000000000000 0",
+}
+
+// lockValueError is what the scripts reply for a damaged value v.
+func lockValueError(v string) string {
+	if slices.Contains(protocol1Values, v) {
+		return "ERR lockgen: lock written by lockgen protocol 1"
+	}
+	return "ERR lockgen: unexpected lock value"
 }
 
 // malformedScenarios: for every family, a lock is held, then every script
@@ -58,8 +81,8 @@ func malformedScenarios() []*scenario {
 		damage []string // string lock values the scripts must refuse
 	}
 	fams := []fam{
-		{mutexFamily, lua.MutexAcquire, []string{"500"}, badLockValues},
-		{fairFamily, lua.FairAcquire, nil, badLockValues},
+		{mutexFamily, lua.MutexAcquire, []string{"500"}, append(badLockValues, protocol1Values...)},
+		{fairFamily, lua.FairAcquire, nil, append(badLockValues, protocol1Values...)},
 		{rwFamily, lua.WriteAcquire, nil, nil},
 		{semFamily, lua.SemaphoreAcquire, []string{"1"}, nil},
 	}
@@ -91,7 +114,7 @@ func malformedScenarios() []*scenario {
 				for _, h := range []string{"A", "B", "C"} {
 					for _, a4 := range kinds {
 						sc.steps = append(sc.steps, step{at: at, script: s, holder: h, lease: 1000 * ms, extra: a4,
-							want: fails("ERR lockgen: unexpected lock value"), unchanged: true})
+							want: fails(lockValueError(v)), unchanged: true})
 					}
 				}
 			}
@@ -132,6 +155,9 @@ func badCalls(sc *scenario, s *lua.Script, at time.Duration) []step {
 	case lua.MutexAcquire:
 		for _, w := range badWindows {
 			refuse(nil, append(good, w))
+		}
+		for _, n := range badNextWaiters {
+			refuse(nil, append(good, "500", n))
 		}
 	case lua.MutexFloor:
 		for _, f := range badFloors {

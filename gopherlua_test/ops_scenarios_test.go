@@ -122,9 +122,12 @@ func opsScenarios() []*scenario {
 	return []*scenario{mutexOps(), fairOps(), rwOps(), semaphoreOps()}
 }
 
-// A mutex: busy replies name the holder (and its lease, without a window);
-// inspect lists the holder and the live registrations; a forced release
-// leaves a tombstone for the rest of the lease and wakes the registered.
+// A mutex: busy replies name the holder (and its lease, without
+// registration); inspect lists the holder and every registration, in the
+// order a release would offer the lock, each with the set's expiry (no
+// registration has a deadline of its own); a forced release leaves a
+// tombstone for the rest of the lease, keeps the registrations and the
+// flag, and wakes the registered.
 func mutexOps() *scenario {
 	acq, ren, ins, force := lua.MutexAcquire, lua.MutexRenew, lua.MutexInspect, lua.MutexForce
 	return &scenario{
@@ -132,22 +135,23 @@ func mutexOps() *scenario {
 		steps: []step{
 			{at: 0, script: ins, holder: "op", lease: 1000 * ms, want: inspected(nil, nil, nil), unchanged: true},
 			{at: 0, script: force, holder: "op", lease: 1000 * ms, want: integer(0), unchanged: true},
-			{at: 0, script: acq, holder: "A", lease: 2000 * ms, extra: window(500 * ms), want: granted()},
+			{at: 0, script: acq, holder: "A", lease: 2000 * ms, extra: registers, want: granted()},
 			{at: 100 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: window(0), want: busyBy(1000, "A", 1900)},
-			{at: 100 * ms, script: acq, holder: "D", lease: 1000 * ms, extra: window(100 * ms), want: busyBy(100, "A", -1)},
-			{at: 150 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: window(600 * ms), want: busyBy(600, "A", -1)},
-			// D's registration ran out at 200 ms.
+			{at: 100 * ms, script: acq, holder: "D", lease: 1000 * ms, extra: registers, want: busyBy(1000, "A", -1)},
+			{at: 150 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: registers, want: busyBy(1000, "A", -1)},
+			// Both registered under A's fence: C first by id. The set
+			// lives 12 s after C's registration.
 			{at: 300 * ms, script: ins, holder: "op", lease: 1000 * ms, unchanged: true,
-				want: inspected([]held{{"A", "mutex", 1700 * ms}}, []queued{{"C", 450 * ms}}, nil)},
+				want: inspected([]held{{"A", "mutex", 1700 * ms}}, []queued{{"C", setTTL(1000*ms) - 150*ms}, {"D", setTTL(1000*ms) - 150*ms}}, nil)},
 			{at: 300 * ms, script: force, holder: "op", lease: 1000 * ms, want: integer(1),
-				expect: []keyWant{{holder: tombstone, ttl: 1700 * ms}, {suffix: ":waiters", members: []string{"D", "C"}}}},
+				expect: []keyWant{{holder: tombstone, waiters: "1", ttl: 1700 * ms}, {suffix: ":waiters", members: []string{"C", "D"}}}},
 			{at: 300 * ms, script: force, holder: "op", lease: 1000 * ms, want: integer(0), unchanged: true},
 			{at: 350 * ms, script: ren, holder: "A", lease: 2000 * ms, want: integer(0), unchanged: true},
 			{at: 350 * ms, script: ins, holder: "op", lease: 1000 * ms, unchanged: true,
-				want: inspected(nil, []queued{{"C", 400 * ms}}, nil)},
-			// C's registration goes with its grant; D's, lapsed, is still
-			// in the set, so the flag stays set.
-			{at: 400 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: window(600 * ms), want: granted(),
+				want: inspected(nil, []queued{{"C", setTTL(1000*ms) - 200*ms}, {"D", setTTL(1000*ms) - 200*ms}}, nil)},
+			// C's registration goes with its grant; D's is still in the
+			// set, so the flag stays set.
+			{at: 400 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: registers, want: granted(),
 				expect: []keyWant{{holder: "C", waiters: "1", ttl: 1000 * ms}, {suffix: ":waiters", members: []string{"D"}}}},
 			// The flag says registrations may be waiting: everyone is woken.
 			{at: 500 * ms, script: force, holder: "op", lease: 1000 * ms, want: integer(1),

@@ -116,8 +116,11 @@ type run struct {
 	tol       int64 // ms
 	lastFence int64
 	fences    map[string]int64 // holder/side -> fence of its current grant
-	handed    []string         // "grant:<fence>:<holder>" of each hand-over seen in the keys
-	replied   []string         // the same, as releases replied them (handedTo)
+	// grantedTo is every fence seen granted (or offered) to a holder,
+	// fence -> holder/side: a mutex claim's "taken:<fence>" must name one.
+	grantedTo map[int64]string
+	handed    []string // "grant:<fence>:<holder>" of each hand-over seen in the keys
+	replied   []string // the same, as releases replied them (handedTo)
 	step      int
 }
 
@@ -151,7 +154,7 @@ func (sc *scenario) wakeChannel() string {
 // play runs sc on tg, checking every expectation, and returns the trace.
 func play(t *testing.T, sc *scenario, tg target, tol time.Duration) []stepResult {
 	t.Helper()
-	r := &run{sc: sc, tg: tg, tol: tol.Milliseconds(), fences: map[string]int64{}}
+	r := &run{sc: sc, tg: tg, tol: tol.Milliseconds(), fences: map[string]int64{}, grantedTo: map[int64]string{}}
 	trace := make([]stepResult, 0, len(sc.steps))
 	for i := range sc.steps {
 		st := &sc.steps[i]
@@ -216,6 +219,24 @@ const grantPattern = "grant:*:"
 // grantWake is the wanted wake message of a lock handed to holder.
 func grantWake(holder string) string { return grantPattern + holder }
 
+// takenPattern starts a wanted wake message that matches the claim of a
+// mutex offer (or any acquire of a lock whose waiters flag is set) by the
+// holder that follows it: "taken:<fence>", fence being one granted or
+// offered to that holder earlier in the scenario.
+const takenPattern = "taken:*:"
+
+// takenWake is the wanted wake message of holder's claim.
+func takenWake(holder string) string { return takenPattern + holder }
+
+// setFence records fence as the fence of side's current grant.
+func (r *run) setFence(side string, fence int64) {
+	r.fences[side] = fence
+	if r.grantedTo == nil {
+		r.grantedTo = map[int64]string{}
+	}
+	r.grantedTo[fence] = side
+}
+
 // parseGrant splits "grant:<fence>:<holder>" (holder ids may contain ':').
 func parseGrant(msg string) (fence int64, holder string, ok bool) {
 	rest, ok := strings.CutPrefix(msg, "grant:")
@@ -241,6 +262,17 @@ func (r *run) matchWakes(msgs []string) error {
 	}
 	var last int64
 	for i, m := range msgs {
+		if holder, ok := strings.CutPrefix(want[i], takenPattern); ok {
+			f, _ := strings.CutPrefix(m, "taken:")
+			fence, err := strconv.ParseInt(f, 10, 64)
+			if !strings.HasPrefix(m, "taken:") || err != nil || strconv.FormatInt(fence, 10) != f {
+				return fmt.Errorf("message %d is %q, want taken:<fence>", i, m)
+			}
+			if side := r.grantedTo[fence]; side != holder+"/"+r.sc.fam.name {
+				return fmt.Errorf("message %d is %q: fence %d was granted to %q, want %s", i, m, fence, side, holder)
+			}
+			continue
+		}
 		holder, pattern := strings.CutPrefix(want[i], grantPattern)
 		if !pattern {
 			if m != want[i] {
@@ -333,7 +365,7 @@ func (r *run) plantFloor(st *step) any {
 		r.tg.do("HSET", b, "f", f)
 		return r.tg.do("PEXPIRE", b, ttl)
 	}
-	return r.tg.do("SET", b, tombstone+" "+f+" 0", "PX", ttl)
+	return r.tg.do("SET", b, tombstone+" "+f+" -", "PX", ttl)
 }
 
 // Reply checks.
@@ -381,7 +413,7 @@ func granted() check {
 			return fmt.Errorf("fence %d not above the last fence %d", fence, r.lastFence)
 		}
 		r.lastFence = fence
-		r.fences[st.side()] = fence
+		r.setFence(st.side(), fence)
 		return nil
 	}
 }
@@ -491,6 +523,10 @@ type keyWant struct {
 	// announced by a grant message.
 	handed  bool
 	members []string // zset: members in score order
+	// under: mutex B:waiters: the score of each member (in the order of
+	// members) is the fence of this holder's grant, the fence under which
+	// the member registered, minus scoreBase.
+	under []string
 	// deadlines: zset: the score of each member (in the order of members)
 	// as ms after the scenario's start, within tolerance.
 	deadlines []time.Duration
@@ -500,6 +536,10 @@ type keyWant struct {
 	// holder was granted.
 	fenced bool
 }
+
+// scoreBase is LG_SCORE_BASE: a mutex registration is scored with its
+// fence minus 2^53.
+const scoreBase = 1 << 53
 
 // tombstone is the holder of a string lock kept only for its fence.
 const tombstone = "!"
@@ -562,9 +602,12 @@ func (kw keyWant) verify(r *run, keys []keyState) error {
 // verifyLock checks a string lock value "<holder> <fence> <waiters>".
 func (kw keyWant) verifyLock(r *run, value string) error {
 	f := strings.Split(value, " ")
-	if len(f) != 3 || f[0] != kw.holder || (f[2] != "0" && f[2] != "1") {
-		return fmt.Errorf("value %q, want \"%s <fence> <0|1>\"", value, kw.holder)
+	if len(f) != 3 || f[0] != kw.holder || (f[2] != "-" && f[2] != "+") {
+		return fmt.Errorf("value %q, want \"%s <fence> <-|+>\"", value, kw.holder)
 	}
+	// Scenarios spell the waiters flag 0 and 1, as protocol 1 wrote it;
+	// protocol 2 writes - and +.
+	f[2] = map[string]string{"-": "0", "+": "1"}[f[2]]
 	fence, err := strconv.ParseInt(f[1], 10, 64)
 	if err != nil || fence <= 0 || strconv.FormatInt(fence, 10) != f[1] {
 		return fmt.Errorf("value %q: the fence is not a positive integer", value)
@@ -579,11 +622,11 @@ func (kw keyWant) verifyLock(r *run, value string) error {
 			return fmt.Errorf("value %q: fence not above the last fence %d", value, r.lastFence)
 		}
 		r.lastFence = fence
-		r.fences[side] = fence
+		r.setFence(side, fence)
 		r.handed = append(r.handed, "grant:"+f[1]+":"+kw.holder)
 	case kw.holder == tombstone:
 		if fence != r.lastFence {
-			return fmt.Errorf("tombstone %q, want \"! %d <0|1>\" (the last fence)", value, r.lastFence)
+			return fmt.Errorf("tombstone %q, want \"! %d <-|+>\" (the last fence)", value, r.lastFence)
 		}
 	case r.fences[side] != 0 && fence != r.fences[side]:
 		return fmt.Errorf("value %q, want the fence of %s's grant, %d", value, kw.holder, r.fences[side])
@@ -600,6 +643,17 @@ func (kw keyWant) verifyZSet(r *run, zs []zmember) error {
 		}
 		if !reflect.DeepEqual(got, kw.members) {
 			return fmt.Errorf("members %q, want %q", got, kw.members)
+		}
+	}
+	if kw.under != nil {
+		if len(zs) != len(kw.under) {
+			return fmt.Errorf("%d members, want %d registered under a holder", len(zs), len(kw.under))
+		}
+		for i, m := range zs {
+			want := r.fences[kw.under[i]+"/"+r.sc.fam.name]
+			if want == 0 || int64(m.Score) != want-scoreBase {
+				return fmt.Errorf("%s's score is %.0f, want the fence of %s's grant (%d) - 2^53", m.Member, m.Score, kw.under[i], want)
+			}
 		}
 	}
 	if kw.deadlines == nil {
@@ -649,10 +703,13 @@ func verifyHolds(r *run, hash map[string]string) error {
 // Differential comparison.
 
 // timeline turns a number into something comparable across targets: a
-// timestamp (µs or ms since the epoch) becomes ms since the target's start;
+// timestamp (µs or ms since the epoch, or a fence - 2^53) becomes ms since
+// the target's start;
 // anything else stays as it is. timed reports whether it is time-valued.
 func timeline(v float64, start time.Time) (ms float64, timed bool) {
 	switch {
+	case v <= -1e15: // a mutex registration's score: its fence - 2^53
+		return (v + scoreBase - float64(start.UnixMicro())) / 1000, true
 	case v >= 1e15:
 		return (v - float64(start.UnixMicro())) / 1000, true
 	case v >= 1e12:

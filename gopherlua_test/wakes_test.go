@@ -13,6 +13,12 @@ func TestMatchWakes(t *testing.T) {
 		got    []string
 		ok     bool
 	}{
+		// B was granted f1 (grantedTo, below), C f2.
+		{"taken", []string{grantWake("B"), takenWake("B")}, nil, []string{"grant:" + f1 + ":B", "taken:" + f1}, true},
+		{"taken, another's fence", []string{takenWake("B")}, nil, []string{"taken:" + f2}, false},
+		{"taken, no fence granted", []string{takenWake("B")}, nil, []string{"taken:1700000000000003"}, false},
+		{"taken, not a fence", []string{takenWake("B")}, nil, []string{"taken:x"}, false},
+		{"taken missing", []string{takenWake("B")}, nil, []string{"all"}, false},
 		{"exact", []string{"n:1", "all"}, nil, []string{"n:1", "all"}, true},
 		{"none", nil, nil, nil, true},
 		{"extra message", nil, nil, []string{"n:1"}, false},
@@ -27,7 +33,8 @@ func TestMatchWakes(t *testing.T) {
 		{"hand-over with another fence", []string{grantWake("B")}, []string{"grant:" + f2 + ":B"}, []string{"grant:" + f1 + ":B"}, false},
 	}
 	for _, c := range cases {
-		r := &run{sc: &scenario{name: c.name, wakes: c.want}, handed: c.handed}
+		r := &run{sc: &scenario{name: c.name, fam: mutexFamily, wakes: c.want}, handed: c.handed,
+			grantedTo: map[int64]string{1700000000000001: "B/mutex", 1700000000000002: "C/mutex"}}
 		if err := r.matchWakes(c.got); (err == nil) != c.ok {
 			t.Errorf("%s: matchWakes(%q) against %q = %v, want ok=%v", c.name, c.got, c.want, err, c.ok)
 		}

@@ -18,9 +18,11 @@
 // [A-Za-z0-9._:-], the scripts refuse only what breaks their encodings: a
 // space, or "!" alone), ARGV[2] the lease in milliseconds (an integer in
 // 1..2^31, however Lua spells it), ARGV[3] the publish command (PUBLISH, or
-// SPUBLISH on Cluster). mutex_acquire adds ARGV[4], the registration window
-// in milliseconds (0..2^31; 0 registers nothing, for a caller that tries
-// once), and semaphore_acquire ARGV[4], the permits (1..2^31). The latch
+// SPUBLISH on Cluster). mutex_acquire adds ARGV[4] (an integer in 0..2^31:
+// 0 registers nothing, for a caller that tries once; any other value
+// registers a busy caller) and an optional ARGV[5], the holder id of the
+// next waiter of the caller's process, registered when the call takes or
+// claims the lock; and semaphore_acquire ARGV[4], the permits (1..2^31). The latch
 // scripts take the same three ARGV, ARGV[1] naming the caller (the setter,
 // the party counting down) and ARGV[2] being the latch's TTL, and latch_set
 // ARGV[4], the count (1..2^31), and mutex_floor ARGV[4], the fence floor
@@ -100,48 +102,45 @@
 //
 // mutex, fair: B is a string "<holder> <fence> <waiters>" with the lease
 // (plus the fence floor) as its TTL, so one GET reads the whole lock and one
-// SET ... PX writes it. A
-// tombstone is "! <fence> 0": holder "!", which no holder id can be. Any
-// other value is refused ("unexpected lock value").
+// SET ... PX writes it; waiters is "-" or "+" (protocol 2). A tombstone is
+// "! <fence> -": holder "!", which no holder id can be. A value with the
+// flag "0" or "1" was written by protocol 1 and is refused with "lock
+// written by lockgen protocol 1"; any other value is refused ("unexpected
+// lock value").
 //
 // mutex waiters: B:waiters is a sorted set of registered waiters scored by
-// the end of their registration (server ms). A busy mutex_acquire with a
-// window registers the caller until now + window (a retry moves that on)
-// and sets B's waiters flag to 1 if it was 0 (SET ... KEEPTTL); its reply
-// is {0, min(window, lease)}: the caller must try again (renewing its
-// registration) before the window ends. With window 0 nothing is written
-// and the reply is {0, min(PTTL - floor, lease)}. B:waiters expires with its newest
-// registration (PEXPIRE window); windows are a setting of each caller's
-// Locker, so a shorter one may cut an older registration short, which the
-// release then meets as "nobody live" (below). An acquire that takes a free
-// lock (or a tombstone) removes the caller's own registration, so that no
-// release hands the lock to a caller that has it.
+// the fence of the holder they registered under, minus 2^53
+// (LG_SCORE_BASE: negative, so that protocol 1's scripts, which read
+// scores as deadlines, see them as lapsed). A busy mutex_acquire that
+// registers adds the caller with ZADD NX (a waiter already registered keeps
+// its place and costs GET PTTL ZADD, nothing more); a new member sets the
+// set's TTL to 2 x lease + floor and B's flag to "+". Its reply is
+// {0, min(PTTL - floor, lease)}: the caller tries again when the holder's
+// lease would end, unless a message comes first. An acquire that takes a
+// free lock (or a tombstone) removes the caller's own registration, so that
+// no release offers the lock to a caller that has it.
 //
 // mutex release: a holder that believes it holds the lock sends the fence
 // of its grant (ARGV[4]), and mutex_release writes the tombstone on that
-// guess in one command, SET B "! <fence> 0" KEEPTTL GET XX, whose reply is
-// the value it replaced. Only when that was "<holder> <fence> 0" is the
+// guess in one command, SET B "! <fence> -" KEEPTTL GET XX, whose reply is
+// the value it replaced. Only when that was "<holder> <fence> -" is the
 // release done; otherwise the same script puts B right (back as it was,
 // TTL included, for a lock that is not the caller's; the tombstone with
-// B's own fence; or the hand-over below) before anyone can read it. A
-// caller that does not know its fence (a clean-up, a waiter withdrawing)
-// sends none, and B is only read unless the lock is the caller's.
+// B's own fence; or the offer below) before anyone can read it. A caller
+// that does not know its fence (a clean-up, a waiter withdrawing) sends
+// none, and B is only read unless the lock is the caller's.
 //
-// mutex hand-over: the release of a lock whose waiters flag is 1 pops the
-// registration that ends first (ZPOPMIN, again while the popped one has
-// already ended): B becomes "<waiter> <new fence> 1" with PX = the end of
-// its registration - now, and "grant:<fence>:<waiter>" is published on
-// B:wake and is also the release's reply (so that a waiter of the
-// releaser's own process is told at once, not one message later); the
-// waiter holds the lock without another call. The new grant
-// stays marked, since others may still be registered. With the flag 1 but
-// nobody live registered, the release retires the lock (a fence
-// tombstone) and publishes "all", so that the first waiter of each process
-// tries at once (one spurious message when contention ends); with the flag
-// 0 it publishes nothing. A waiter that missed the message finds
-// the lock its own at its next attempt (the same grant); one that died
-// never uses it, and the lock lapses when its registration would have
-// ended, within one window.
+// mutex offer: the release of a lock whose flag is "+" pops the first
+// registration (ZPOPMIN) and offers it the lock: B becomes "<waiter> <new
+// fence> +" with PX = min(lease, 500 ms) + floor, and
+// "grant:<fence>:<waiter>" is published on B:wake and is also the
+// release's reply. The waiter claims it with mutex_acquire, which finds the
+// lock its own, restarts the full lease and publishes "taken:<fence>". An
+// offer nobody claims is a lease that ended after 500 ms: any acquire takes
+// the lock then, with the next fence. With the flag "+" but the set empty
+// (it expired) the release retires the lock and publishes "all"; a popped
+// score above zero (a protocol 1 registration) deletes the set and does
+// the same.
 //
 // fair: B:queue is a sorted set of waiters scored by arrival (the server
 // clock in µs, with no read of the tail: two scripts do not run in one µs,
@@ -233,15 +232,19 @@
 //	mutex uncontended acquire             4   GET ZCARD TIME SET
 //	mutex uncontended acquire, tombstone  2   GET SET
 //	mutex acquire, own lock               2   GET PEXPIRE
-//	mutex busy, registers, marks          5   GET TIME ZADD PEXPIRE SET
-//	mutex busy, registers                 4   GET TIME ZADD PEXPIRE
+//	mutex busy, registers, marks          5   GET PTTL ZADD(NX) PEXPIRE SET
+//	mutex busy, registers                 4   GET PTTL ZADD(NX) PEXPIRE
+//	mutex busy, already registered        3   GET PTTL ZADD(NX)
 //	mutex busy, window 0                  2   GET PTTL
 //	mutex renew                           3   GET PTTL PEXPIRE
 //	mutex floor, fence above it (quorum)  4   GET PTTL TIME PEXPIRE
 //	mutex release, no waiters             1   SET(tombstone, GET)
-//	mutex release, hands over             5   SET(tombstone, GET) TIME ZPOPMIN SET PUBLISH
-//	mutex release, registrations lapsed   5   SET(tombstone, GET) TIME ZPOPMIN×2 PUBLISH(all)
-//	mutex acquire, handed (missed)        2   GET PEXPIRE
+//	mutex release, hands over             4   SET(tombstone, GET) ZPOPMIN SET(offer) PUBLISH
+//	mutex release, registrations expired  3   SET(tombstone, GET) ZPOPMIN PUBLISH(all)
+//	mutex claim of an offer               3   GET PEXPIRE PUBLISH(taken)
+//	mutex claim, others waiting           3   GET PEXPIRE PUBLISH(taken)
+//	mutex claim, registers next           5   GET PEXPIRE ZADD(NX) PEXPIRE PUBLISH(taken)
+//	mutex free take, registers next       4   GET ZADD(NX) PEXPIRE SET
 //	mutex release by a waiter             2   GET ZREM
 //	fair uncontended acquire              4   GET TIME ZRANGE SET
 //	fair acquire, own lock                2   GET PEXPIRE

@@ -15,4 +15,12 @@ if err then return err end
 local now_ms = lg_now()
 local holders, fence, bad = lg_inspect_string(KEYS[1], 'mutex', now_ms)
 if bad then return bad end
-return { now_ms, fence, holders, lg_live_scored(KEYS[2], now_ms), {} }
+-- Registrations have no deadline of their own: each is shown with the
+-- set's, the latest moment it can still be there.
+local until_ms = now_ms + redis.call('PTTL', KEYS[2])
+local waiters = redis.call('ZRANGE', KEYS[2], 0, -1)
+local out = {}
+for i = 1, #waiters do
+  out[2 * i - 1], out[2 * i] = waiters[i], until_ms
+end
+return { now_ms, fence, holders, out, {} }

@@ -1,23 +1,31 @@
 -- mutex_release: give the lock back, or withdraw the caller's registration
--- as a waiter. Also the clean-up after an acquire whose outcome is unknown:
--- whatever the holder id may have taken or registered is given back.
+-- as a waiter (or decline an offer made to it). Also the clean-up after an
+-- acquire whose outcome is unknown: whatever the holder id may have taken
+-- or registered is given back.
 --
 -- KEYS[1] B, KEYS[2] B:waiters, KEYS[3] B:wake
--- ARGV[1] holder id, ARGV[2] lease ms (checked, unused), ARGV[3] PUBLISH | SPUBLISH
+-- ARGV[1] holder id, ARGV[2] lease ms (bounds the offer), ARGV[3] PUBLISH | SPUBLISH
 -- ARGV[4] (optional) the fence of the caller's grant, sent by a holder
 --         that believes it holds the lock: the usual release is then one
 --         write. A wrong guess costs a write more and changes nothing else.
 --         A caller that does not know (a clean-up, a waiter withdrawing)
 --         sends none, and B is only read unless the lock is the caller's.
 --
--- Reply: 1 released; "grant:<fence>:<waiter>" released and handed to that
+-- Reply: 1 released; "grant:<fence>:<waiter>" released and offered to that
 -- waiter (the wake message, so that a waiter of the caller's own process
 -- hears of it from this reply); 0 not held by this holder (its
 -- registration, if any, is gone).
--- Wake: "grant:<fence>:<waiter>" when the lock goes to the registered
--- waiter whose registration runs out first among the live ones (lapsed
--- registrations met on the way are dropped); "all" when the set held
--- registrations but none is live any more.
+-- Wake: "grant:<fence>:<waiter>" when the lock is offered to the waiter
+-- registered first (the lowest fence, then the lowest id); "all" when the
+-- flag said registrations but the set had none left (it expired).
+--
+-- An offer is the lock in the waiter's name with the next fence, for
+-- LG_OFFER_MS (at most the lease) plus the floor: the waiter claims it
+-- with mutex_acquire, which finds the lock its own and gives it the full
+-- lease. A waiter that died never claims: the offer lapses, and the other
+-- processes, which saw the offer go by and no "taken" after it, try then.
+-- So a dead waiter holds the lock up for an offer, not for a lease, and
+-- the lock never counts as a waiter's in the runtime before Redis says so.
 --
 -- The tombstone keeps B's TTL: it lives until the lease would have ended,
 -- plus the floor, which is at least the floor after the release.
@@ -44,53 +52,50 @@ end
 -- stays absent.
 local value
 if guess then
-  value = redis.call('SET', KEYS[1], LG_TOMB .. ' ' .. guess .. ' 0', 'KEEPTTL', 'GET', 'XX')
-  if value == holder .. ' ' .. guess .. ' 0' then return 1 end
+  value = redis.call('SET', KEYS[1], LG_TOMB .. ' ' .. guess .. ' -', 'KEEPTTL', 'GET', 'XX')
+  if value == holder .. ' ' .. guess .. ' -' then return 1 end
 else
   value = redis.call('GET', KEYS[1])
 end
 local owner, fence, waiters
 if value then
-  owner, fence, waiters = string.match(value, '^(%S+) (%d+) ([01])$')
+  owner, fence, waiters = string.match(value, '^(%S+) (%d+) ([-+])$')
   if guess and owner ~= holder then redis.call('SET', KEYS[1], value, 'KEEPTTL') end
-  if not fence then return redis.error_reply('ERR lockgen: unexpected lock value') end
+  if not fence then
+    if string.find(value, ' [01]$') then return redis.error_reply(LG_PROTOCOL_ERR) end
+    return redis.error_reply('ERR lockgen: unexpected lock value')
+  end
 end
 if owner ~= holder then
   -- A clear flag says the set holds no registration; an absent key does
   -- not know.
-  if waiters ~= '0' then redis.call('ZREM', KEYS[2], holder) end
+  if waiters ~= '-' then redis.call('ZREM', KEYS[2], holder) end
   return 0
 end
 
-if waiters == '1' then
-  local t = redis.call('TIME')
-  local now_ms = t[1] * 1000 + math.floor(t[2] / 1000)
-  -- Each pop removes a registration, so this ends with the set.
-  while true do
-    local next = redis.call('ZPOPMIN', KEYS[2])
-    if not next[1] then break end
-    local until_ms = tonumber(next[2])
-    if until_ms > now_ms then
-      -- The lock goes straight to the waiter, with the next fence, until
-      -- its registration would have run out: it needs no acquire of its
-      -- own, and the handoff costs this round trip and one message. The
-      -- waiter counted its lease from when it registered, so its own
-      -- deadline falls first; its first renewal (or, had it missed the
-      -- message, its next acquire, which finds the lock its own) gives
-      -- the full lease. Others may still be registered: the flag stays.
-      fence = string.format('%d', fence + 1)
-      redis.call('SET', KEYS[1], next[1] .. ' ' .. fence .. ' 1', 'PX', until_ms - now_ms + LG_FLOOR_MS)
-      local grant = 'grant:' .. fence .. ':' .. next[1]
-      redis.call(pub, KEYS[3], grant)
-      return grant
-    end
+if waiters == '+' then
+  local popped = redis.call('ZPOPMIN', KEYS[2])
+  local first = popped[1]
+  -- A score above zero is a registration of protocol 1 (LG_SCORE_BASE),
+  -- and so is every one after it: never offered to (its runtime would
+  -- take the message for a grant), they go, and everyone is woken.
+  if first and popped[2] + 0 >= 0 then
+    redis.call('DEL', KEYS[2])
+    first = nil
   end
-  -- Someone registered, but no registration is live now (lapsed,
-  -- withdrawn, or cut short by a shorter window): the first waiter of each
-  -- process tries at once rather than at its next renewal.
+  if first then
+    -- Others may still be registered: the flag stays.
+    fence = string.format('%d', fence + 1)
+    redis.call('SET', KEYS[1], first .. ' ' .. fence .. ' +', 'PX', math.min(lease, LG_OFFER_MS) + LG_FLOOR_MS)
+    local grant = 'grant:' .. fence .. ':' .. first
+    redis.call(pub, KEYS[3], grant)
+    return grant
+  end
+  -- The flag said registrations, but the set expired: whoever waits tries
+  -- now rather than at the end of the lease it was told.
   redis.call(pub, KEYS[3], 'all')
 end
 -- The tombstone keeps the fence, as written. No clock is read: fences stay
 -- below the clock of the master that counts them.
-if fence ~= guess then redis.call('SET', KEYS[1], LG_TOMB .. ' ' .. fence .. ' 0', 'KEEPTTL') end
+if fence ~= guess then redis.call('SET', KEYS[1], LG_TOMB .. ' ' .. fence .. ' -', 'KEEPTTL') end
 return 1

@@ -24,8 +24,11 @@ end
 local value = redis.call('GET', KEYS[1])
 local owner
 if value then
-  owner = string.match(value, '^(%S+) %d+ [01]$')
-  if not owner then return redis.error_reply('ERR lockgen: unexpected lock value') end
+  owner = string.match(value, '^(%S+) %d+ [-+]$')
+  if not owner then
+    if string.find(value, ' [01]$') then return redis.error_reply(LG_PROTOCOL_ERR) end
+    return redis.error_reply('ERR lockgen: unexpected lock value')
+  end
 end
 -- A lease that ended (only the fence floor left of the key's PTTL) is
 -- lost, even if nobody took the lock since: the holder's runtime has given

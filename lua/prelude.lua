@@ -15,6 +15,24 @@ local LG_TOMB = '!'
 -- (mutex, fair) read the rest of a holder's lease as PTTL minus the floor.
 local LG_FLOOR_MS = 10000
 
+-- How long a mutex release offers the lock to its first registered waiter
+-- (at most the releaser's lease): the waiter claims it within this, or the
+-- offer lapses and the others try. It bounds what a waiter that died costs
+-- the next, so it is short; a live waiter's claim takes a round trip after
+-- the message.
+local LG_OFFER_MS = 500
+
+-- A mutex registration's score in B:waiters is its fence minus this (2^53,
+-- above any fence: exact, and below zero). The order is the fences', and
+-- protocol 1's scripts, which read a score as a deadline in server ms,
+-- see every protocol 2 registration as lapsed; protocol 1's own
+-- registrations (deadlines, above zero) sort after every protocol 2 one,
+-- and a release never offers the lock to them. The set outlives the lock's
+-- key, so during a rolling deploy (or a rollback) the one may meet a
+-- holder of the other protocol: read as a deadline, a fence in µs lies
+-- some 55,000 years on.
+local LG_SCORE_BASE = 9007199254740992
+
 local function lg_error(msg)
   return redis.error_reply('ERR lockgen: ' .. msg)
 end
@@ -123,30 +141,43 @@ local function lg_lock_free(key, owner)
 end
 
 -- Exclusive locks (mutex, fair) keep one string: holder, fence and a flag
--- set while a mutex's waiters set may hold registrations (always 0 for
--- fair, whose queue speaks for itself), separated by spaces
--- (holder ids have none): "<holder> <fence> <waiters>". A single GET reads it
--- and a single SET ... PX writes it with its TTL. Holds are not counted
--- here: a re-entry by the same call chain is counted by the runtime, so any
--- acquire that finds the lock its holder's is the same grant seen again (a
--- retried or duplicated call), never a new hold.
+-- set while a mutex's waiters set may hold registrations (always "-" for
+-- fair, whose queue speaks for itself), separated by spaces (holder ids have
+-- none): "<holder> <fence> <-|+>". A single GET reads it and a single SET
+-- ... PX writes it with its TTL. Holds are not counted here: a re-entry by
+-- the same call chain is counted by the runtime, so any acquire that finds
+-- the lock its holder's is the same grant seen again (a retried or
+-- duplicated call), never a new hold.
+--
+-- The flag's alphabet is the protocol version: protocol 1 wrote "0" and
+-- "1", protocol 2 (mutex waiters registered without deadlines, hand-overs
+-- claimed) writes "-" and "+". Each refuses the other's values, so two
+-- lockgen versions on one key during a rolling deploy fail with an error
+-- instead of misreading each other's registrations.
+local LG_PROTOCOL_ERR = 'ERR lockgen: lock written by lockgen protocol 1 (an older lockgen); every process using this key must run the same protocol: finish the deploy, or wait until the key expires'
+
+-- The error reply for a value that is not a protocol 2 lock.
+local function lg_bad_value(v)
+  if string.find(v, ' [01]$') then return redis.error_reply(LG_PROTOCOL_ERR) end
+  return lg_error('unexpected lock value')
+end
 
 -- Returns holder, fence, waiters (numbers for the last two); nothing for an
 -- absent key; an error reply as the fourth value for a value that is not a
 -- lock.
 local function lg_lock_decode(v)
   if not v then return nil end
-  local holder, fence, waiters = string.match(v, '^(%S+) (%d+) ([01])$')
-  if not holder then return nil, nil, nil, lg_error('unexpected lock value') end
+  local holder, fence, waiters = string.match(v, '^(%S+) (%d+) ([-+])$')
+  if not holder then return nil, nil, nil, lg_bad_value(v) end
   -- fence is digits only (arithmetic converts it without a call of
   -- tonumber) and waiters one of two strings.
-  return holder, fence + 0, waiters == '1' and 1 or 0
+  return holder, fence + 0, waiters == '+' and 1 or 0
 end
 
 -- lg_int keeps the µs fence out of Lua 5.1's exponent notation (1.7e+15);
 -- the rest is concatenation, cheaper than a three-field string.format.
 local function lg_lock_encode(holder, fence, waiters)
-  return holder .. ' ' .. lg_int(fence) .. (waiters == 1 and ' 1' or ' 0')
+  return holder .. ' ' .. lg_int(fence) .. (waiters == 1 and ' +' or ' -')
 end
 
 -- Hands an exclusive lock that just became free straight to a registered

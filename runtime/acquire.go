@@ -270,9 +270,15 @@ func (a *acquisition) now() time.Time {
 // renews that registration every window/3 while it waits.
 func (a *acquisition) run() (granted, error) {
 	defer a.finish()
+	skip := false // the next attempt is not due: this waiter is registered and sleeps first
 	if !a.tryOnce {
 		a.w = a.l.wakeups.joinExisting(a.spec.wake, a.holder, a.spec.Kind == Mutex)
-		if err := a.awaitTurn(); err != nil {
+		err := a.awaitTurn()
+		// A waiter registered by the call ahead of it withdraws that
+		// registration if it gives up, even before its turn.
+		skip = a.w != nil && a.l.wakeups.registeredAhead(a.w)
+		a.registered = skip
+		if err != nil {
 			return granted{}, a.giveUp(err)
 		}
 	}
@@ -281,7 +287,18 @@ func (a *acquisition) run() (granted, error) {
 		// published after it; one that went live since (another waiter's)
 		// may have missed it.
 		live := a.w != nil && a.l.wakeups.subscribed(a.w)
-		g, busy, retry, err := a.attempt()
+		var g granted
+		var busy bool
+		var retry time.Duration
+		var err error
+		if skip {
+			// Registered by the call that took the lock before it (the
+			// waiter ahead in this process): it waits for an offer, or for
+			// the end of that holder's lease.
+			skip, busy, retry = false, true, a.spec.lease
+		} else {
+			g, busy, retry, err = a.attempt()
+		}
 		switch {
 		case err != nil && a.inDoubt != nil:
 			p := a.inDoubt
@@ -338,6 +355,9 @@ func (a *acquisition) awaitTurn() error {
 	if err := a.sleepUntil(a.w.turn, 0); err != nil {
 		return err
 	}
+	if a.l.wakeups.registeredAhead(a.w) {
+		return nil // it sleeps next: a wake pending now is an offer to it
+	}
 	select {
 	case <-a.w.wake: // for the waiters ahead; this one tries now anyway
 	default:
@@ -355,9 +375,10 @@ func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err 
 	if a.call.Script == nil {
 		a.call = a.l.acquireCall(a.spec, a.holder, window, a.argv)
 	}
+	call, after := a.withNextWaiter()
 	sent := a.now()
 	bounds := callBounds{now: sent, deadline: a.callDeadline(), orphan: a.spec.lease, values: a.held.detached()}
-	reply, acked, p, err := a.l.evalBounded(a.wctx, bounds, a.call, a.l.replicas > 0)
+	reply, acked, p, err := a.l.evalBounded(a.wctx, bounds, call, a.l.replicas > 0)
 	if err != nil && a.mayRecover(err) {
 		a.inDoubt = p // run gives back what it may have taken, then tries again
 		return g, false, 0, fmt.Errorf("lockgen: acquire %s: %w", a.spec, err)
@@ -377,6 +398,9 @@ func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err 
 			return g, false, 0, fmt.Errorf("%w: %s: %d of %d replicas acknowledged within %v", ErrNotReplicated, a.spec, acked, a.l.replicas, a.l.replicaTimeout)
 		}
 		g = granted{fence: n, from: sent, validFor: a.spec.lease}
+		if after != nil {
+			a.l.wakeups.registered(after, call.Args[len(call.Args)-1])
+		}
 		a.acquired(&g)
 		return g, false, 0, nil
 	}
@@ -391,9 +415,6 @@ func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err 
 		}
 	}
 	retry = time.Duration(max(n, 1)) * time.Millisecond
-	if a.spec.Kind == Mutex {
-		retry = min(retry, window/3)
-	}
 	a.l.observe(a.ctx, Event{Kind: EventBusy, Lock: a.spec.withLease(), Holder: a.holder, Waited: retry})
 	return g, true, retry, nil
 }
@@ -412,6 +433,25 @@ func (a *acquisition) keptFor() time.Duration {
 // since a lock handed over lives until the registration would have ended
 // and a waiter that died must not hold it longer than a lease.
 func (a *acquisition) window() time.Duration { return min(a.l.waiterWindow, a.spec.lease) }
+
+// withNextWaiter returns the call of the next attempt. A mutex waiter
+// that is first in its process's line, with another behind it, names that
+// one (ARGV[5]): the call that takes or claims the lock registers it, so
+// that a grant costs no registration call of its own, whatever the number
+// of waiters. after is the waiter named, nil if none.
+func (a *acquisition) withNextWaiter() (Call, *waiter) {
+	if a.spec.Kind != Mutex || a.w == nil || a.tryOnce {
+		return a.call, nil
+	}
+	after, holder := a.l.wakeups.nextInLine(a.w)
+	if after == nil {
+		return a.call, nil
+	}
+	c := a.call
+	c.Args = append(c.Args[:len(c.Args):len(c.Args)], holder)
+	c.vals = nil
+	return c, after
+}
 
 // callError says why a call got no usable reply. A waiter that was told
 // busy before, and whose last attempt got no reply before its wait ended,
@@ -547,22 +587,26 @@ func (a *acquisition) sleepUntil(ready <-chan struct{}, d time.Duration) error {
 	return nil
 }
 
-// handedOver reports whether a release handed the lock to the waiter. Its
-// lease is counted from the request that registered it (the grant lives
-// in Redis until that registration would have run out, which is at least
+// handedOver reports whether a fair release handed the lock to the waiter.
+// Its lease is counted from the request that kept its place (the grant
+// lives in Redis until that place would have run out, which is at least
 // as long after that request was sent). A renew=false lock, a lock under
-// replica safety, and a grant that has little of that left are claimed
-// with one more attempt, which finds the lock the waiter's own and gives it
-// a full lease (and WAIT covers it).
+// replica safety, a grant that has little of that left, and every mutex
+// offer are claimed with one more attempt, which finds the lock the
+// waiter's own and gives it a full lease (and WAIT covers it).
 func (a *acquisition) handedOver() (granted, bool) {
 	seen, ok := a.l.wakeups.grant(a.w)
 	if !ok {
 		return granted{}, false
 	}
-	g := granted{fence: seen.fence, from: seen.placeKept, validFor: a.spec.lease}
 	if a.spec.Kind == Mutex {
-		g.from, g.validFor = a.regSent, a.window()
+		// A mutex release only offers the lock: the waiter claims it with
+		// its next attempt, which finds the lock its own (or, if the offer
+		// lapsed and another took it, busy). So no message, however late,
+		// makes a waiter believe it holds what Redis gave to someone else.
+		return granted{}, false
 	}
+	g := granted{fence: seen.fence, from: seen.placeKept, validFor: a.spec.lease}
 	left := time.Until(g.from.Add(g.validFor))
 	if a.spec.NoRenew || a.l.replicas > 0 || seen.lapsed || left < g.validFor/2 {
 		return granted{}, false // the next attempt claims it

@@ -42,17 +42,21 @@
 // the rueidis backend, no call needs a goroutine of its own, which costs
 // less). Waiting does not poll: a waiter
 // sleeps until the holder's release publishes a wake message on the lock's
-// channel (sharded Pub/Sub on Cluster), with a retry time as a backstop.
-// One Pub/Sub connection per Redis node carries the channels of every
-// waiter of the Locker. An exclusive lock is handed over: the release gives
-// it to a registered waiter (the head of a fair lock's queue; for a mutex,
-// the registered waiter whose registration runs out first) and says so in
-// the message, so a handoff costs the release and the message (a waiter of
-// the releasing Locker hears it from the release's reply). Mutex
-// waiters of one process queue in the process and only the first talks to
-// Redis: it registers for a hand-over for the waiter window
-// (WithWaiterWindow, 500ms) and renews that every window/3, so a waiter
-// that dies costs the next one at most about 4/3 of the window, and a grant
+// channel (sharded Pub/Sub on Cluster), with a retry at the end of the
+// holder's lease as a backstop. One Pub/Sub connection per Redis node
+// carries the channels of every waiter of the Locker. An exclusive lock is
+// handed over: the release gives it to a registered waiter (the head of a
+// fair lock's queue; for a mutex, the waiter registered first) and says so
+// in the message (a waiter of the releasing Locker hears it from the
+// release's reply). A fair waiter returns at once; a mutex waiter claims
+// the offer with one call, so that no message, however late, can make it
+// believe it holds what Redis gave to someone else. Mutex waiters of one
+// process queue in the process and only the first talks to Redis: it
+// registers once and makes no call while the holder renews, about one per
+// lease, and the call that takes the lock registers the next waiter of the
+// process. An offer to a waiter that died lapses after 500ms, and the
+// waiters of other processes, which saw it and no "taken" after it, try
+// then: a dead waiter delays the next by about half a second, and a grant
 // costs the same few commands however many processes wait.
 //
 // # When calls fail

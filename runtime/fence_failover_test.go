@@ -123,7 +123,7 @@ func plantTombstone(ctx context.Context, t *testing.T, rdb *redis.Client, key st
 			err = rdb.PExpire(ctx, key, ttl).Err()
 		}
 	} else {
-		err = rdb.Set(ctx, key, "! "+strconv.FormatInt(fence, 10)+" 0", ttl).Err()
+		err = rdb.Set(ctx, key, "! "+strconv.FormatInt(fence, 10)+" -", ttl).Err()
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -65,12 +65,13 @@ func WithHolderIDs(next func() string) Option { return func(l *Locker) { l.nextH
 // (EventCleanedUp), and Close waits this long for such clean-ups.
 func WithReleaseTimeout(d time.Duration) Option { return func(l *Locker) { l.releaseTimeout = d } }
 
-// WithWaiterWindow sets how long a mutex waiter stays registered for a
-// hand-over after each attempt (default 500ms; at most the lock's lease). A waiting process renews
-// its registration every window/3; a waiter that dies is skipped once its
-// registration has run out, so a dead waiter delays the lock by at most
-// about 4/3 of the window. A shorter window costs more attempts while a
-// lock is held for long; a longer one makes a dead waiter cost more.
+// WithWaiterWindow is kept so that code written for lockgen's protocol 1
+// still compiles; it changes nothing a caller can observe.
+//
+// Deprecated: mutex waiters no longer renew a registration every window/3.
+// A waiter is registered once and sleeps until a release offers it the lock
+// or the holder's lease would end; a waiter that died holds the next one up
+// for one offer (500ms), whatever the window.
 func WithWaiterWindow(d time.Duration) Option { return func(l *Locker) { l.waiterWindow = d } }
 
 func (l *Locker) checkOptions() error {

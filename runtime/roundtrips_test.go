@@ -99,18 +99,16 @@ func countedLocker(t *testing.T, prefix string, opts ...runtime.Option) (*runtim
 
 var _ redis.Hook = (*scriptCalls)(nil)
 
-// ARGV[4] of a mutex attempt is the registration window: a waiter's busy
-// reply registers it for a hand-over for that long, a try-once caller's
-// (window 0) registers nothing. Waiters in two processes are both
-// registered, so both releases hand the lock over: neither waiter sends an
-// attempt after it was handed the lock, nor while the other held it.
+// ARGV[4] of a mutex attempt says whether a busy reply registers the
+// caller: a waiter's does (any non-zero value), a try-once caller's (0)
+// registers nothing. Waiters in two processes are both registered, so both
+// releases offer the lock: each waiter sends one attempt after its
+// subscription, the claim of its offer, and nothing while the other held
+// the lock (its next attempt is not due for a lease).
 //
-// Which waiter is handed the lock first is not part of the guarantee: the
-// release picks the registration that runs out first, and two made in the
-// same server millisecond tie. The window is long (renewed every window/3,
-// claimed again if less than half of it is left at the grant), so that no
-// renewal or claim adds an attempt however slow the machine.
-func TestMutexWaitersAreRegisteredForTheWindow(t *testing.T) {
+// Which waiter is offered the lock first is not part of the guarantee:
+// registrations under one holder queue by holder id.
+func TestMutexWaitersAreRegistered(t *testing.T) {
 	const window = 30 * time.Second
 	prefix := uniquePrefix(t)
 	holder := runtime.New(redisClient(t), runtime.WithKeyPrefix(prefix))
@@ -155,11 +153,11 @@ func TestMutexWaitersAreRegisteredForTheWindow(t *testing.T) {
 		}
 	}
 	ms := strconv.FormatInt(window.Milliseconds(), 10)
-	if got, want := firstCalls.argv4(), []string{ms, ms}; !slices.Equal(got, want) {
-		t.Errorf("first waiter's ARGV[4] per attempt: %q, want %q (first attempt, again after subscribing, then handed the lock)", got, want)
+	if got, want := firstCalls.argv4(), []string{ms, ms, ms}; !slices.Equal(got, want) {
+		t.Errorf("first waiter's ARGV[4] per attempt: %q, want %q (first attempt, again after subscribing, the claim)", got, want)
 	}
-	if got, want := secondCalls.argv4(), []string{"0", ms, ms}; !slices.Equal(got, want) {
-		t.Errorf("second Locker's ARGV[4] per attempt: %q, want %q (try-once, then a waiter's first attempt and again after subscribing, then handed the lock)", got, want)
+	if got, want := secondCalls.argv4(), []string{"0", ms, ms, ms}; !slices.Equal(got, want) {
+		t.Errorf("second Locker's ARGV[4] per attempt: %q, want %q (try-once, then a waiter's first attempt, again after subscribing, the claim)", got, want)
 	}
 }
 

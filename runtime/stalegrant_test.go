@@ -84,15 +84,17 @@ func (f *freezingBackend) Subscribe(ctx context.Context, channel string, deliver
 	})
 }
 
-// A waiter is handed the lock while it is frozen; the hand-over lapses
-// with its registration, and another process takes the lock. The thawed
-// waiter registers again (busy), and only then reads the old grant
-// message. It must not take that message for a hand-over of its new
-// registration: it holds nothing, the other process does. It gets the lock
-// when the other releases, with a higher fence.
-func TestStaleGrantAfterALapsedRegistrationIsNotAHandOver(t *testing.T) {
+// A waiter is offered the lock while it is frozen; the offer lapses, and
+// another process takes the lock. The thawed waiter then reads the old
+// offer. It must not take that message for a grant: it claims the offer in
+// Redis, is told busy, and holds nothing while the other process holds the
+// lock. It gets the lock when the other releases, with a higher fence.
+// (Protocol 1 took a grant message for a hand-over when it looked recent
+// enough, and a message dated from the wrong registration made two
+// holders.)
+func TestStaleGrantAfterALapsedOfferIsNotAHandOver(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
-		const window = 200 * time.Millisecond
+		const offer = 600 * time.Millisecond // the offer's lease and a margin
 		lock := runtime.Lock{Kind: runtime.Mutex, Key: "stale-grant", Lease: 10 * time.Second}
 		ctx := ctxTimeout(t, 30*time.Second)
 		frozen := &freezingBackend{arrived: make(chan struct{}, 1)}
@@ -100,7 +102,7 @@ func TestStaleGrantAfterALapsedRegistrationIsNotAHandOver(t *testing.T) {
 		waiter := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
 			frozen.Backend = b
 			return frozen
-		}, runtime.WithObserver(observe), runtime.WithWaiterWindow(window))
+		}, runtime.WithObserver(observe))
 		first, err := tg.newLocker(t).Acquire(ctx, lock)
 		if err != nil {
 			t.Fatal(err)
@@ -110,21 +112,20 @@ func TestStaleGrantAfterALapsedRegistrationIsNotAHandOver(t *testing.T) {
 
 		frozen.freeze()
 		if err := first.Release(); err != nil {
-			t.Fatal(err) // hands the lock to the frozen waiter
+			t.Fatal(err) // offers the lock to the frozen waiter
 		}
-		awaitClosedOrSignal(t, frozen.arrived, "the grant message")
+		awaitClosedOrSignal(t, frozen.arrived, "the offer")
 		other := lock
 		other.Wait = 5 * time.Second
-		second, err := tg.newLocker(t).Acquire(ctx, other) // once the hand-over lapsed
+		second, err := tg.newLocker(t).Acquire(ctx, other) // once the offer lapsed
 		if err != nil {
-			t.Fatalf("another process, after the frozen waiter's hand-over lapsed: %v", err)
+			t.Fatalf("another process, after the frozen waiter's offer lapsed: %v", err)
 		}
 		secondFence, _ := runtime.Fence(second.Context())
 
 		drain(busy)
-		deliverHeld := frozen.thaw()
-		waitBusy(t, busy, 1) // the thawed waiter's next attempt: busy, registered again
-		deliverHeld()        // and only now the old grant
+		frozen.thaw()()      // the old offer arrives now
+		waitBusy(t, busy, 1) // the thawed waiter claims it: busy
 
 		select {
 		case a := <-got:
@@ -133,7 +134,7 @@ func TestStaleGrantAfterALapsedRegistrationIsNotAHandOver(t *testing.T) {
 				fence, _ = runtime.Fence(a.h.Context())
 			}
 			t.Fatalf("the thawed waiter returned (fence %d, err %v) while another process holds the lock (fence %d)", fence, a.err, secondFence)
-		case <-time.After(3 * window):
+		case <-time.After(offer):
 		}
 		if err := second.Release(); err != nil {
 			t.Fatal(err)

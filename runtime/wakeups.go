@@ -59,6 +59,12 @@ type wakeChannel struct {
 	waiters []*waiter // in the order they joined
 	sub     *wakeSub
 	idle    time.Time // when the last waiter left; zero while it has waiters
+
+	// offer is pending while a mutex offer to a waiter of another process
+	// is not known to be claimed: when it fires, the first waiter in line
+	// tries, and takes the lock if the offer lapsed (its waiter died).
+	offer      *time.Timer
+	offerFence int64
 }
 
 // wakeSub is one Subscribe of a channel. ok and unsub are set before
@@ -92,6 +98,9 @@ type waiter struct {
 	// to this waiter, with fence grantFence.
 	granted    bool
 	grantFence int64
+	// ahead: the call that took the lock for the waiter ahead of this one
+	// in line registered this one in Redis (mutex_acquire's ARGV[5]).
+	ahead bool
 }
 
 func newWakeups(b Backend) *wakeups {
@@ -406,7 +415,14 @@ func (m *wakeups) deliver(wc *wakeChannel, s *wakeSub, payload string) {
 		s.ended = true
 		wakeAll(wc)
 	case strings.HasPrefix(payload, "grant:"):
-		if !wc.grant(payload) {
+		switch fence, mine, ok := wc.grant(payload); {
+		case !ok:
+			wakeAll(wc)
+		case !mine:
+			m.foreignOffer(wc, fence)
+		}
+	case strings.HasPrefix(payload, "taken:"):
+		if !wc.taken(payload) {
 			wakeAll(wc)
 		}
 	case strings.HasPrefix(payload, "n:"):
@@ -448,23 +464,106 @@ func (m *wakeups) handedOver(channel, grant string) {
 // (the release's reply, then the message): the second is ignored, since a
 // second wake-up that the waiter does not use would go on to another
 // waiter when it leaves, for an attempt that is bound to be busy.
-func (wc *wakeChannel) grant(payload string) bool {
-	fence, holder, _ := strings.Cut(payload[len("grant:"):], ":")
-	f, err := strconv.ParseInt(fence, 10, 64)
+func (wc *wakeChannel) grant(payload string) (fence int64, mine, ok bool) {
+	fs, holder, _ := strings.Cut(payload[len("grant:"):], ":")
+	f, err := strconv.ParseInt(fs, 10, 64)
 	if err != nil || holder == "" {
-		return false
+		return 0, false, false
 	}
 	for _, w := range wc.waiters {
-		if w.holder == holder && w.grantFence != f {
-			w.granted, w.grantFence = true, f
-			trySignal(w)
+		if w.holder == holder {
+			mine = true
+			if w.grantFence != f {
+				w.granted, w.grantFence = true, f
+				// A mutex waiter offered the lock claims it now, even
+				// if others of its process are ahead of it in line:
+				// they wait for offers of their own, and an offer
+				// left unclaimed would lapse with nobody to try.
+				w.open()
+				trySignal(w)
+			}
 		}
 	}
-	return true
+	return f, mine, true
 }
 
 func wakeAll(wc *wakeChannel) {
 	for _, w := range wc.waiters {
 		trySignal(w)
 	}
+}
+
+// offerLapse is how long after a mutex offer to another process's waiter
+// this process's first waiter tries, unless "taken:<fence>" came first:
+// the offer's lease in Redis (LG_OFFER_MS) and a margin for the clocks.
+const offerLapse = 600 * time.Millisecond
+
+// nextInLine returns the mutex waiter behind w in its process's line, and
+// its holder id, if it is not registered yet; nil if there is none.
+func (m *wakeups) nextInLine(w *waiter) (*waiter, string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	behind := false
+	for _, x := range w.ch.waiters {
+		switch {
+		case x == w:
+			behind = true
+		case behind && x.inLine:
+			if x.ahead {
+				return nil, ""
+			}
+			return x, x.holder
+		}
+	}
+	return nil, ""
+}
+
+// registered records that a call registered w under holder in Redis; a
+// waiter renamed since is not registered.
+func (m *wakeups) registered(w *waiter, holder string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if w.holder == holder {
+		w.ahead = true
+	}
+}
+
+// registeredAhead reports whether w, whose turn it is, was registered by
+// the call of the waiter ahead of it.
+func (m *wakeups) registeredAhead(w *waiter) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return w.ahead
+}
+
+// foreignOffer starts (or moves) wc's offer timer for an offer of fence to
+// a waiter of another process.
+func (m *wakeups) foreignOffer(wc *wakeChannel, fence int64) {
+	if wc.firstInLine() == nil {
+		return
+	}
+	wc.offerFence = fence
+	if wc.offer != nil {
+		wc.offer.Reset(offerLapse)
+		return
+	}
+	wc.offer = time.AfterFunc(offerLapse, func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if w := wc.firstInLine(); w != nil {
+			trySignal(w)
+		}
+	})
+}
+
+// taken stops wc's offer timer: the offer of fence was claimed.
+func (wc *wakeChannel) taken(payload string) bool {
+	f, err := strconv.ParseInt(payload[len("taken:"):], 10, 64)
+	if err != nil {
+		return false
+	}
+	if wc.offer != nil && f >= wc.offerFence {
+		wc.offer.Stop()
+	}
+	return true
 }

@@ -1,0 +1,58 @@
+-- fair_acquire: take the fair lock if the caller is first in line, or join
+-- (or keep) its place in the queue.
+--
+-- KEYS[1] B        the lock: string "<holder> <fence> 0", PX lease
+-- KEYS[2] B:queue  zset waiter -> arrival (server µs)
+-- KEYS[3] B:alive  zset waiter -> deadline of its place (server ms)
+-- KEYS[4] B:wake   wake channel
+-- ARGV[1] holder id, ARGV[2] lease ms (of the lock, and of the caller's place
+-- in the queue), ARGV[3] PUBLISH | SPUBLISH
+--
+-- Idempotent: a lock this holder already has is the same grant seen again (a
+-- retried call, or a hand-over whose message the caller missed): the lease
+-- restarts, nothing else changes. A waiter asking again keeps its place
+-- (one whose place ran out goes to the back).
+--
+-- Reply: fence        acquired (an integer: cheaper for Redis than {1, fence})
+--        {0, wait_ms, holder, left_ms}
+--                     queued: retry within wait_ms (what is left of the
+--                     lock's lease), or on "grant:<fence>:<holder>" for the
+--                     caller; holder holds the lock for left_ms more (for
+--                     the caller's errors)
+-- Wake: "grant:<fence>:<head>" when the lock is free and someone else is
+-- first in line: the lock is handed to it and the caller queues behind it.
+local queue, alive = KEYS[2], KEYS[3]
+local holder, lease, pub, err = lg_args(4, 3)
+if err then return err end
+
+local owner, fence, _, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
+if bad then return bad end
+if owner == holder then
+  redis.call('PEXPIRE', KEYS[1], lg_lease_ttl(lease))
+  return fence
+end
+
+local now_ms, now_us = lg_now()
+local wait = owner and owner ~= LG_TOMB and lg_lease_left(KEYS[1])
+local by = owner
+if not wait or wait < 0 then
+  local head, deadline = lg_fair_live_head(queue, alive, now_ms, nil)
+  if not head or head == holder then
+    if head then
+      redis.call('ZREM', queue, holder)
+      redis.call('ZREM', alive, holder)
+    end
+    fence = lg_next_fence(fence, now_us)
+    redis.call('SET', KEYS[1], lg_lock_encode(holder, fence, 0), 'PX', lg_lease_ttl(lease))
+    return fence
+  end
+  -- Free, but someone else is first: never jump the queue. The lock goes
+  -- to the head now, and the caller waits behind it.
+  redis.call('ZREM', queue, head)
+  lg_fair_hand_over(KEYS[1], alive, head, deadline, fence, now_ms, pub, KEYS[4])
+  wait, by = deadline - now_ms, head
+end
+-- Held: the caller queues, whoever is first. Dead places are not looked
+-- for here: they go when they come first in line.
+lg_fair_join(queue, alive, holder, lease, now_ms, now_us)
+return { 0, lg_wait(wait, lease), by, wait }
