@@ -3,6 +3,7 @@ package peers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -112,5 +113,62 @@ func TestEveryPeerRenewsPastItsLease(t *testing.T) {
 				t.Errorf("unlock after renewals: %v", err)
 			}
 		})
+	}
+}
+
+// The other lockgen kinds exclude what the idle-waiters workload makes wait
+// on them: a reader behind a writer, a writer behind a reader or a writer,
+// a second holder of a one-permit semaphore. Two readers share the key, so
+// that the read and write peers are known to be the two sides of one lock.
+func TestOtherKindsExcludeTheirWaiters(t *testing.T) {
+	srv := redistest.Start(t)
+	cases := []struct {
+		holder, waiter string
+		excludes       bool
+	}{
+		{"lockgen/write", "lockgen/read", true},
+		{"lockgen/read", "lockgen/write", true},
+		{"lockgen/write", "lockgen/write", true},
+		{"lockgen/semaphore", "lockgen/semaphore", true},
+		{"lockgen/read", "lockgen/read", false},
+	}
+	for i, tc := range cases {
+		t.Run(tc.holder+" then "+tc.waiter, func(t *testing.T) {
+			open := func(name string) Client {
+				p, ok := ByName(name)
+				if !ok {
+					t.Fatalf("no peer %s", name)
+				}
+				c, err := p.Open(Config{Addr: srv.Addr})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { c.Close() })
+				return c
+			}
+			a, b := open(tc.holder), open(tc.waiter)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			key := fmt.Sprintf("kinds:%d", i)
+			held, err := a.Lock(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer held.Unlock(ctx)
+			short, cancelShort := context.WithTimeout(ctx, 150*time.Millisecond)
+			defer cancelShort()
+			h, err := b.Lock(short, key)
+			if err == nil {
+				h.Unlock(ctx)
+			}
+			if got := err != nil; got != tc.excludes {
+				t.Fatalf("second client excluded: %v (%v), want %v", got, err, tc.excludes)
+			}
+		})
+	}
+	for _, p := range OtherKinds() {
+		if p.Library != "lockgen" || !p.AutoRenew || p.Polls {
+			t.Errorf("%s: library %q, AutoRenew %v, Polls %v", p.Name(), p.Library, p.AutoRenew, p.Polls)
+		}
 	}
 }
