@@ -45,9 +45,9 @@ type lockgenClient struct {
 	kind    runtime.Kind
 	permits int
 	cfg     Config
-	incr   func(ctx context.Context, key string) error
-	counts func() Counts
-	close  func() error // closes the Redis client, after the Locker
+	incr    func(ctx context.Context, key string) error
+	counts  func() Counts
+	close   func() error // closes the Redis client, after the Locker
 }
 
 func openLockgen(cfg Config, k lockgenKind) (Client, error) {
