@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 func TestQuickRunWritesWellFormedReport(t *testing.T) {
 	opts := Quick()
 	opts.Command = "go test"
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	res, err := Run(ctx, opts)
 	if err != nil {

@@ -165,10 +165,24 @@ type renewalClock struct {
 // round straddles its edges. A window shorter than a period (Quick) holds
 // no round wherever it starts; it starts at earliest.
 func (c renewalClock) quietStart(earliest time.Time, window time.Duration) time.Time {
+	return c.next(earliest, c.period/2, window)
+}
+
+// round is the first renewal round from earliest on, where waiters should
+// start waiting: whatever they do every lease/3 (a fair waiter's
+// heartbeat) then falls with the holders' rounds, half a period from the
+// windows' edges too. With a window shorter than a period it is earliest.
+func (c renewalClock) round(earliest time.Time, window time.Duration) time.Time {
+	return c.next(earliest, 0, window)
+}
+
+// next is the first moment from earliest on that lies offset after a
+// round, or earliest when the window is shorter than a period.
+func (c renewalClock) next(earliest time.Time, offset, window time.Duration) time.Time {
 	if c.period <= 0 || window < c.period {
 		return earliest
 	}
-	first := c.from.Add(c.period / 2)
+	first := c.from.Add(offset)
 	if !earliest.After(first) {
 		return first
 	}
@@ -261,10 +275,11 @@ func runIdleShape(ctx context.Context, addr string, rdb *redis.Client, o Options
 		res.Err = err.Error()
 		return
 	}
-	start := renewals.quietStart(time.Now().Add(o.IdleSettle), o.IdleWindow)
+	waitAt := renewals.round(time.Now().Add(idleLineDelay), o.IdleWindow)
+	start := renewals.quietStart(waitAt.Add(o.IdleSettle), o.IdleWindow)
 	end := start.Add(o.IdleWindow)
 	for _, ch := range children {
-		if err := ch.begin(start, end); err != nil {
+		if _, err := fmt.Fprintf(ch.stdin, "%d %d %d\n", waitAt.UnixNano(), start.UnixNano(), end.UnixNano()); err != nil {
 			res.Err = err.Error()
 			return
 		}
@@ -337,8 +352,12 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
+// idleLineDelay is the least time the children get to read the line that
+// tells them when to start waiting.
+const idleLineDelay = 200 * time.Millisecond
+
 // startIdleChildren starts procs worker processes, the waiters split
-// evenly over them, and waits until each has all its waiters waiting.
+// evenly over them, and waits until each is connected and warmed up.
 func startIdleChildren(addr string, o Options, row IdleRow, procs int) ([]*childProc, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -351,7 +370,7 @@ func startIdleChildren(addr string, o Options, row IdleRow, procs int) ([]*child
 		n := shape.perProc(i)
 		spec := childSpec{Mode: idleChildMode, Addr: addr, Peer: row.Waiter, Proc: i, Goroutines: n, First: first, Lease: o.IdleLease}
 		first += n
-		ch, err := startChild(exe, spec, o.IdleSettle+o.IdleLease/3+o.IdleWindow+2*childReadyTimeout)
+		ch, err := startChild(exe, spec, o.IdleSettle+2*o.IdleLease/3+o.IdleWindow+2*childReadyTimeout)
 		if err != nil {
 			return children, err
 		}

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,9 +16,9 @@ import (
 // spec.Goroutines waiters, waiter g on idleKey(spec.First+g), which the
 // parent's holders hold. The protocol is the hot key's (see child.go):
 //
-//	child → parent  "ready\n"              warmed up, every waiter waiting
-//	parent → child  "<start> <end>\n"      the measured window
-//	child → parent  one JSON childReport   after end, waiters stopped
+//	child → parent  "ready\n"                  connected and warmed up
+//	parent → child  "<wait> <start> <end>\n"   when to start waiting, the window
+//	child → parent  one JSON childReport       after end, waiters stopped
 //
 // The report's Counts are what the waiters' client sent inside the window;
 // Acquired counts waiters that got a lock, which must not happen.
@@ -36,17 +37,18 @@ func runIdleChild(spec childSpec, in io.Reader, out io.Writer) error {
 	if err := warmUp(c, spec.Proc); err != nil {
 		return err
 	}
+	if _, err := fmt.Fprintln(out, "ready"); err != nil {
+		return err
+	}
+	var waitAt, start, end int64
+	if _, err := fmt.Fscanf(bufio.NewReader(in), "%d %d %d\n", &waitAt, &start, &end); err != nil {
+		return fmt.Errorf("reading start line: %w", err)
+	}
+	time.Sleep(time.Until(time.Unix(0, waitAt)))
 	ctx, stopWaiting := context.WithCancel(context.Background())
 	defer stopWaiting()
 	var rep childReport
 	done := startIdleWaiters(ctx, c, spec, &rep)
-	if _, err := fmt.Fprintln(out, "ready"); err != nil {
-		return err
-	}
-	start, end, err := readStartLine(in)
-	if err != nil {
-		return err
-	}
 	time.Sleep(time.Until(time.Unix(0, start)))
 	before := c.Counts()
 	time.Sleep(time.Until(time.Unix(0, end)))

@@ -203,3 +203,20 @@ func TestQuietStart(t *testing.T) {
 		}
 	}
 }
+
+// Waiters start with a renewal round, so that whatever they do every
+// lease/3 is half a period from the windows' edges too.
+func TestRoundStart(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	c := renewalClock{from: t0, period: 10 * time.Second}
+	for _, tc := range []struct{ earliest, window, want time.Duration }{
+		{-time.Second, 30 * time.Second, 0},
+		{time.Second, 30 * time.Second, 10 * time.Second},
+		{20 * time.Second, 30 * time.Second, 20 * time.Second},
+		{21 * time.Second, 300 * time.Millisecond, 21 * time.Second},
+	} {
+		if got := c.round(t0.Add(tc.earliest), tc.window).Sub(t0); got != tc.want {
+			t.Errorf("round(t0+%v, window %v) = t0+%v, want t0+%v", tc.earliest, tc.window, got, tc.want)
+		}
+	}
+}
