@@ -172,3 +172,56 @@ func TestOtherKindsExcludeTheirWaiters(t *testing.T) {
 		}
 	}
 }
+
+// A waiter keeps waiting past its library's own give-up points until the
+// caller's context ends: redislock's Obtain stops after the ttl when the
+// context has no deadline, which made a waiter of the idle-waiters workload
+// quit after one lease.
+func TestWaiterOutlastsItsLease(t *testing.T) {
+	srv := redistest.Start(t)
+	const lease = 300 * time.Millisecond
+	for _, name := range []string{"redislock/default", "redsync/default", "lockgen/mutex"} {
+		t.Run(name, func(t *testing.T) {
+			p, _ := ByName(name)
+			a, err := p.Open(Config{Addr: srv.Addr, Lease: lease, ManualRenew: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			b, err := p.Open(Config{Addr: srv.Addr, Lease: lease})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			key := "outlast:" + name
+			held, err := a.Lock(context.Background(), key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer held.Unlock(context.Background())
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				h, err := b.Lock(ctx, key)
+				if err == nil {
+					h.Unlock(context.Background())
+				}
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				t.Fatalf("waiter returned after less than 5 leases, before its context ended: %v", err)
+			case <-time.After(5 * lease):
+			}
+			cancel()
+			select {
+			case err := <-done:
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("waiter ended with %v, want context.Canceled", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("waiter did not return after its context ended")
+			}
+		})
+	}
+}

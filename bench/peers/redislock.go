@@ -106,7 +106,11 @@ func (c *redislockClient) Lock(ctx context.Context, key string) (Held, error) {
 			})
 		}
 		return h, nil
-	}, func(err error) bool { return errors.Is(err, redislock.ErrNotObtained) })
+	}, func(err error) bool {
+		// Obtain gives up with DeadlineExceeded after ttl when ctx has no
+		// deadline of its own; a caller still waiting asks again.
+		return errors.Is(err, redislock.ErrNotObtained) || errors.Is(err, context.DeadlineExceeded)
+	})
 }
 
 func (c *redislockClient) Incr(ctx context.Context, key string) error {
