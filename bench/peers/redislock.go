@@ -18,7 +18,7 @@ import (
 func redislockDefault() Peer {
 	return Peer{
 		Library: "redislock", Setting: "default",
-		Notes: "README example: RetryStrategy LinearBackoff(100ms); ttl 10s (required argument, no default); Obtain called again after ErrNotObtained",
+		Notes: "README example: RetryStrategy LinearBackoff(100ms); ttl 10s (required argument, no default; 30s in workload 8); Obtain called again after ErrNotObtained or its own deadline (the ttl, on a context without one)",
 		Polls: true,
 		open: func(cfg Config) (Client, error) {
 			return openRedislock(cfg, func() redislock.RetryStrategy { return redislock.LinearBackoff(100 * time.Millisecond) })
