@@ -28,12 +28,15 @@ import (
 const childEnv = "LOCKBENCH_CHILD"
 
 type childSpec struct {
+	Mode       string // "" for a hot-key worker, idleChildMode for idle waiters
 	Addr       string
 	Peer       string
 	Proc       int
 	Goroutines int
 	Hold       time.Duration
 	Key        string
+	First      int           // idle waiters: the first key index of this process
+	Lease      time.Duration // idle waiters: the lease they ask for
 }
 
 // grant is one lock request. Acq is 0 when the request was still waiting
@@ -49,6 +52,9 @@ type childReport struct {
 	Counts peers.Counts // sent between start and the end of the last release
 	Errors int
 	Error  string // the first error, if any
+	// Acquired counts idle waiters that got their lock (workload 8): a
+	// holder lost its lock, and the measure is void.
+	Acquired int `json:",omitempty"`
 }
 
 // RunChildIfAsked turns the process into a hot-key worker when the parent
@@ -64,7 +70,11 @@ func RunChildIfAsked() {
 		fmt.Fprintf(os.Stderr, "lockbench child: bad %s: %v\n", childEnv, err)
 		os.Exit(2)
 	}
-	if err := runChild(spec, os.Stdin, os.Stdout); err != nil {
+	run := runChild
+	if spec.Mode == idleChildMode {
+		run = runIdleChild
+	}
+	if err := run(spec, os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintf(os.Stderr, "lockbench child %d: %v\n", spec.Proc, err)
 		os.Exit(1)
 	}
@@ -84,26 +94,15 @@ func runChild(spec childSpec, in io.Reader, out io.Writer) error {
 		return err
 	}
 	defer c.Close()
-	// Warm up on a key of this process's own: connections, scripts,
-	// subscriptions.
-	wctx, cancel := context.WithTimeout(context.Background(), childReadyTimeout)
-	for i := 0; i < 3; i++ {
-		h, err := c.Lock(wctx, fmt.Sprintf("warm:%d", spec.Proc))
-		if err == nil {
-			err = h.Unlock(wctx)
-		}
-		if err != nil {
-			cancel()
-			return fmt.Errorf("warm-up: %w", err)
-		}
+	if err := warmUp(c, spec.Proc); err != nil {
+		return err
 	}
-	cancel()
 	if _, err := fmt.Fprintln(out, "ready"); err != nil {
 		return err
 	}
-	var start, end int64
-	if _, err := fmt.Fscanf(bufio.NewReader(in), "%d %d\n", &start, &end); err != nil {
-		return fmt.Errorf("reading start line: %w", err)
+	start, end, err := readStartLine(in)
+	if err != nil {
+		return err
 	}
 	time.Sleep(time.Until(time.Unix(0, start)))
 	before := c.Counts()
@@ -136,6 +135,31 @@ func runChild(spec childSpec, in io.Reader, out io.Writer) error {
 	after := c.Counts()
 	rep.Counts = peers.Counts{Calls: after.Calls - before.Calls, Commands: after.Commands - before.Commands}
 	return json.NewEncoder(out).Encode(rep)
+}
+
+// warmUp takes and releases a key of process proc's own a few times:
+// connections, scripts, subscriptions.
+func warmUp(c peers.Client, proc int) error {
+	ctx, cancel := context.WithTimeout(context.Background(), childReadyTimeout)
+	defer cancel()
+	for i := 0; i < 3; i++ {
+		h, err := c.Lock(ctx, fmt.Sprintf("warm:%d", proc))
+		if err == nil {
+			err = h.Unlock(ctx)
+		}
+		if err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+	}
+	return nil
+}
+
+// readStartLine reads the parent's "<start> <end>" line.
+func readStartLine(in io.Reader) (start, end int64, err error) {
+	if _, err := fmt.Fscanf(bufio.NewReader(in), "%d %d\n", &start, &end); err != nil {
+		return 0, 0, fmt.Errorf("reading start line: %w", err)
+	}
+	return start, end, nil
 }
 
 // releaseTimeout bounds one Unlock.

@@ -34,6 +34,15 @@
 //     manykeys.svg.
 //  7. Memory: 10,000 locks held at once on distinct keys, and what they
 //     take in Redis, by MEMORY USAGE of every key and by used_memory.
+//  8. Idle waiters: 100 holders hold 100 keys (lease 30s, renewed as
+//     their library renews), and 100 waiters, one per key, wait on them,
+//     in one process and in ten processes of ten. Per waiter, the commands
+//     Redis executes per second and its CPU, beyond what the holders cost
+//     alone in a window of the same length: what a caller queued behind a
+//     long critical section costs while it waits. Every lockgen kind runs
+//     (read behind a writer, write behind a reader and behind a writer, a
+//     semaphore whose permits are taken), and the other libraries at their
+//     defaults.
 //
 // # Measuring across processes
 //
@@ -60,7 +69,9 @@
 //
 // # Repetitions and ratios
 //
-// Every workload runs Opts.Reps times. Ratios (to the PING floor, to the
+// Workloads 1 to 5 and 7 run Opts.Reps times, 6 and 8 their own number
+// (Options.ManyReps, Options.IdleReps: see Full for why), and the targets
+// table says how many repetitions measured each row. Ratios (to the PING floor, to the
 // best other library, to redislock/default in workload 1's targets) are
 // taken inside one repetition and then aggregated: the report gives the
 // median and the range. lockgen's targets are computed from those medians;
@@ -68,5 +79,6 @@
 // lockgen/mutex only (workload 1 against redislock, workload 5's growth,
 // memory); lockgen/fair, measured the same way, is "reported" there. Fair
 // has a limit of its own on the commands Redis executes per grant at the
-// most processes of workload 5.
+// most processes of workload 5. Workload 8's limit holds for every lockgen
+// kind.
 package harness

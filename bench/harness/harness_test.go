@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 func TestQuickRunWritesWellFormedReport(t *testing.T) {
 	opts := Quick()
 	opts.Command = "go test"
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	res, err := Run(ctx, opts)
 	if err != nil {
@@ -42,7 +42,7 @@ func TestQuickRunWritesWellFormedReport(t *testing.T) {
 	}
 	report := md.String()
 
-	for _, want := range []string{"## Targets for lockgen", "## 1. Uncontended", "## 2. One hot key, 4 goroutines", "## 3. Fairness", "## 4. 100 locks held", "## 5. One hot key, 4 goroutines in each of 2 and 8 processes", "![handoff latency", "](processes.svg)", "## 6. Many keys", "## 7. Redis memory per held lock", "](manykeys.svg)", "| Redis | 7.", "| command | `go test` |"} {
+	for _, want := range []string{"## Targets for lockgen", "## 1. Uncontended", "## 2. One hot key, 4 goroutines", "## 3. Fairness", "## 4. 100 locks held", "## 5. One hot key, 4 goroutines in each of 2 and 8 processes", "![handoff latency", "](processes.svg)", "## 6. Many keys", "## 7. Redis memory per held lock", "](manykeys.svg)", "## 8. Idle waiters: 4 callers", "| Redis | 7.", "| command | `go test` |"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -74,6 +74,8 @@ func TestQuickRunWritesWellFormedReport(t *testing.T) {
 		{"lockgen/mutex", "uncontended cycle p50 ÷ redislock/default's", "≤ 1.05"},
 		{"lockgen/mutex", "Redis time per uncontended cycle (INFO commandstats, each command once) ÷ redislock/default's", "≤ 2"},
 		{"lockgen/fair", "executed commands per grant, 8 processes × 4 goroutines", "≤ 16"},
+		{"lockgen/mutex", "idle waiters, 4 waiters in 1 process: executed commands/s per waiting caller ((with waiters − holders alone) ÷ 4)", "≤ 0.2/s"},
+		{"lockgen/semaphore, permits exhausted", "idle waiters, 2 processes × 2 waiters: executed commands/s per waiting caller ((with waiters − holders alone) ÷ 4)", "≤ 0.2/s"},
 	} {
 		if row := rowWith(targetRows, want...); row == nil || row[3] == "—" {
 			t.Errorf("target row %q missing or unmeasured: %q", want, row)
@@ -113,6 +115,7 @@ func TestQuickRunWritesWellFormedReport(t *testing.T) {
 			t.Errorf("workload 7 row of %s missing or unmeasured: %q", p.Name(), row)
 		}
 	}
+	checkIdleWaiters(t, report, res)
 	var many bytes.Buffer
 	if err := WriteManyKeysSVG(&many, res); err != nil {
 		t.Fatal(err)
@@ -169,6 +172,30 @@ func TestQuickRunWritesWellFormedReport(t *testing.T) {
 	}
 	if want := 1 + 2*measured; len(root.Rects) != want {
 		t.Errorf("SVG has %d rects, want %d", len(root.Rects), want)
+	}
+}
+
+// checkIdleWaiters: workload 8 has a measured row per row and shape, no
+// waiter ever got a held lock, and a library that polls shows its polls.
+func checkIdleWaiters(t *testing.T, report string, res *Results) {
+	t.Helper()
+	o := res.Opts
+	rows := rowsOf(section(report, "## 8."))
+	for _, row := range o.IdleRows {
+		for _, procs := range o.IdleProcs {
+			r := rowWith(rows, row.Name, row.Holder, idleShape(o.IdleWaiters, procs))
+			if r == nil || r[3] == "—" || r[4] == "—" || r[5] == "—" || r[len(r)-1] != "0" {
+				t.Errorf("workload 8 row of %s, %d processes, missing, unmeasured or with a waiter that got a held lock: %q", row.Name, procs, r)
+			}
+		}
+	}
+	// redislock/default polls every 100 ms with a script and a command or
+	// two each time: far more than a command per second per waiter.
+	for _, procs := range o.IdleProcs {
+		s := overReps(res.Reps, idleMetric("redislock/default", procs, IdleWaitersResult.ExecutedPerWaiter))
+		if !(s.Median > 1) {
+			t.Errorf("redislock/default, %d processes: %v executed/s per waiter, want the polls (> 1)", procs, s.Median)
+		}
 	}
 }
 

@@ -61,9 +61,52 @@ func bestManyKeys(r Rep, g int, keep func(string) bool) (string, float64) {
 	return name, best
 }
 
+// lowestManyKeys is the lowest value of f at g among the peers keep accepts
+// in repetition r (NaN if none): the best of them on a cost like Redis CPU
+// per cycle.
+func lowestManyKeys(r Rep, g int, keep func(string) bool, f func(ManyKeysResult) float64) float64 {
+	best := math.NaN()
+	for _, m := range r.ManyKeys {
+		if m.Goroutines != g || m.Cycles == 0 || !keep(m.Peer) {
+			continue
+		}
+		if v := f(m); !math.IsNaN(v) && (math.IsNaN(best) || v < best) {
+			best = v
+		}
+	}
+	return best
+}
+
+func redisCPUPerCycle(m ManyKeysResult) float64 { return m.RedisCPU }
+
+// manyKeysCPUTargets: at g goroutines, the Redis CPU per cycle (INFO cpu)
+// of the shipped lockgen/mutex backend that costs Redis least against the
+// other library that costs it least, and of the default backend against
+// redislock/default. Each side's best is its lowest CPU per cycle, in the
+// same repetition.
+func manyKeysCPUTargets(res *Results, g int) []Target {
+	limit := func(v float64) bool { return v <= maxManyKeysCPURatio }
+	limitText := fmt.Sprintf("≤ %.1f", maxManyKeysCPURatio)
+	return []Target{
+		newTarget("lockgen/mutex, best backend", fmt.Sprintf("many keys, %d goroutines: Redis CPU per cycle of the shipped lockgen/mutex backend lowest on it ÷ the lowest other library's", g), limitText, "×",
+			overReps(res.Reps, func(r Rep) float64 {
+				return ratio(lowestManyKeys(r, g, isShippedMutexBackend, redisCPUPerCycle), lowestManyKeys(r, g, notLockgen, redisCPUPerCycle))
+			}), limit),
+		newTarget("lockgen/mutex", fmt.Sprintf("many keys, %d goroutines: Redis CPU per cycle on the default backend (go-redis) ÷ redislock/default's", g), limitText, "×",
+			overReps(res.Reps, func(r Rep) float64 {
+				return ratio(manyKeysMetric("lockgen/mutex", g, redisCPUPerCycle)(r), manyKeysMetric("redislock/default", g, redisCPUPerCycle)(r))
+			}), limit),
+	}
+}
+
+// maxManyKeysCPURatio: on many keys, lockgen may not cost Redis more CPU
+// per cycle than the library it is compared with.
+const maxManyKeysCPURatio = 1.0
+
 // manyKeysTargets: at 64 goroutines and more, lockgen's mutex on its best
 // backend against the best other library, and on its default backend
-// against redislock on the default go-redis client; at 1 goroutine, the
+// against redislock on the default go-redis client, in throughput and in
+// Redis CPU per cycle; at 1 goroutine, the
 // latency the best backend (at the most goroutines) costs against the
 // default; and the memory a held mutex takes against redislock's.
 func manyKeysTargets(res *Results) []Target {
@@ -89,6 +132,7 @@ func manyKeysTargets(res *Results) []Target {
 					theirs := manyKeysMetric("redislock/default", g, func(m ManyKeysResult) float64 { return m.Throughput })(r)
 					return ratio(mine, theirs)
 				}), func(v float64) bool { return v >= 1.0 })
+			out = append(out, manyKeysCPUTargets(res, g)...)
 		}
 		if most := slices.Max(o.ManyGoroutines); slices.Contains(o.ManyGoroutines, 1) && most > 1 {
 			add("lockgen/mutex, best backend", fmt.Sprintf("many keys, 1 goroutine: cycle p50 of the shipped backend best at %d goroutines ÷ the default backend's", most), "≤ 1.1", "×",

@@ -21,7 +21,7 @@ func WriteMarkdown(w io.Writer, res *Results, svgName string) error {
 
 	p("# Benchmarks: lockgen next to the Go Redis lock libraries")
 	p("")
-	p("Written by `bench/cmd/lockbench`; do not edit by hand, run `make bench`. Each cell is the median over %d repetitions, with [min–max] over them where the spread matters. Ratios are taken inside one repetition (against the PING floor and the other libraries measured in that same repetition), then aggregated. Numbers from a shared machine are noisy: compare ratios, not absolute times.", len(res.Reps))
+	p("Written by `bench/cmd/lockbench`; do not edit by hand, run `make bench`. Each cell is the median over the repetitions of its workload (%s), with [min–max] over them where the spread matters. Ratios are taken inside one repetition (against the PING floor and the other libraries measured in that same repetition), then aggregated. Numbers from a shared machine are noisy: compare ratios, not absolute times. The targets' reps column is how many repetitions measured the row: its verdict is on their median.", repsText(o))
 	p("")
 	p("| | |")
 	p("| --- | --- |")
@@ -35,10 +35,10 @@ func WriteMarkdown(w io.Writer, res *Results, svgName string) error {
 
 	p("## Targets for lockgen")
 	p("")
-	p("| lockgen | target | limit | measured | result |")
-	p("| --- | --- | --- | --- | --- |")
+	p("| lockgen | target | limit | measured | reps | result |")
+	p("| --- | --- | --- | --- | --- | --- |")
 	for _, t := range evaluateTargets(res) {
-		p("| %s | %s | %s | %s | %s |", t.Peer, t.What, t.Limit, fmtSpread(t.Measured, 2)+unitSuffix(t.Unit, t.Missing), t.Result())
+		p("| %s | %s | %s | %s | %d | %s |", t.Peer, t.What, t.Limit, fmtSpread(t.Measured, 2)+unitSuffix(t.Unit, t.Missing), t.Measured.N, t.Result())
 	}
 	p("")
 	for _, lp := range lockgenPeers(res.Opts) {
@@ -60,7 +60,7 @@ func WriteMarkdown(w io.Writer, res *Results, svgName string) error {
 	p("| peer | waiters | lease renewal | settings |")
 	p("| --- | --- | --- | --- |")
 	listed := map[string]bool{}
-	for _, list := range [][]peers.Peer{o.Peers, o.ManyPeers} {
+	for _, list := range [][]peers.Peer{o.Peers, o.ManyPeers, idlePeers(o.IdleRows)} {
 		for _, pr := range list {
 			if !listed[pr.Name()] {
 				listed[pr.Name()] = true
@@ -92,6 +92,9 @@ func WriteMarkdown(w io.Writer, res *Results, svgName string) error {
 	}
 	if o.MemoryLocks > 0 && len(o.MemoryPeers) > 0 {
 		writeMemory(p, res)
+	}
+	if o.IdleWaiters > 0 && len(o.IdleRows) > 0 && len(o.IdleProcs) > 0 {
+		writeIdleWaiters(p, res)
 	}
 	if svgName != "" && len(o.Goroutines) > 0 {
 		p("## Handoff latency chart")
@@ -364,6 +367,11 @@ func writeErrors(p func(string, ...any), res *Results) {
 		for _, h := range r.Memory {
 			note(h.Peer+" (memory per held lock)", h.Err)
 		}
+		for _, w := range r.Idle {
+			if w.Err != "" {
+				note(fmt.Sprintf("%s (idle waiters, %s, %d errors)", w.Row, idleShape(w.Waiters, w.Procs), w.Errors), w.Err)
+			}
+		}
 		for _, c := range r.Processes {
 			if c.Err != "" {
 				note(fmt.Sprintf("%s (hot key, %d processes × %d goroutines, %d errors)", c.Peer, c.Procs, c.Goroutines/max(c.Procs, 1), c.Errors), c.Err)
@@ -379,6 +387,25 @@ func writeErrors(p func(string, ...any), res *Results) {
 		p("%s", l)
 	}
 	p("")
+}
+
+// repsText says how many repetitions each workload ran: "3 (workloads 1
+// to 5 and 7), 5 (6), 2 (8)", leaving out the workloads this run skipped.
+func repsText(o Options) string {
+	var parts []string
+	if o.UncontendedIters > 0 || len(o.Goroutines) > 0 || len(o.HeldPeers) > 0 || len(o.Processes) > 0 || o.MemoryLocks > 0 {
+		parts = append(parts, fmt.Sprintf("%d for workloads 1 to 5 and 7", o.Reps))
+	}
+	if len(o.ManyGoroutines) > 0 && len(o.ManyPeers) > 0 {
+		parts = append(parts, fmt.Sprintf("%d for workload 6", o.repsOf("manykeys")))
+	}
+	if o.IdleWaiters > 0 && len(o.IdleRows) > 0 && len(o.IdleProcs) > 0 {
+		parts = append(parts, fmt.Sprintf("%d for workload 8", o.repsOf("idlewaiters")))
+	}
+	if len(parts) == 0 {
+		return "none ran"
+	}
+	return strings.Join(parts, ", ")
 }
 
 func waiting(p peers.Peer) string {

@@ -92,7 +92,8 @@ func evaluateTargets(res *Results) []Target {
 			func(v float64) bool { return v <= 2*ideal })
 	}
 	out = append(out, processTargets(res)...)
-	return append(out, manyKeysTargets(res)...)
+	out = append(out, manyKeysTargets(res)...)
+	return append(out, idleTargets(res)...)
 }
 
 // newTarget checks the median of s with pass.

@@ -11,8 +11,11 @@ import "fmt"
 type lockgenKind struct{ setting, notes string }
 
 var (
-	lockgenMutex = lockgenKind{"mutex", "built with -tags nolockgen"}
-	lockgenFair  = lockgenKind{"fair", "built with -tags nolockgen"}
+	lockgenMutex     = lockgenKind{"mutex", "built with -tags nolockgen"}
+	lockgenFair      = lockgenKind{"fair", "built with -tags nolockgen"}
+	lockgenRead      = lockgenKind{"read", "built with -tags nolockgen"}
+	lockgenWrite     = lockgenKind{"write", "built with -tags nolockgen"}
+	lockgenSemaphore = lockgenKind{"semaphore", "built with -tags nolockgen"}
 )
 
 func lockgenPeer(k lockgenKind) Peer {

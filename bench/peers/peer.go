@@ -98,9 +98,19 @@ func Pipelining() []Peer {
 // Everything is All and Pipelining.
 func Everything() []Peer { return append(All(), Pipelining()...) }
 
-// ByName returns the peer whose Name() is name, among Everything.
+// OtherKinds lists lockgen's lock kinds that no other library offers on
+// its own: the read and write sides of a read/write lock and a semaphore of
+// one permit. Only the idle-waiters workload measures them, a waiter of one
+// kind behind a holder of the same or the other side. They are not in
+// Everything: two readers do not exclude each other.
+func OtherKinds() []Peer {
+	return []Peer{lockgenPeer(lockgenRead), lockgenPeer(lockgenWrite), lockgenPeer(lockgenSemaphore)}
+}
+
+// ByName returns the peer whose Name() is name, among Everything and
+// OtherKinds.
 func ByName(name string) (Peer, bool) {
-	for _, p := range Everything() {
+	for _, p := range append(Everything(), OtherKinds()...) {
 		if p.Name() == name {
 			return p, true
 		}

@@ -3,6 +3,7 @@ package peers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -110,6 +111,116 @@ func TestEveryPeerRenewsPastItsLease(t *testing.T) {
 			}
 			if err := held.Unlock(ctx); err != nil {
 				t.Errorf("unlock after renewals: %v", err)
+			}
+		})
+	}
+}
+
+// The other lockgen kinds exclude what the idle-waiters workload makes wait
+// on them: a reader behind a writer, a writer behind a reader or a writer,
+// a second holder of a one-permit semaphore. Two readers share the key, so
+// that the read and write peers are known to be the two sides of one lock.
+func TestOtherKindsExcludeTheirWaiters(t *testing.T) {
+	srv := redistest.Start(t)
+	cases := []struct {
+		holder, waiter string
+		excludes       bool
+	}{
+		{"lockgen/write", "lockgen/read", true},
+		{"lockgen/read", "lockgen/write", true},
+		{"lockgen/write", "lockgen/write", true},
+		{"lockgen/semaphore", "lockgen/semaphore", true},
+		{"lockgen/read", "lockgen/read", false},
+	}
+	for i, tc := range cases {
+		t.Run(tc.holder+" then "+tc.waiter, func(t *testing.T) {
+			open := func(name string) Client {
+				p, ok := ByName(name)
+				if !ok {
+					t.Fatalf("no peer %s", name)
+				}
+				c, err := p.Open(Config{Addr: srv.Addr})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { c.Close() })
+				return c
+			}
+			a, b := open(tc.holder), open(tc.waiter)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			key := fmt.Sprintf("kinds:%d", i)
+			held, err := a.Lock(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer held.Unlock(ctx)
+			short, cancelShort := context.WithTimeout(ctx, 150*time.Millisecond)
+			defer cancelShort()
+			h, err := b.Lock(short, key)
+			if err == nil {
+				h.Unlock(ctx)
+			}
+			if got := err != nil; got != tc.excludes {
+				t.Fatalf("second client excluded: %v (%v), want %v", got, err, tc.excludes)
+			}
+		})
+	}
+	for _, p := range OtherKinds() {
+		if p.Library != "lockgen" || !p.AutoRenew || p.Polls {
+			t.Errorf("%s: library %q, AutoRenew %v, Polls %v", p.Name(), p.Library, p.AutoRenew, p.Polls)
+		}
+	}
+}
+
+// A waiter keeps waiting past its library's own give-up points until the
+// caller's context ends: redislock's Obtain stops after the ttl when the
+// context has no deadline, which made a waiter of the idle-waiters workload
+// quit after one lease.
+func TestWaiterOutlastsItsLease(t *testing.T) {
+	srv := redistest.Start(t)
+	const lease = 300 * time.Millisecond
+	for _, name := range []string{"redislock/default", "redsync/default", "lockgen/mutex"} {
+		t.Run(name, func(t *testing.T) {
+			p, _ := ByName(name)
+			a, err := p.Open(Config{Addr: srv.Addr, Lease: lease, ManualRenew: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			b, err := p.Open(Config{Addr: srv.Addr, Lease: lease})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			key := "outlast:" + name
+			held, err := a.Lock(context.Background(), key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer held.Unlock(context.Background())
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				h, err := b.Lock(ctx, key)
+				if err == nil {
+					h.Unlock(context.Background())
+				}
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				t.Fatalf("waiter returned after less than 5 leases, before its context ended: %v", err)
+			case <-time.After(5 * lease):
+			}
+			cancel()
+			select {
+			case err := <-done:
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("waiter ended with %v, want context.Canceled", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("waiter did not return after its context ended")
 			}
 		})
 	}

@@ -18,7 +18,7 @@ import (
 func redislockDefault() Peer {
 	return Peer{
 		Library: "redislock", Setting: "default",
-		Notes: "README example: RetryStrategy LinearBackoff(100ms); ttl 10s (required argument, no default); Obtain called again after ErrNotObtained",
+		Notes: "README example: RetryStrategy LinearBackoff(100ms); ttl 10s (required argument, no default; 30s in workload 8); Obtain called again after ErrNotObtained or its own deadline (the ttl, on a context without one)",
 		Polls: true,
 		open: func(cfg Config) (Client, error) {
 			return openRedislock(cfg, func() redislock.RetryStrategy { return redislock.LinearBackoff(100 * time.Millisecond) })
@@ -106,7 +106,11 @@ func (c *redislockClient) Lock(ctx context.Context, key string) (Held, error) {
 			})
 		}
 		return h, nil
-	}, func(err error) bool { return errors.Is(err, redislock.ErrNotObtained) })
+	}, func(err error) bool {
+		// Obtain gives up with DeadlineExceeded after ttl when ctx has no
+		// deadline of its own; a caller still waiting asks again.
+		return errors.Is(err, redislock.ErrNotObtained) || errors.Is(err, context.DeadlineExceeded)
+	})
 }
 
 func (c *redislockClient) Incr(ctx context.Context, key string) error {

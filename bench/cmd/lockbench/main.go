@@ -29,7 +29,8 @@ func run(args []string, stderr io.Writer) int {
 	out := fs.String("out", "benchmarks.md", "Markdown report to write")
 	svg := fs.String("svg", "", "handoff chart to write (default: handoff.svg next to -out); "+harness.ProcessesChartFile+" goes next to it")
 	quick := fs.Bool("quick", false, "a few iterations of everything, to check the harness (numbers meaningless)")
-	reps := fs.Int("reps", 0, "repetitions (default 3, or 1 with -quick)")
+	reps := fs.Int("reps", 0, "repetitions of every workload (default 3, manykeys 5, idlewaiters 2; 1 with -quick)")
+	idleWindow := fs.Duration("idle-window", 0, "idlewaiters: each measured window (default 30s, the lease; 300ms with -quick)")
 	only := fs.String("peers", "", "comma-separated peers to run, e.g. lockgen/mutex,rueidislock/tuned (default all)")
 	workloads := fs.String("workloads", "", "comma-separated workloads to run, some of "+strings.Join(harness.Workloads, ",")+" (default all)")
 	if err := fs.Parse(args); err != nil {
@@ -41,7 +42,10 @@ func run(args []string, stderr io.Writer) int {
 		opts = harness.Quick()
 	}
 	if *reps > 0 {
-		opts.Reps = *reps
+		opts.SetReps(*reps)
+	}
+	if *idleWindow > 0 {
+		opts.IdleWindow = *idleWindow
 	}
 	if *only != "" {
 		if opts.Peers, err = harness.SelectPeers(opts.Peers, *only); err != nil {
@@ -52,6 +56,7 @@ func run(args []string, stderr io.Writer) int {
 		opts.ProcPeers, _ = harness.SelectPeers(opts.ProcPeers, *only)
 		opts.ManyPeers, _ = harness.SelectPeers(opts.ManyPeers, *only)
 		opts.MemoryPeers, _ = harness.SelectPeers(opts.MemoryPeers, *only)
+		opts.IdleRows = harness.SelectIdleRows(opts.IdleRows, *only)
 	}
 	if *workloads != "" {
 		if err := opts.KeepWorkloads(*workloads); err != nil {
