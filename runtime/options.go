@@ -73,6 +73,21 @@ func WithReleaseTimeout(d time.Duration) Option { return func(l *Locker) { l.rel
 // lock is held for long; a longer one makes a dead waiter cost more.
 func WithWaiterWindow(d time.Duration) Option { return func(l *Locker) { l.waiterWindow = d } }
 
+// WithUnreachableTimeout bounds how long an Acquire keeps trying a Redis
+// that fails every call (default 15s): a refused or reset connection, a
+// call that times out in the client, a failover's READONLY or CLUSTERDOWN,
+// a quorum without a majority. The bound counts from the first failure
+// after the latest reply (a busy reply starts it anew), so that a lock that
+// is merely busy is still waited for until ctx is done or the Lock's Wait
+// ends. Once it has passed, Acquire fails with an error that wraps the last
+// failure (errors.Is finds the dial error, ErrNoQuorum, ...). The default
+// rides out a Sentinel or Cluster failover (2-3 s in this repository's
+// failover tests); raise it if yours take longer (Sentinel's
+// down-after-milliseconds plus the election).
+func WithUnreachableTimeout(d time.Duration) Option {
+	return func(l *Locker) { l.unreachableTimeout = d }
+}
+
 func (l *Locker) checkOptions() error {
 	if l.guardErr != nil {
 		return l.guardErr
@@ -85,6 +100,9 @@ func (l *Locker) checkOptions() error {
 	}
 	if l.waiterWindow < 3*time.Millisecond || l.waiterWindow > maxLease {
 		return fmt.Errorf("%w: waiter window %v outside 3ms..%v", ErrInvalidLock, l.waiterWindow, maxLease)
+	}
+	if l.unreachableTimeout <= 0 {
+		return fmt.Errorf("%w: unreachable timeout %v, want > 0", ErrInvalidLock, l.unreachableTimeout)
 	}
 	if l.releaseTimeout <= 0 {
 		return fmt.Errorf("%w: release timeout %v, want > 0", ErrInvalidLock, l.releaseTimeout)
