@@ -25,11 +25,15 @@ import (
 // stays on the client after Close, and does nothing then: make one backend
 // per client, not one per use.
 func NewGoRedisBackend(rdb redis.UniversalClient) Backend {
-	b := &goRedisBackend{rdb: rdb, nodes: map[string]*nodeSubscriber{}, slots: newSlotOwners()}
+	b := &goRedisBackend{rdb: rdb, nodes: map[string]*nodeSubscriber{}, slots: newSlotOwners(), stop: make(chan struct{})}
 	b.cluster, _ = rdb.(*redis.ClusterClient)
+	if b.cluster != nil {
+		// Each master's restarts, as below for the one server (nodewatch.go).
+		b.cluster.OnNewNode(b.watchNodeRestarts)
+	}
 	if c, ok := rdb.(*redis.Client); ok {
 		// The hook stays on the client after Close, and does nothing then.
-		b.server = &serverWatch{b: b, rdb: c, stop: make(chan struct{})}
+		b.server = &serverWatch{b: b, rdb: c, stop: b.stop, changed: b.serverChanged}
 		c.AddHook(b.server)
 		// Concurrent calls share round trips (coalesce.go). A client that
 		// ends each call at its context's deadline (ContextTimeoutEnabled)
@@ -49,9 +53,11 @@ type goRedisBackend struct {
 	// slotsStale: a node said that a slot moved away from it; nodeFor
 	// reloads the slot map before it picks a node.
 	slotsStale atomic.Bool
-	slots      *slotOwners  // the slot map last seen, and who to tell of changes (slotfollow.go)
-	server     *serverWatch // nil on a Cluster (serverwatch.go)
-	co         *coalescer   // nil on a Cluster
+	slots      *slotOwners   // the slot map last seen, and who to tell of changes (slotfollow.go)
+	server     *serverWatch  // nil on a Cluster (serverwatch.go)
+	restarts   nodeRestarts  // on a Cluster: a serverWatch per node (nodewatch.go)
+	stop       chan struct{} // closed by Close: a server check pausing between tries ends
+	co         *coalescer    // nil on a Cluster
 
 	mu     sync.Mutex
 	nodes  map[string]*nodeSubscriber // by node address ("" off Cluster)
@@ -375,8 +381,8 @@ func (b *goRedisBackend) closing() bool {
 
 func (b *goRedisBackend) Close() error {
 	b.mu.Lock()
-	if !b.closed && b.server != nil {
-		close(b.server.stop)
+	if !b.closed {
+		close(b.stop)
 	}
 	b.closed = true
 	nodes := b.nodes
