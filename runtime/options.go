@@ -80,7 +80,11 @@ func WithWaiterWindow(d time.Duration) Option { return func(l *Locker) { l.waite
 // after the latest reply (a busy reply starts it anew), so that a lock that
 // is merely busy is still waited for until ctx is done or the Lock's Wait
 // ends. Once it has passed, Acquire fails with an error that wraps the last
-// failure (errors.Is finds the dial error, ErrNoQuorum, ...). The default
+// failure (errors.Is finds the dial error, ErrNoQuorum, ...). The first
+// failed call itself is bounded by the client's own timeouts and retries
+// only (1.7 s for go-redis's defaults and a refused dial), so a short
+// timeout may be overrun by that much; the calls after it end at the
+// timeout. The default
 // rides out a Sentinel or Cluster failover (2-3 s in this repository's
 // failover tests); raise it if yours take longer (Sentinel's
 // down-after-milliseconds plus the election).
