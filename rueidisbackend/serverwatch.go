@@ -42,11 +42,21 @@ func everyKey(string) bool { return true }
 // the watch.
 func refused(err error) bool {
 	var re *rueidis.RedisError
-	if !errors.As(err, &re) {
-		return false
+	return errors.As(err, &re) && finalRefusal(re.Error())
+}
+
+// finalRefusal reports whether an error reply refuses for good: a missing
+// permission, credentials the server does not take, a command it does not
+// know. Any other ERR passes ("max number of clients reached", a server
+// shutting down): the watch tries again rather than stop for the life of
+// the process.
+func finalRefusal(msg string) bool {
+	for _, prefix := range []string{"NOPERM", "NOAUTH", "WRONGPASS", "ERR unknown command"} {
+		if strings.HasPrefix(msg, prefix) {
+			return true
+		}
 	}
-	msg := re.Error()
-	return strings.HasPrefix(msg, "NOPERM") || strings.HasPrefix(msg, "ERR")
+	return false
 }
 
 // watchServer keeps channel subscribed until Close, and calls changed

@@ -65,3 +65,21 @@ func endsWithin(ended <-chan struct{}, d time.Duration) bool {
 		return false
 	}
 }
+
+// Only refusals that another try would meet again end the watch: the
+// server's other ERR replies pass.
+func TestFinalRefusal(t *testing.T) {
+	for msg, want := range map[string]bool{
+		"NOPERM User nochannels has no permissions to access the 'lockgen:watch' channel": true,
+		"NOAUTH Authentication required.":                                                 true,
+		"WRONGPASS invalid username-password pair or user is disabled.":                   true,
+		"ERR unknown command 'ssubscribe', with args beginning with: ":                    true,
+		"ERR max number of clients reached":                                               false,
+		"ERR Errors trying to SHUTDOWN. Check logs.":                                      false,
+		"LOADING Redis is loading the dataset in memory":                                  false,
+	} {
+		if got := finalRefusal(msg); got != want {
+			t.Errorf("finalRefusal(%q) = %v, want %v", msg, got, want)
+		}
+	}
+}

@@ -185,6 +185,8 @@ type acquisition struct {
 	inDoubt         *pending // the call of the last attempt, when it failed transiently
 	transientErrors int
 	lastTransient   error         // since the latest busy reply
+	failingSince    time.Time     // when the first failed attempt since the latest reply was sent
+	unreachable     bool          // it failed for the whole unreachable timeout
 	backoff         time.Duration // the next pause after a transient error
 	fixedHolder     bool          // the holder id is shared (a writer's, or this call's write side of the key)
 }
@@ -379,7 +381,7 @@ func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err 
 	sent := a.now()
 	bounds := callBounds{now: sent, deadline: a.callDeadline(), orphan: a.spec.lease, values: a.held.detached()}
 	reply, acked, p, err := a.l.evalBounded(a.wctx, bounds, call, a.l.replicas > 0)
-	if err != nil && a.mayRecover(err) {
+	if err != nil && a.mayRecover(err, sent) {
 		a.inDoubt = p // run gives back what it may have taken, then tries again
 		return g, false, 0, fmt.Errorf("lockgen: acquire %s: %w", a.spec, err)
 	}
@@ -405,7 +407,7 @@ func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err 
 		return g, false, 0, nil
 	}
 	a.busyReplies++
-	a.lastTransient = nil
+	a.lastTransient, a.failingSince = nil, time.Time{}
 	a.heldBy = by
 	if a.spec.Kind.family().registers && (a.spec.Kind != Mutex || window > 0) {
 		a.registered = true
@@ -457,10 +459,16 @@ func (a *acquisition) withNextWaiter() (Call, *waiter) {
 // busy before, and whose last attempt got no reply before its wait ended,
 // was busy for the whole wait as far as it knows: ErrNotAcquired.
 func (a *acquisition) callError(err error) error {
-	if werr := waitError(a.wctx, a.ctx, a.spec); werr != nil {
+	if werr := a.waitError(err); werr != nil {
 		return werr
 	}
+	if a.unreachable {
+		return a.unreachableError(err)
+	}
 	if errors.Is(err, errNoReply) {
+		if end := a.failingUntil(); a.lastTransient != nil && !end.IsZero() && !time.Now().Before(end) {
+			return a.unreachableError(a.lastTransient)
+		}
 		if a.lastTransient != nil {
 			// The wait ran out while Redis was failing: say how.
 			return fmt.Errorf("%w (still failing when the wait ended, after %d transient errors)", a.lastTransient, a.transientErrors)
@@ -475,11 +483,19 @@ func (a *acquisition) callError(err error) error {
 
 // callDeadline bounds each call made while waiting: the end of the wait,
 // plus a little grace for the attempt that falls due at its very end.
+//
+// During a run of failures, a call ends at the unreachable timeout as well:
+// one that hangs (a dial to a host that is gone) must not keep the caller
+// past it.
 func (a *acquisition) callDeadline() time.Time {
-	if a.deadline.IsZero() {
-		return a.deadline
+	end := a.deadline
+	if until := a.failingUntil(); !until.IsZero() && (end.IsZero() || until.Before(end)) {
+		end = until
 	}
-	return a.deadline.Add(a.grace())
+	if end.IsZero() {
+		return end
+	}
+	return end.Add(a.grace())
 }
 
 // grace is how long a call may run past the end of a wait (the last
@@ -580,7 +596,7 @@ func (a *acquisition) sleepUntil(ready <-chan struct{}, d time.Duration) error {
 			return fmt.Errorf("%w: %s still busy after %v (waiters of this process ahead)", ErrNotAcquired, a.spec, time.Since(a.start).Round(time.Millisecond))
 		}
 	case <-a.wctx.Done():
-		return waitError(a.wctx, a.ctx, a.spec)
+		return a.waitError(nil)
 	case <-a.l.closed:
 		return fmt.Errorf("%s: %w", a.spec, ErrClosed)
 	}

@@ -30,12 +30,16 @@ import (
 // Redis after the call returned (resetclose.go); on a Cluster client, the
 // connections of node clients made from then on.
 func NewGoRedisBackend(rdb redis.UniversalClient) Backend {
-	b := &goRedisBackend{rdb: rdb, nodes: map[string]*nodeSubscriber{}, slots: newSlotOwners()}
+	b := &goRedisBackend{rdb: rdb, nodes: map[string]*nodeSubscriber{}, slots: newSlotOwners(), stop: make(chan struct{})}
 	addResetOnClose(rdb)
 	b.cluster, _ = rdb.(*redis.ClusterClient)
+	if b.cluster != nil {
+		// Each master's restarts, as below for the one server (nodewatch.go).
+		b.cluster.OnNewNode(b.watchNodeRestarts)
+	}
 	if c, ok := rdb.(*redis.Client); ok {
 		// The hook stays on the client after Close, and does nothing then.
-		b.server = &serverWatch{b: b, rdb: c, stop: make(chan struct{})}
+		b.server = &serverWatch{b: b, rdb: c, stop: b.stop, changed: b.serverChanged}
 		c.AddHook(b.server)
 		// Concurrent calls share round trips (coalesce.go). A client that
 		// ends each call at its context's deadline (ContextTimeoutEnabled)
@@ -55,9 +59,11 @@ type goRedisBackend struct {
 	// slotsStale: a node said that a slot moved away from it; nodeFor
 	// reloads the slot map before it picks a node.
 	slotsStale atomic.Bool
-	slots      *slotOwners  // the slot map last seen, and who to tell of changes (slotfollow.go)
-	server     *serverWatch // nil on a Cluster (serverwatch.go)
-	co         *coalescer   // nil on a Cluster
+	slots      *slotOwners   // the slot map last seen, and who to tell of changes (slotfollow.go)
+	server     *serverWatch  // nil on a Cluster (serverwatch.go)
+	restarts   nodeRestarts  // on a Cluster: a serverWatch per node (nodewatch.go)
+	stop       chan struct{} // closed by Close: a server check pausing between tries ends
+	co         *coalescer    // nil on a Cluster
 
 	mu     sync.Mutex
 	nodes  map[string]*nodeSubscriber // by node address ("" off Cluster)
@@ -381,8 +387,8 @@ func (b *goRedisBackend) closing() bool {
 
 func (b *goRedisBackend) Close() error {
 	b.mu.Lock()
-	if !b.closed && b.server != nil {
-		close(b.server.stop)
+	if !b.closed {
+		close(b.stop)
 	}
 	b.closed = true
 	nodes := b.nodes

@@ -22,11 +22,14 @@ type Locker struct {
 	nextHolder     func() string
 	releaseTimeout time.Duration
 	waiterWindow   time.Duration
-	callBound      time.Duration // the backend's own bound on a call, 0 if unknown (callLimiter)
-	honorsDeadline bool          // the backend stops a call at its context's deadline
-	optErr         error         // a bad Option, reported by every Acquire
-	guardErr       error         // a bad WithRestartGuard (restartguard.go)
-	quorum         bool          // NewQuorum: only the Mutex kind
+	// unreachableTimeout bounds a run of failed attempts of one Acquire
+	// (recover.go).
+	unreachableTimeout time.Duration
+	callBound          time.Duration // the backend's own bound on a call, 0 if unknown (callLimiter)
+	honorsDeadline     bool          // the backend stops a call at its context's deadline
+	optErr             error         // a bad Option, reported by every Acquire
+	guardErr           error         // a bad WithRestartGuard (restartguard.go)
+	quorum             bool          // NewQuorum: only the Mutex kind
 
 	publish   string
 	leaseMs   string // lease in ms, ARGV[2] (argv.go)
@@ -57,13 +60,14 @@ func New(rdb redis.UniversalClient, opts ...Option) *Locker {
 // in-process one). Close closes the backend.
 func NewWithBackend(b Backend, opts ...Option) *Locker {
 	l := &Locker{
-		backend:        b,
-		given:          b,
-		prefix:         "lockgen:",
-		lease:          30 * time.Second,
-		releaseTimeout: 5 * time.Second,
-		waiterWindow:   500 * time.Millisecond,
-		closed:         make(chan struct{}),
+		backend:            b,
+		given:              b,
+		prefix:             "lockgen:",
+		lease:              30 * time.Second,
+		releaseTimeout:     5 * time.Second,
+		waiterWindow:       500 * time.Millisecond,
+		unreachableTimeout: defaultUnreachableTimeout,
+		closed:             make(chan struct{}),
 	}
 	for _, o := range opts {
 		o(l)

@@ -74,6 +74,25 @@ func WithReleaseTimeout(d time.Duration) Option { return func(l *Locker) { l.rel
 // for one offer (500ms), whatever the window.
 func WithWaiterWindow(d time.Duration) Option { return func(l *Locker) { l.waiterWindow = d } }
 
+// WithUnreachableTimeout bounds how long an Acquire keeps trying a Redis
+// that fails every call (default 15s): a refused or reset connection, a
+// call that times out in the client, a failover's READONLY or CLUSTERDOWN,
+// a quorum without a majority. The bound counts from the first failure
+// after the latest reply (a busy reply starts it anew), so that a lock that
+// is merely busy is still waited for until ctx is done or the Lock's Wait
+// ends. Once it has passed, Acquire fails with an error that wraps the last
+// failure (errors.Is finds the dial error, ErrNoQuorum, ...). The first
+// failed call itself is bounded by the client's own timeouts and retries
+// only (1.7 s for go-redis's defaults and a refused dial), so a short
+// timeout may be overrun by that much; the calls after it end at the
+// timeout. The default
+// rides out a Sentinel or Cluster failover (2-3 s in this repository's
+// failover tests); raise it if yours take longer (Sentinel's
+// down-after-milliseconds plus the election).
+func WithUnreachableTimeout(d time.Duration) Option {
+	return func(l *Locker) { l.unreachableTimeout = d }
+}
+
 func (l *Locker) checkOptions() error {
 	if l.guardErr != nil {
 		return l.guardErr
@@ -86,6 +105,9 @@ func (l *Locker) checkOptions() error {
 	}
 	if l.waiterWindow < 3*time.Millisecond || l.waiterWindow > maxLease {
 		return fmt.Errorf("%w: waiter window %v outside 3ms..%v", ErrInvalidLock, l.waiterWindow, maxLease)
+	}
+	if l.unreachableTimeout <= 0 {
+		return fmt.Errorf("%w: unreachable timeout %v, want > 0", ErrInvalidLock, l.unreachableTimeout)
 	}
 	if l.releaseTimeout <= 0 {
 		return fmt.Errorf("%w: release timeout %v, want > 0", ErrInvalidLock, l.releaseTimeout)

@@ -20,7 +20,11 @@ func (q *quorumBackend) acquire(ctx context.Context, c Call) (any, error) {
 	sent := time.Now()
 	lease := leaseOf(c)
 	validity := lease - driftMargin(lease)
-	answers := q.fanOut(ctx, nil, []Call{c}, min(validity, answerBound(lease)), q.acquireSettled)
+	settled := q.acquireSettled
+	if tryOnce(c) {
+		settled = q.tryOnceSettled
+	}
+	answers := q.fanOut(ctx, nil, []Call{c}, min(validity, answerBound(lease)), settled)
 	var grants []memberFence
 	var wait int64
 	answered := 0
@@ -99,6 +103,19 @@ func (q *quorumBackend) acquireSettled(answers []memberAnswer) bool {
 	}
 	return granted >= q.majority || refused > len(q.members)-q.majority
 }
+
+// tryOnceSettled settles the acquire of a caller that tries once: as
+// acquireSettled, or as soon as a majority has answered. A split vote is
+// then busy at once, where a waiter's acquire waits for the others (up to
+// answerBound, a minute at a 10-minute lease) since their answer may
+// still make a majority.
+func (q *quorumBackend) tryOnceSettled(answers []memberAnswer) bool {
+	return q.acquireSettled(answers) || countAnswered(answers) >= q.majority
+}
+
+// tryOnce reports whether c is the acquire of a caller that tries once:
+// it registers no waiter (a window of 0, ARGV[4]).
+func tryOnce(c Call) bool { return len(c.Args) > 3 && c.Args[3] == "0" }
 
 // splitWait is the busy reply's retry time. After a split vote (some
 // servers granted, none by a majority) the waiters that split it must not

@@ -2,8 +2,11 @@ package runtime_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
@@ -56,14 +59,40 @@ func TestQuorumClusterMemberWakes(t *testing.T) {
 		return l
 	}
 	observe, busy := busySignal()
-	wokenByRelease(t, newLocker(), newLocker(runtime.WithObserver(observe)), busy, "c")
+	// A quorum's subscription returns once a majority confirmed (here the
+	// two deaf servers): the release must come once the Cluster has the
+	// waiter's shard channel too, or nothing can wake it.
+	shardSubscribed := func() {
+		rdb := cl.Client(t)
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			var mu sync.Mutex
+			n := 0
+			_ = rdb.ForEachMaster(context.Background(), func(ctx context.Context, c *redis.Client) error {
+				chans, err := c.PubSubShardChannels(ctx, "lockgen:*").Result()
+				mu.Lock()
+				n += len(chans)
+				mu.Unlock()
+				return err
+			})
+			if n > 0 {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatal("the waiter's shard channel is not subscribed on the Cluster 10 s after its busy reply")
+	}
+	wokenByRelease(t, newLocker(), newLocker(runtime.WithObserver(observe)), busy, "c", shardSubscribed)
 }
 
 // wokenByRelease: holder takes a mutex with a 30 s lease, waiter waits for
 // it (busy reports its busy replies; the second comes after it subscribed),
 // and after the release the waiter must have the lock within 5 s, well
 // before its 10 s retry timer.
-func wokenByRelease(t *testing.T, holder, waiter *runtime.Locker, busy <-chan struct{}, key string) {
+//
+// ready, if given, runs between the waiter's second busy reply and the
+// release.
+func wokenByRelease(t *testing.T, holder, waiter *runtime.Locker, busy <-chan struct{}, key string, ready ...func()) {
 	t.Helper()
 	ctx := ctxTimeout(t, time.Minute)
 	lock := runtime.Lock{Kind: runtime.Mutex, Key: key, Lease: 30 * time.Second, Wait: 20 * time.Second}
@@ -73,6 +102,9 @@ func wokenByRelease(t *testing.T, holder, waiter *runtime.Locker, busy <-chan st
 	}
 	got := acquireAsync(ctx, waiter, lock)
 	waitBusy(t, busy, 2)
+	for _, f := range ready {
+		f()
+	}
 	released := time.Now()
 	if err := held.Release(); err != nil {
 		t.Fatal(err)

@@ -14,14 +14,66 @@ const (
 	transientBackoffMax = 250 * time.Millisecond
 )
 
+// defaultUnreachableTimeout is WithUnreachableTimeout's default: several
+// times the 2-3 s a Sentinel or Cluster failover took in the failover
+// tests, and short enough that a caller without a deadline learns of a
+// Redis that is gone.
+const defaultUnreachableTimeout = 15 * time.Second
+
 // mayRecover reports whether an attempt that failed with err is tried
 // again: a transient error, a caller that waits, time left to wait, and a
 // holder id the acquisition may replace (see recoverFrom).
-func (a *acquisition) mayRecover(err error) bool {
+//
+// sent is when the failed attempt was sent: the first failure after the
+// latest reply starts the unreachable timeout, and once that has passed
+// the acquisition gives up (a.unreachable) however long it may still wait.
+func (a *acquisition) mayRecover(err error, sent time.Time) bool {
 	if a.tryOnce || a.fixedHolder || !isTransient(err) || a.wctx.Err() != nil || a.l.isClosed() {
 		return false
 	}
-	return a.deadline.IsZero() || time.Now().Before(a.deadline)
+	if a.failingSince.IsZero() {
+		a.failingSince = sent
+	}
+	now := time.Now()
+	if !now.Before(a.failingSince.Add(a.l.unreachableTimeout)) {
+		a.unreachable = true
+		return false
+	}
+	return a.deadline.IsZero() || now.Before(a.deadline)
+}
+
+// failingUntil is when the unreachable timeout of the current run of
+// failures ends (zero: the latest attempt got a reply).
+func (a *acquisition) failingUntil() time.Time {
+	if a.failingSince.IsZero() {
+		return time.Time{}
+	}
+	return a.failingSince.Add(a.l.unreachableTimeout)
+}
+
+// unreachableError is the error of an acquisition that gave up after its
+// unreachable timeout: it wraps err, the last failure.
+func (a *acquisition) unreachableError(err error) error {
+	return fmt.Errorf("lockgen: acquire %s: Redis failed every attempt for %v (unreachable timeout %v, %d attempts): %w",
+		a.spec, time.Since(a.failingSince).Round(time.Millisecond), a.l.unreachableTimeout, a.transientErrors+1, err)
+}
+
+// waitError is waitError for this acquisition: when the wait ends during a
+// run of failures, the error names the last one as well (errors.Is finds
+// both), since "context deadline exceeded" alone would hide that Redis was
+// never reached.
+// callErr, if not nil, is the error of the call during which the wait
+// ended, the latest failure if it is transient.
+func (a *acquisition) waitError(callErr error) error {
+	err := waitError(a.wctx, a.ctx, a.spec)
+	last, failures := a.lastTransient, a.transientErrors
+	if isTransient(callErr) {
+		last, failures = callErr, failures+1
+	}
+	if err == nil || last == nil {
+		return err
+	}
+	return fmt.Errorf("%w (Redis failing meanwhile, %d failed attempts, the last: %w)", err, failures, last)
 }
 
 // recoverFrom makes ready for another attempt after a transient error of
@@ -70,8 +122,10 @@ func (a *acquisition) renewHolder() error {
 func (a *acquisition) pause() error {
 	d := max(a.backoff, transientBackoffMin)
 	a.backoff = min(2*d, transientBackoffMax)
-	if !a.deadline.IsZero() {
-		d = min(d, max(time.Until(a.deadline), time.Nanosecond))
+	for _, end := range [...]time.Time{a.deadline, a.failingUntil()} {
+		if !end.IsZero() {
+			d = min(d, max(time.Until(end), time.Nanosecond))
+		}
 	}
 	var wake <-chan struct{}
 	if a.w != nil {
@@ -83,7 +137,7 @@ func (a *acquisition) pause() error {
 	case <-t.C:
 	case <-wake:
 	case <-a.wctx.Done():
-		return waitError(a.wctx, a.ctx, a.spec)
+		return a.waitError(nil)
 	case <-a.l.closed:
 		return fmt.Errorf("%s: %w", a.spec, ErrClosed)
 	}

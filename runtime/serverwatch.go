@@ -25,9 +25,10 @@ import (
 // channels ended (PayloadUnsubscribed), so that the waiters subscribe
 // again on the new master.
 type serverWatch struct {
-	b    *goRedisBackend
-	rdb  *redis.Client
-	stop chan struct{} // closed by the backend's Close: a check pausing between tries ends
+	b       *goRedisBackend
+	rdb     *redis.Client
+	stop    chan struct{} // closed by the backend's Close: a check pausing between tries ends
+	changed func()        // called when the run_id changed: b.serverChanged, or a Cluster node's (nodewatch.go)
 
 	mu       sync.Mutex
 	runID    string // of the server last seen; "" before the first check
@@ -67,6 +68,14 @@ func (w *serverWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 	return next
 }
 
+// useClient makes the checks read the run_id through c: on a Cluster,
+// the node client go-redis made last for the address.
+func (w *serverWatch) useClient(c *redis.Client) {
+	w.mu.Lock()
+	w.rdb = c
+	w.mu.Unlock()
+}
+
 // dialed starts a check, or asks the one running for another.
 func (w *serverWatch) dialed() {
 	if w.b.closing() {
@@ -97,7 +106,7 @@ func (w *serverWatch) check() {
 		w.checking = again
 		w.mu.Unlock()
 		if changed && !w.b.closing() {
-			w.b.serverChanged()
+			w.changed()
 		}
 		if !again {
 			return
@@ -130,7 +139,10 @@ func (w *serverWatch) readRunID() (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), serverCheckTimeout)
 	defer cancel()
-	info, err := w.rdb.Info(ctx, "server").Result()
+	w.mu.Lock()
+	rdb := w.rdb
+	w.mu.Unlock()
+	info, err := rdb.Info(ctx, "server").Result()
 	if err != nil {
 		return "", err
 	}

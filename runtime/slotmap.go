@@ -246,6 +246,7 @@ func (b *goRedisBackend) watchNodes(masters []*redis.Client) {
 	for _, m := range masters {
 		addr := m.Options().Addr
 		live[addr] = true
+		b.watchNodeRestarts(m) // a node go-redis made before the backend was
 		b.subscriber(m, addr)
 	}
 	b.dropIdleSubscribers(live)

@@ -1,0 +1,140 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockgen/lockgen/runtime"
+)
+
+// closedAddr returns a loopback address nothing listens on: a port that was
+// free a moment ago (a dial to it is refused).
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// refusedLocker returns a Locker over a client of a closed port.
+func refusedLocker(t *testing.T, opts ...runtime.Option) *runtime.Locker {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: closedAddr(t), DialTimeout: 300 * time.Millisecond})
+	t.Cleanup(func() { c.Close() })
+	// A short release timeout: Close waits that long for the clean-ups
+	// that cannot reach the server.
+	l := runtime.New(c, append([]runtime.Option{runtime.WithReleaseTimeout(300 * time.Millisecond)}, opts...)...)
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// acquireWithin runs l.Acquire(ctx, lock) and returns its error and how
+// long it took; the test fails at once if it has not returned within limit
+// (the Acquire goes on until the Locker is closed).
+func acquireWithin(t *testing.T, l *runtime.Locker, ctx context.Context, lock runtime.Lock, limit time.Duration) (error, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() {
+		h, err := l.Acquire(ctx, lock)
+		if err == nil {
+			h.Release()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err, time.Since(start)
+	case <-time.After(limit):
+		t.Fatalf("acquire of %v still waiting after %v", lock, limit)
+		return nil, 0
+	}
+}
+
+// defaultUnreachableTimeout is the documented default of
+// WithUnreachableTimeout.
+const defaultUnreachableTimeout = 15 * time.Second
+
+// An Acquire that waits until ctx is done, with a context that never ends,
+// over a server that refuses every connection, gives up within the default
+// unreachable timeout with the refused dial, not at the end of ctx.
+func TestUnreachableServerEndsAnUnboundedWait(t *testing.T) {
+	l := refusedLocker(t)
+	err, took := acquireWithin(t, l, context.Background(), runtime.Lock{Kind: runtime.Mutex, Key: "x"}, defaultUnreachableTimeout+10*time.Second)
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("acquire over a closed port: %v, want the refused dial", err)
+	}
+	if errors.Is(err, runtime.ErrNotAcquired) {
+		t.Errorf("acquire over a closed port: %v, must not say the lock was busy", err)
+	}
+	if took < defaultUnreachableTimeout-time.Second || took > defaultUnreachableTimeout+5*time.Second {
+		t.Errorf("acquire failed after %v, want about the default unreachable timeout %v", took, defaultUnreachableTimeout)
+	}
+	t.Logf("closed port, default wait, no deadline: failed after %v: %v", took.Round(time.Millisecond), err)
+}
+
+// WithUnreachableTimeout sets the bound; a context that ends first still
+// names the last failure, and a try-once Acquire returns it at once.
+func TestUnreachableTimeoutOption(t *testing.T) {
+	const bound = 800 * time.Millisecond
+	l := refusedLocker(t, runtime.WithUnreachableTimeout(bound))
+	lock := runtime.Lock{Kind: runtime.Mutex, Key: "x"}
+
+	err, took := acquireWithin(t, l, context.Background(), lock, bound+10*time.Second)
+	if !errors.Is(err, syscall.ECONNREFUSED) || took < bound || took > bound+3*time.Second {
+		t.Errorf("bound %v: failed after %v with %v, want the refused dial after the bound", bound, took, err)
+	}
+	t.Logf("bound %v: failed after %v", bound, took.Round(time.Millisecond))
+
+	long := refusedLocker(t) // the default bound, longer than ctx
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err, _ = acquireWithin(t, long, ctx, lock, 10*time.Second)
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("ctx ended while the server refused: %v, want ctx's error and the refused dial", err)
+	}
+
+	lock.Wait = runtime.NoWait
+	err, took = acquireWithin(t, long, context.Background(), lock, 10*time.Second)
+	if !errors.Is(err, syscall.ECONNREFUSED) || took > 2*time.Second {
+		t.Errorf("try-once over a closed port: %v after %v, want the refused dial at once", err, took)
+	}
+
+	bad := runtime.New(redis.NewClient(&redis.Options{Addr: closedAddr(t)}), runtime.WithUnreachableTimeout(0))
+	defer bad.Close()
+	if _, err := bad.Acquire(context.Background(), lock); !errors.Is(err, runtime.ErrInvalidLock) {
+		t.Errorf("WithUnreachableTimeout(0): %v, want ErrInvalidLock", err)
+	}
+}
+
+// A quorum Locker with 2 of its 3 servers down, waiting until a context
+// that never ends, fails with ErrNoQuorum within the unreachable timeout
+// (it used to retry for ever). Its clients have go-redis's defaults, as
+// an application's would.
+func TestQuorumTwoDownNoDeadline(t *testing.T) {
+	q := startQuorum(t, 3)
+	for i, s := range q.servers {
+		c := redis.NewClient(&redis.Options{Addr: s.Addr})
+		t.Cleanup(func() { c.Close() })
+		q.clients[i] = c
+	}
+	q.servers[1].Kill()
+	q.servers[2].Kill()
+	l := q.locker(t)
+	lock := runtime.Lock{Kind: runtime.Mutex, Key: "a"}
+	err, took := acquireWithin(t, l, context.Background(), lock, defaultUnreachableTimeout+10*time.Second)
+	if !errors.Is(err, runtime.ErrNoQuorum) {
+		t.Fatalf("2 of 3 down: %v, want ErrNoQuorum", err)
+	}
+	t.Logf("quorum, 2 of 3 down, no deadline: failed after %v", took.Round(time.Millisecond))
+}
