@@ -142,7 +142,8 @@ type Rep struct {
 	Memory      []HeldMemoryResult
 }
 
-// Run starts a redis-server on loopback and measures every workload
+// Run starts a server on loopback (redis-server, or the one
+// LOCKGEN_REDIS_SERVER names, as every redistest user does) and measures every workload
 // Opts.Reps times.
 func Run(ctx context.Context, opts Options) (*Results, error) {
 	res := &Results{Machine: describeMachine(), Started: time.Now(), Opts: opts}
@@ -152,9 +153,11 @@ func Run(ctx context.Context, opts Options) (*Results, error) {
 		return nil, err
 	}
 	defer srv.Close()
-	if res.Machine.RedisV, err = srv.Version(ctx); err != nil {
+	id, err := srv.Identify(ctx)
+	if err != nil {
 		return nil, err
 	}
+	res.Machine.RedisV = id.String()
 	rdb := redis.NewClient(srv.Options())
 	defer rdb.Close()
 	logf := func(format string, args ...any) {
