@@ -4,7 +4,7 @@
 GO       ?= go
 PACKAGES := ./...
 
-.PHONY: demo test test-offline golden bench lint check-generated generate ensure-redis
+.PHONY: demo test test-valkey test-offline golden bench lint check-generated generate ensure-redis
 
 ## demo: regenerate the orders example with lockgen and run it on the embedded backend (no server)
 demo:
@@ -20,6 +20,15 @@ test: ensure-redis
 	cd otel && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m ./...
 	cd examples/fencedsql && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd rueidisbackend && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m ./...
+	$(MAKE) --no-print-directory test-valkey
+
+## test-valkey: the real-server suites again, on Valkey 8 instead of Redis 7 (redistest starts
+## the program LOCKGEN_REDIS_SERVER names); every other suite runs on Redis only
+VALKEY_SUITES := ./redistest/ ./runtime/ ./faults/ ./failover/ ./gopherlua_test/
+test-valkey: ensure-redis
+	@echo "== on $$(valkey-server --version | cut -d' ' -f1-3): $(VALKEY_SUITES) rueidisbackend (make test runs every suite on $$(redis-server --version | cut -d' ' -f1-3))"
+	LOCKGEN_REDIS_SERVER=valkey-server $(GO) test -race -count=1 -timeout 20m $(VALKEY_SUITES)
+	cd rueidisbackend && LOCKGEN_REDIS_SERVER=valkey-server $(GO) test -race -count=1 -timeout 10m ./...
 
 ## test-offline: only what needs no Redis (for a quick loop while editing)
 test-offline:

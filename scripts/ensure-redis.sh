@@ -94,3 +94,5 @@ the real-server suites, and could not install them.
 MSG
 fi
 [ "$failed" = 0 ] || { echo "Install them, then run make test again." >&2; exit 1; }
+# The versions the suites ran on belong in every log of a run.
+echo "== servers: $(redis-server --version | cut -d' ' -f1-3) ($(command -v redis-server)); $(valkey-server --version | cut -d' ' -f1-3) ($(command -v valkey-server))"
