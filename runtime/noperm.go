@@ -48,10 +48,10 @@ func namePermissionError(err error, script *lua.Script) error {
 }
 
 // scriptDenials are the ways a server words a script's ACL denial:
-// Redis 7.0 and 7.1 say "The user executing the script can't run this
-// command or subcommand"; Redis 7.2 and later and Valkey 8 say "ACL failure
-// in script: User u has no permissions to run the 'set' command" (or "No
-// permissions to access a key"). Matching only the first made a Valkey
+// Redis 7.0 says "The user executing the script can't run this command or
+// subcommand"; Valkey 8 says "ACL failure in script: User u has no
+// permissions to run the 'set' command" (or "No permissions to access a
+// key"), as Redis 7.2 and later presumably do (Valkey forked from 7.2.4). Matching only the first made a Valkey
 // denial an ordinary error, retried until the wait or the lease ran out.
 var scriptDenials = []string{"The user executing the script can't", "ACL failure in script:"}
 
