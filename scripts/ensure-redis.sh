@@ -61,10 +61,16 @@ ensure_valkey() {
     add_backports || return 1
     apt_update_once
   fi
-  [ -n "$(candidate valkey-server)" ] || return 1
-  echo "valkey-server is missing: installing $(candidate valkey-server) from backports" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -qq -t bookworm-backports valkey-server >/dev/null
+  local version
+  version=$(candidate valkey-server)
+  [ -n "$version" ] || return 1
+  echo "valkey-server is missing: installing $version" >&2
+  # A backports version (~bpo) comes with its dependencies from backports;
+  # a release that ships Valkey itself (Debian 13) needs no -t.
+  case "$version" in
+    *bpo12*) apt-get install -y -qq -t bookworm-backports valkey-server >/dev/null ;;
+    *) apt-get install -y -qq valkey-server >/dev/null ;;
+  esac
   # Like redis-server, the package starts a service on :6379 if the port
   # is free; the tests do not use it.
   have valkey-server && have valkey-cli
