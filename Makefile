@@ -4,7 +4,7 @@
 GO       ?= go
 PACKAGES := ./...
 
-.PHONY: demo test test-offline golden bench lint check-generated generate ensure-redis
+.PHONY: demo test test-valkey test-offline golden bench lint check-generated generate ensure-redis
 
 ## demo: regenerate the orders example with lockgen and run it on the embedded backend (no server)
 demo:
@@ -26,12 +26,24 @@ test: ensure-redis
 	$(STEP) fencedsql          $(GO) -C examples/fencedsql test -race -count=1 ./...
 	$(STEP) rueidis-vet        $(GO) -C rueidisbackend vet ./...
 	$(STEP) rueidis            $(GO) -C rueidisbackend test -race -count=1 -timeout 10m ./...
+	@echo "== on $$(valkey-server --version | cut -d' ' -f1-3): $(VALKEY_SUITES) rueidisbackend (every other step runs on $$(redis-server --version | cut -d' ' -f1-3))"
+	$(STEP) valkey             env LOCKGEN_REDIS_SERVER=valkey-server $(GO) test -race -count=1 -timeout 20m $(VALKEY_SUITES)
+	$(STEP) valkey-rueidis     env LOCKGEN_REDIS_SERVER=valkey-server $(GO) -C rueidisbackend test -race -count=1 -timeout 10m ./...
 	@./scripts/summary.sh $(STEPLOG)
 
 # STEP runs one step of `make test` and records its result in STEPLOG
 # (scripts/step.sh); it never stops make, scripts/summary.sh decides.
 STEPLOG := $(CURDIR)/.make-test-steps.log
 STEP     = @./scripts/step.sh $(STEPLOG)
+
+## test-valkey: only the real-server suites on Valkey 8 instead of Redis 7 (redistest starts
+## the program LOCKGEN_REDIS_SERVER names); make test runs them too, as its last steps
+VALKEY_SUITES := ./redistest/ ./runtime/ ./faults/ ./failover/ ./gopherlua_test/
+test-valkey: ensure-redis
+	@rm -f $(STEPLOG)
+	$(STEP) valkey             env LOCKGEN_REDIS_SERVER=valkey-server $(GO) test -race -count=1 -timeout 20m $(VALKEY_SUITES)
+	$(STEP) valkey-rueidis     env LOCKGEN_REDIS_SERVER=valkey-server $(GO) -C rueidisbackend test -race -count=1 -timeout 10m ./...
+	@./scripts/summary.sh $(STEPLOG)
 
 ## test-offline: only what needs no Redis (for a quick loop while editing)
 test-offline:

@@ -30,6 +30,18 @@
 // does). The rendered key is left out, since one time series per key
 // overwhelms a metric back-end; WithKeyAttribute adds it as lockgen.key.
 //
+// Exported to Prometheus by the OpenTelemetry Prometheus exporter (default
+// naming), they are lockgen_lock_wait_duration_seconds and
+// lockgen_lock_hold_duration_seconds (_bucket, _sum, _count),
+// lockgen_lock_acquired_total, lockgen_lock_busy_total,
+// lockgen_lock_gave_up_total, lockgen_lock_lost_total,
+// lockgen_lock_renewed_total and lockgen_call_skipped_total, with labels
+// lockgen_lock_kind, lockgen_method, lockgen_key_template and
+// lockgen_outcome. dashboards/lockgen.json in this module is a Grafana
+// dashboard of them (waits, holds, busy, lost, skipped, by method and key
+// template); TestDashboardMatchesExportedMetrics checks every name its
+// queries use against a scrape of the real exporter.
+//
 // # Traces
 //
 // Every acquire, granted or not, is a span "lockgen acquire <Type.Method>",

@@ -2,7 +2,6 @@ package redistest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -41,9 +40,9 @@ func LaunchCluster(masters int) (*Cluster, error) {
 	if masters < 3 {
 		return nil, fmt.Errorf("redistest: a cluster needs at least 3 masters, got %d", masters)
 	}
-	cli, err := exec.LookPath("redis-cli")
+	bins, err := LookBinaries()
 	if err != nil {
-		return nil, errors.New("redis-cli not found on PATH: " + InstallHint)
+		return nil, err
 	}
 	c := &Cluster{}
 	for i := 0; i < masters; i++ {
@@ -59,9 +58,9 @@ func LaunchCluster(masters int) (*Cluster, error) {
 	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
 	ctx, cancel := context.WithTimeout(context.Background(), clusterReadyTimeout)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, cli, args...).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(ctx, bins.CLI, args...).CombinedOutput(); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("redis-cli --cluster create: %v\n%s", err, out)
+		return nil, fmt.Errorf("%s --cluster create: %v\n%s", bins.CLI, err, out)
 	}
 	if err := c.waitReady(ctx); err != nil {
 		c.Close()

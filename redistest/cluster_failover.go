@@ -2,7 +2,6 @@ package redistest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os/exec"
@@ -42,9 +41,9 @@ func LaunchFailoverCluster(masters int) (*Cluster, error) {
 	if masters < 3 {
 		return nil, fmt.Errorf("redistest: a cluster needs at least 3 masters, got %d", masters)
 	}
-	cli, err := exec.LookPath("redis-cli")
+	bins, err := LookBinaries()
 	if err != nil {
-		return nil, errors.New("redis-cli not found on PATH: " + InstallHint)
+		return nil, err
 	}
 	timeout := []string{"--cluster-node-timeout", fmt.Sprint(FailoverNodeTimeout.Milliseconds())}
 	c := &Cluster{}
@@ -62,9 +61,9 @@ func LaunchFailoverCluster(masters int) (*Cluster, error) {
 	// The first n addresses become the masters, as redis-cli assigns them.
 	args := append([]string{"--cluster", "create"}, c.Addrs...)
 	args = append(args, "--cluster-replicas", "1", "--cluster-yes")
-	if out, err := exec.CommandContext(ctx, cli, args...).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(ctx, bins.CLI, args...).CombinedOutput(); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("redis-cli --cluster create: %v\n%s", err, out)
+		return nil, fmt.Errorf("%s --cluster create: %v\n%s", bins.CLI, err, out)
 	}
 	if err := c.waitReady(ctx); err != nil {
 		c.Close()

@@ -1,4 +1,4 @@
-// Package redistest starts throwaway redis-server processes on free loopback
+// Package redistest starts throwaway Redis (or Valkey) servers on free loopback
 // ports, the way net/http/httptest starts HTTP servers: for tests, examples
 // and benchmarks that need a real Redis and must not depend on one being
 // already there.
@@ -14,7 +14,13 @@
 //	old, _ := sn.FailoverGraceful(ctx)  // or KillMaster(ctx); CutReplication(ctx) first for a lag
 //	next, _ := sn.WaitNewMaster(ctx, old)
 //
-// A missing redis-server binary is a test failure, never a skip: the message
+// The server is redis-server unless LOCKGEN_REDIS_SERVER (ServerEnv) names
+// another program of the same family, e.g. valkey-server: its client
+// (valkey-cli, for Cluster creation) is found beside it and its sentinels
+// are the same program run with --sentinel. `make test` runs the
+// real-server suites on both.
+//
+// A missing server binary is a test failure, never a skip: the message
 // says what to install. `make test` installs it where it can.
 //
 // For fault tests, a Server can be killed and restarted on the same port

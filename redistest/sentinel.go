@@ -2,11 +2,9 @@ package redistest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -97,9 +95,9 @@ func LaunchSentinel(dataArgs ...string) (*Sentinel, error) {
 // launchSentinel starts one sentinel monitoring the master on masterPort.
 // A sentinel rewrites its configuration file, so it gets one of its own.
 func launchSentinel(masterPort int) (*Server, error) {
-	bin, err := exec.LookPath("redis-server")
+	bin, err := LookServer()
 	if err != nil {
-		return nil, errors.New(InstallHint)
+		return nil, err
 	}
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {

@@ -18,19 +18,17 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// InstallHint is what a caller is told when redis-server is not on the PATH.
-const InstallHint = "redis-server not found on PATH: install it (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis), or run `make test`, which installs it where it can"
-
 // startTimeout bounds how long a server may take to answer its first PING.
 const startTimeout = 10 * time.Second
 
-// Server is one redis-server process.
+// Server is one server process: redis-server, or the program ServerEnv
+// names (valkey-server).
 type Server struct {
 	Addr string // "127.0.0.1:port"
 	Port int
 	Dir  string // working directory (logs, cluster config)
 
-	bin  string   // redis-server, for Restart
+	bin  string   // the server's program, for Restart
 	args []string // its arguments, for Restart
 
 	mu      sync.Mutex // guards the running process: Kill and Restart replace it
@@ -66,9 +64,9 @@ func Launch(extraArgs ...string) (*Server, error) {
 }
 
 func launch(clusterMode bool, extraArgs []string) (*Server, error) {
-	bin, err := exec.LookPath("redis-server")
+	bin, err := LookServer()
 	if err != nil {
-		return nil, errors.New(InstallHint)
+		return nil, err
 	}
 	// A port found free may be taken before redis-server binds it; a few
 	// attempts make that race harmless.
@@ -128,7 +126,7 @@ func startAt(bin string, port int, clusterMode bool, extraArgs []string) (*Serve
 func (s *Server) run() (*process, error) {
 	cmd := exec.Command(s.bin, s.args...)
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start redis-server: %w", err)
+		return nil, fmt.Errorf("start %s: %w", s.bin, err)
 	}
 	p := &process{cmd: cmd, done: make(chan struct{})}
 	go func() {
@@ -145,7 +143,7 @@ func (s *Server) waitReady(p *process) error {
 	for time.Now().Before(deadline) {
 		select {
 		case <-p.done:
-			return fmt.Errorf("redis-server on port %d exited at start-up (%v); log:\n%s", s.Port, p.waitErr, s.logTail())
+			return fmt.Errorf("%s on port %d exited at start-up (%v); log:\n%s", filepath.Base(s.bin), s.Port, p.waitErr, s.logTail())
 		default:
 		}
 		if conn, err := net.DialTimeout("tcp", s.Addr, 200*time.Millisecond); err == nil {
@@ -159,7 +157,7 @@ func (s *Server) waitReady(p *process) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return fmt.Errorf("redis-server on port %d did not answer PING within %v; log:\n%s", s.Port, startTimeout, s.logTail())
+	return fmt.Errorf("%s on port %d did not answer PING within %v; log:\n%s", filepath.Base(s.bin), s.Port, startTimeout, s.logTail())
 }
 
 func (s *Server) logTail() string {
@@ -252,20 +250,47 @@ func (s *Server) Close() {
 	})
 }
 
-// Version returns the server's redis_version from INFO.
+// Version returns the server's own version from INFO: valkey_version on
+// Valkey (whose redis_version is the Redis release it is compatible with,
+// 7.2.4 for Valkey 8), redis_version on Redis.
 func (s *Server) Version(ctx context.Context) (string, error) {
+	id, err := s.Identify(ctx)
+	return id.Version, err
+}
+
+// Identity is what a server says it is.
+type Identity struct {
+	Name    string // "redis" or "valkey" (INFO server_name; Redis 7 has none)
+	Version string // its own version, e.g. 7.0.15 or 8.0.1
+}
+
+func (id Identity) String() string { return id.Name + " " + id.Version }
+
+// Identify reads the server's name and version from INFO server.
+func (s *Server) Identify(ctx context.Context) (Identity, error) {
 	c := redis.NewClient(s.Options())
 	defer c.Close()
 	info, err := c.Info(ctx, "server").Result()
 	if err != nil {
-		return "", err
+		return Identity{}, err
 	}
+	fields := map[string]string{}
 	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
-			return v, nil
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			fields[k] = v
 		}
 	}
-	return "", errors.New("redis_version not in INFO")
+	id := Identity{Name: fields["server_name"], Version: fields["valkey_version"]}
+	if id.Name == "" {
+		id.Name = "redis"
+	}
+	if id.Version == "" {
+		id.Version = fields["redis_version"]
+	}
+	if id.Version == "" {
+		return Identity{}, errors.New("no redis_version in INFO server")
+	}
+	return id, nil
 }
 
 // freePort asks the kernel for a free loopback port. In cluster mode the

@@ -24,8 +24,9 @@ var ErrNoPermission = errors.New("lockgen: no permission")
 
 // namePermissionError wraps err in ErrNoPermission, naming the command, if
 // Redis denied one: a NOPERM reply to a command of the client, or the
-// error a script gets for a command it may not run (Redis names no command
-// then, only the script's line, which script maps back to its call). Any
+// error a script gets for a command it may not run. That error is an ERR,
+// not a NOPERM, and its words depend on the server (scriptDenials); every
+// form names the script's line, which script maps back to its call. Any
 // other error is returned as it is.
 func namePermissionError(err error, script *lua.Script) error {
 	if err == nil || errors.Is(err, ErrNoPermission) {
@@ -35,7 +36,7 @@ func namePermissionError(err error, script *lua.Script) error {
 	if at := strings.Index(msg, "NOPERM"); at >= 0 {
 		return fmt.Errorf("%w (%s): %w", ErrNoPermission, deniedCommand(msg[at:]), err)
 	}
-	if !strings.Contains(msg, "The user executing the script can't") {
+	if !isScriptDenial(msg) {
 		return err
 	}
 	what := "a command"
@@ -44,6 +45,23 @@ func namePermissionError(err error, script *lua.Script) error {
 		what = scriptCall(script, line)
 	}
 	return fmt.Errorf("%w (%s): %w", ErrNoPermission, what, err)
+}
+
+// scriptDenials are the ways a server words a script's ACL denial:
+// Redis 7.0 says "The user executing the script can't run this command or
+// subcommand"; Valkey 8 says "ACL failure in script: User u has no
+// permissions to run the 'set' command" (or "No permissions to access a
+// key"), as Redis 7.2 and later presumably do (Valkey forked from 7.2.4). Matching only the first made a Valkey
+// denial an ordinary error, retried until the wait or the lease ran out.
+var scriptDenials = []string{"The user executing the script can't", "ACL failure in script:"}
+
+func isScriptDenial(msg string) bool {
+	for _, words := range scriptDenials {
+		if strings.Contains(msg, words) {
+			return true
+		}
+	}
+	return false
 }
 
 // scriptLine finds the line of a script in Redis's error message.

@@ -263,19 +263,19 @@ func (q *quorumBackend) renewOne(ctx context.Context, c Call) (any, error) {
 // release runs the release script on every server: 1 if a majority
 // released the lock, 0 if a majority answered otherwise (not held, or a
 // waiter's withdrawal), ErrNoQuorum if fewer than a majority answered.
-// A server that does not answer is left to the follow-up.
+// A server that does not answer is left to the follow-up. The outcome is
+// known once a majority released, or once so many said "not held" that a
+// majority of releases is out of reach; any majority of answers is not
+// enough: a lock held on 2 of 3 servers, whose third server answers first,
+// would be reported not held when one of its two answered late.
 func (q *quorumBackend) release(ctx context.Context, c Call) (any, error) {
 	q.dropHeld(keyOf(c))
-	settled := func(answers []memberAnswer) bool { return countAnswered(answers) >= q.majority }
-	answers := q.fanOut(ctx, nil, []Call{c}, leaseOf(c), settled)
-	released := 0
-	for _, a := range answers {
-		if r, ok := a.reply(0); ok {
-			if _, done := releasedBy(r.Value); done {
-				released++
-			}
-		}
+	settled := func(answers []memberAnswer) bool {
+		released := countReleased(answers)
+		return released >= q.majority || countAnswered(answers)-released > len(q.members)-q.majority
 	}
+	answers := q.fanOut(ctx, nil, []Call{c}, leaseOf(c), settled)
+	released := countReleased(answers)
 	switch {
 	case released >= q.majority:
 		return int64(1), nil
@@ -283,4 +283,18 @@ func (q *quorumBackend) release(ctx context.Context, c Call) (any, error) {
 		return int64(0), nil
 	}
 	return nil, q.noQuorum("release", answers)
+}
+
+// countReleased counts the servers whose reply to a release script says
+// it released the caller's lock.
+func countReleased(answers []memberAnswer) int {
+	n := 0
+	for _, a := range answers {
+		if r, ok := a.reply(0); ok {
+			if _, done := releasedBy(r.Value); done {
+				n++
+			}
+		}
+	}
+	return n
 }

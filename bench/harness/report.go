@@ -28,7 +28,7 @@ func WriteMarkdown(w io.Writer, res *Results, svgName string) error {
 	p("| date | %s |", res.Started.UTC().Format("2006-01-02 15:04 MST"))
 	p("| machine | %s, %d cores, %s |", m.CPU, m.Cores, m.OS)
 	p("| Go | %s |", m.GoVer)
-	p("| Redis | %s, one redis-server on 127.0.0.1 started by the harness |", m.RedisV)
+	p("| server | %s, one server on 127.0.0.1 started by the harness |", m.RedisV)
 	p("| command | `%s` |", m.Command)
 	p("| run time | %v |", res.Elapsed.Round(time.Second))
 	p("")

@@ -213,9 +213,10 @@ type Rep struct {
 	Idle        []IdleWaitersResult // workload 8
 }
 
-// Run starts a redis-server on loopback and measures every workload
-// as many times as its repetitions (see Options.repsOf). Repetition r
-// runs the workloads that have more than r repetitions.
+// Run starts a server on loopback (redis-server, or the one
+// LOCKGEN_REDIS_SERVER names, as every redistest user does) and measures
+// every workload as many times as its repetitions (see Options.repsOf).
+// Repetition r runs the workloads that have more than r repetitions.
 func Run(ctx context.Context, opts Options) (*Results, error) {
 	res := &Results{Machine: describeMachine(), Started: time.Now(), Opts: opts}
 	res.Machine.Command = opts.Command
@@ -224,9 +225,11 @@ func Run(ctx context.Context, opts Options) (*Results, error) {
 		return nil, err
 	}
 	defer srv.Close()
-	if res.Machine.RedisV, err = srv.Version(ctx); err != nil {
+	id, err := srv.Identify(ctx)
+	if err != nil {
 		return nil, err
 	}
+	res.Machine.RedisV = id.String()
 	rdb := redis.NewClient(srv.Options())
 	defer rdb.Close()
 	logf := func(format string, args ...any) {

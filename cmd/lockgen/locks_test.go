@@ -201,9 +201,13 @@ func startSentinel(t *testing.T, name, master string) string {
 	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("redis-server", conf, "--sentinel")
+	bin, err := redistest.LookServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, conf, "--sentinel")
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("redis-server --sentinel: %v", err)
+		t.Fatalf("%s --sentinel: %v", bin, err)
 	}
 	t.Cleanup(func() {
 		cmd.Process.Kill()

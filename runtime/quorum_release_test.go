@@ -1,0 +1,69 @@
+package runtime_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/lockgen/lockgen/embedded"
+	"github.com/lockgen/lockgen/lua"
+	"github.com/lockgen/lockgen/runtime"
+)
+
+// slowReleases answers release scripts late (a loaded server), the rest
+// at once.
+type slowReleases struct {
+	runtime.Backend
+	delay time.Duration
+}
+
+func (s slowReleases) stall(ctx context.Context, calls ...runtime.Call) {
+	for _, c := range calls {
+		if c.Script == lua.MutexRelease {
+			select {
+			case <-time.After(s.delay):
+			case <-ctx.Done():
+			}
+			return
+		}
+	}
+}
+
+func (s slowReleases) Eval(ctx context.Context, c runtime.Call) (any, error) {
+	s.stall(ctx, c)
+	return s.Backend.Eval(ctx, c)
+}
+
+func (s slowReleases) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
+	s.stall(ctx, calls...)
+	return s.Backend.EvalBatch(ctx, calls)
+}
+
+// A holder with the lock on two servers of three releases it, though the
+// third, where another process holds the key, answers "not held" first
+// and one of the two answers late: the release waits for a majority to
+// say released (or for one to be out of reach), not for any two answers.
+// It failed with ErrNotHeld ("expired or taken over") when two answers
+// of any kind settled it, as TestQuorumMutualExclusion sometimes did
+// under load.
+func TestQuorumReleaseWaitsForAMajorityOfReleases(t *testing.T) {
+	a, b, c := embedded.NewBackend(nil), embedded.NewBackend(nil), embedded.NewBackend(nil)
+	ctx := ctxTimeout(t, time.Minute)
+	other := runtime.NewWithBackend(c)
+	defer other.Close()
+	if _, err := other.Acquire(ctx, mutexLock("k", time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := runtime.NewQuorumWithBackends([]runtime.Backend{slowReleases{a, 300 * time.Millisecond}, b, c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	held, err := l.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "k", Lease: 10 * time.Second, Wait: runtime.NoWait})
+	if err != nil {
+		t.Fatalf("acquire on 2 of 3: %v", err)
+	}
+	if err := held.Release(); err != nil {
+		t.Fatalf("release of a lock held on 2 of 3, one answering late: %v", err)
+	}
+}
