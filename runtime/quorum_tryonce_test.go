@@ -17,7 +17,7 @@ import (
 func TestQuorumTryOnceSplitVote(t *testing.T) {
 	busy := embedded.NewBackend(nil)
 	backends := []runtime.Backend{busy, embedded.NewBackend(nil), hangingBackend{embedded.NewBackend(nil)}}
-	if _, err := busy.Server().Do("SET", "lockgen:mutex:{t}", "other 7 0", "PX", "600000"); err != nil {
+	if _, err := busy.Server().Do("SET", "lockgen:mutex:{t}", "other 7 -", "PX", "600000"); err != nil {
 		t.Fatal(err)
 	}
 	l, err := runtime.NewQuorumWithBackends(backends)
