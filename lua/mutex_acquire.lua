@@ -93,9 +93,9 @@ end
 
 -- Held by someone else, unless its lease has ended: then its key is only
 -- the fence floor (PTTL at most LG_FLOOR_MS). A waiter already registered
--- costs ZADD NX and nothing more; a new one sets the set's TTL (every
--- registration is at most one lease old when its waiter tries again, so
--- the set outlives it by a lease) and the flag.
+-- costs ZADD NX and nothing more; a new one sets the set's TTL (2 leases
+-- and the floor from the newest member: an older one may go with the set,
+-- and then costs its place, not the lock) and the flag.
 if owner and owner ~= LG_TOMB then
   local left = redis.call('PTTL', KEYS[1]) - LG_FLOOR_MS
   if left >= 0 then

@@ -264,12 +264,13 @@ func (a *acquisition) now() time.Time {
 // the lock's wake channel (subscribing it if need be) and tries again at
 // once, to cover a wake published in between; one that joined before its
 // first attempt (other waiters of its process were there) just sleeps. A
-// fair or mutex release hands the lock to a registered waiter and says so
-// in the wake message ("grant:<fence>:<holder>"): that waiter
-// returns without another call (handedOver). Mutex waiters of one process
-// queue in the process, and only the first attempts: its busy reply
-// registers it for a hand-over for the Locker's waiter window, and it
-// renews that registration every window/3 while it waits.
+// fair release hands the lock to a registered waiter and says so in the
+// wake message ("grant:<fence>:<holder>"): that waiter returns without
+// another call (handedOver); a mutex release offers it, and the waiter
+// claims it with its next attempt. Mutex waiters of one process queue in
+// the process, and only the first attempts: its busy reply registers it
+// once, and it tries again only when a message comes or the holder's
+// lease would end.
 func (a *acquisition) run() (granted, error) {
 	defer a.finish()
 	skip := false // the next attempt is not due: this waiter is registered and sleeps first
@@ -430,10 +431,9 @@ func (a *acquisition) keptFor() time.Duration {
 	return a.spec.lease
 }
 
-// window is how long a busy mutex attempt registers the waiter for a
-// hand-over: the Locker's waiter window, but never longer than the lease,
-// since a lock handed over lives until the registration would have ended
-// and a waiter that died must not hold it longer than a lease.
+// window is mutex_acquire's ARGV[4] for a waiter: any value but 0
+// registers a busy caller (protocol 2 keeps no deadline of it; the
+// Locker's window, capped by the lease, is sent as protocol 1 did).
 func (a *acquisition) window() time.Duration { return min(a.l.waiterWindow, a.spec.lease) }
 
 // withNextWaiter returns the call of the next attempt. A mutex waiter
