@@ -159,6 +159,10 @@ func badCalls(sc *scenario, s *lua.Script, at time.Duration) []step {
 		for _, n := range badNextWaiters {
 			refuse(nil, append(good, "500", n))
 		}
+	case lua.MutexRelease:
+		for _, mode := range []string{"", "ALL", "one", "1"} {
+			refuse(nil, append(good, "", mode))
+		}
 	case lua.MutexFloor:
 		for _, f := range badFloors {
 			refuse(nil, append(good, f))

@@ -12,7 +12,7 @@ import (
 // (waiters registered under fences, releases that offer, claims), each
 // against the interleaving that would break it.
 func mutexInvariantScenarios() []*scenario {
-	return []*scenario{staleOffer(), deadWaiter(), claimRegistersNext(), holderRegistersNext(), idleWaiterCost(), protocol1Registration()}
+	return []*scenario{staleOffer(), deadWaiter(), claimRegistersNext(), holderRegistersNext(), idleWaiterCost(), protocol1Registration(), releaseToAll()}
 }
 
 // Invariant: an offer is only an offer. Only the lock's value in Redis
@@ -190,6 +190,25 @@ func protocol1Registration() *scenario {
 			{at: 200 * ms, raw: []string{"ZADD", set, "1700000060000", "W"}, want: integer(1)},
 			{at: 200 * ms, raw: []string{"PEXPIRE", set, "60000"}, want: integer(1)},
 			{at: 300 * ms, script: rel, holder: "A", lease: 1000 * ms, ownFence: true, want: integer(1), expect: retired(mutexFamily)},
+		},
+		wakes: []string{"all"},
+	}
+}
+
+// Invariant: a release in "all" mode (ARGV[5], what a quorum sends)
+// offers to nobody: the registrations go, the lock is a tombstone at
+// once, and every waiter is woken to try.
+func releaseToAll() *scenario {
+	acq, rel := lua.MutexAcquire, lua.MutexRelease
+	return &scenario{
+		name: "mutex-release-to-all", fam: mutexFamily,
+		steps: []step{
+			{at: 0, script: acq, holder: "A", lease: 1000 * ms, extra: registers, want: granted()},
+			{at: 100 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: registers, want: busy(900)},
+			{at: 110 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: registers, want: busy(890)},
+			{at: 200 * ms, script: rel, holder: "A", lease: 1000 * ms, extra: []string{"", "all"}, want: integer(1),
+				expect: []keyWant{{suffix: ":waiters", absent: true}}},
+			{at: 210 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: registers, want: granted()},
 		},
 		wakes: []string{"all"},
 	}

@@ -9,7 +9,13 @@
 --         that believes it holds the lock: the usual release is then one
 --         write. A wrong guess costs a write more and changes nothing else.
 --         A caller that does not know (a clean-up, a waiter withdrawing)
---         sends none, and B is only read unless the lock is the caller's.
+--         sends none (or ""), and B is only read unless the lock is the
+--         caller's.
+-- ARGV[5] (optional) "all": offer to nobody; the registrations go and
+--         every waiter is woken ("all") to try. A quorum sends it: each
+--         server's set orders its waiters by arrival, which differs from
+--         server to server, so offers made server by server can name
+--         different waiters and none reaches a majority.
 --
 -- Reply: 1 released; "grant:<fence>:<waiter>" released and offered to that
 -- waiter (the wake message, so that a waiter of the caller's own process
@@ -33,7 +39,8 @@
 -- Written out whole, with no prelude helper, like mutex_acquire.
 if #KEYS < 3 then return redis.error_reply('ERR lockgen: want 3 KEYS, got ' .. #KEYS) end
 if #ARGV < 3 then return redis.error_reply('ERR lockgen: want 3 ARGV, got ' .. #ARGV) end
-local holder, lease, pub, guess = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local holder, lease, pub, guess, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
+if guess == '' then guess = nil end
 if #holder == 0 or #holder > 64 or string.find(holder, ' ', 1, true) or holder == LG_TOMB then
   return redis.error_reply('ERR lockgen: holder id must be 1..64 bytes without a space, and not "!"')
 end
@@ -42,6 +49,9 @@ if not lease or lease < 1 or lease > 2147483648 or lease % 1 ~= 0 then
 end
 if pub ~= 'PUBLISH' and pub ~= 'SPUBLISH' then
   return redis.error_reply('ERR lockgen: publish command must be PUBLISH or SPUBLISH')
+end
+if mode and mode ~= 'all' then
+  return redis.error_reply('ERR lockgen: release mode must be "all" or absent')
 end
 
 -- The usual release, the caller's own lock with no waiter, is one write:
@@ -78,8 +88,9 @@ if waiters == '+' then
   local first = popped[1]
   -- A score above zero is a registration of protocol 1 (LG_SCORE_BASE),
   -- and so is every one after it: never offered to (its runtime would
-  -- take the message for a grant), they go, and everyone is woken.
-  if first and popped[2] + 0 >= 0 then
+  -- take the message for a grant), they go, and everyone is woken. So do
+  -- all of them when the caller asked for "all".
+  if first and (mode or popped[2] + 0 >= 0) then
     redis.call('DEL', KEYS[2])
     first = nil
   end

@@ -223,9 +223,7 @@ func (q *quorumBackend) start(ctx context.Context, m *quorumMember, calls []Call
 			continue
 		}
 		bound = max(bound, leaseOf(c))
-		args := append([]string(nil), c.Args...)
-		args[2] = m.pub
-		sent = append(sent, Call{Script: c.Script, Keys: c.Keys, Args: args})
+		sent = append(sent, Call{Script: c.Script, Keys: c.Keys, Args: memberArgs(c, m.pub)})
 		at = append(at, i)
 	}
 	if len(sent) == 0 {
@@ -295,7 +293,8 @@ func (q *quorumBackend) spawn(f func()) bool {
 // (twice if confirm), or the lease would have ended, or the backend closes.
 func (q *quorumBackend) followUp(m *quorumMember, c Call, confirm bool) {
 	lease := leaseOf(c)
-	release := Call{Script: mutexScripts.release, Keys: c.Keys, Args: []string{c.Args[0], c.Args[1], m.pub}}
+	release := Call{Script: mutexScripts.release, Keys: c.Keys, Args: []string{c.Args[0], c.Args[1], ""}}
+	release.Args = memberArgs(release, m.pub)
 	giveUpAt := time.Now().Add(lease)
 	backoff := time.Duration(0)
 	for replies := 0; ; {
@@ -336,3 +335,22 @@ func leaseOf(c Call) time.Duration {
 
 // fenceArg formats a fence for ARGV.
 func fenceArg(f int64) string { return strconv.FormatInt(f, 10) }
+
+// memberArgs is c's ARGV as one server runs it: with that server's publish
+// command, and for a release, "all" (mutex_release's ARGV[5]): the release
+// wakes every waiter instead of offering the lock to the one registered
+// first there. Each server orders its registrations by their arrival,
+// which differs from server to server, so offers made server by server
+// can name different waiters, none of them on a majority; every one of
+// them would then wait for its offers to lapse.
+func memberArgs(c Call, pub string) []string {
+	args := append([]string(nil), c.Args...)
+	args[2] = pub
+	if c.Script == mutexScripts.release {
+		for len(args) < 4 {
+			args = append(args, "") // no fence guess
+		}
+		args = append(args[:4], "all")
+	}
+	return args
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 	"github.com/redis/go-redis/v9"
@@ -235,4 +236,52 @@ func BenchmarkQuorumAcquireRelease(b *testing.B) {
 		op = append(op, time.Since(t0))
 	}
 	report(b, "op", op, ping)
+}
+
+// A quorum release offers the lock to nobody: each server orders its
+// waiters by arrival, so offers made server by server could name
+// different waiters, none on a majority, and each would wait for its
+// offers to lapse. The release leaves a tombstone on every server, clears
+// the registrations and wakes every waiter. Here a registered waiter that
+// never claims ("ghost", registered on each server by the acquire script
+// itself) would otherwise be offered the lock on all three.
+func TestQuorumReleaseOffersToNobody(t *testing.T) {
+	q := startQuorum(t, 3)
+	l := q.locker(t)
+	ctx := ctxTimeout(t, time.Minute)
+	h, err := l.Acquire(ctx, mutexLock("q", 5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := q.prefix + "mutex:{q}"
+	keys := []string{key, key + ":waiters", key + ":wake"}
+	for i, c := range q.clients {
+		r, err := c.Eval(ctx, lua.MutexAcquire.Source, keys, "ghost", 5000, "PUBLISH", 3000).Result()
+		if err != nil {
+			t.Fatalf("server %d: ghost registration: %v", i+1, err)
+		}
+		if _, isFence := r.(int64); isFence {
+			t.Fatalf("server %d: ghost took the held lock: %v", i+1, r)
+		}
+		if n := c.ZCard(ctx, keys[1]).Val(); n != 1 {
+			t.Fatalf("server %d: %d registrations, want the ghost's", i+1, n)
+		}
+	}
+	if err := h.Release(); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range q.clients {
+		if v := c.Get(ctx, key).Val(); !strings.HasPrefix(v, "! ") {
+			t.Errorf("server %d: %s = %q after the release, want a tombstone (no offer)", i+1, key, v)
+		}
+		if n := c.Exists(ctx, keys[1]).Val(); n != 0 {
+			t.Errorf("server %d: the registrations outlived the release", i+1)
+		}
+	}
+	// The lock is free at once, for any caller.
+	if h, err := l.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "q", Wait: runtime.NoWait}); err != nil {
+		t.Errorf("after the release: %v", err)
+	} else if err := h.Release(); err != nil {
+		t.Fatal(err)
+	}
 }
