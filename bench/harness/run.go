@@ -164,10 +164,10 @@ func manyKeysPeers() []peers.Peer {
 		"redislock/default", "redislock/autopipeline", "redsync/default", "rueidislock/tuned")
 }
 
-// memoryPeers: one row per library and lock kind; the backend does not
-// change what is stored.
+// memoryPeers: one row per library and lock kind, and lockgen's mutex with
+// short holder ids; the backend does not change what is stored.
 func memoryPeers() []peers.Peer {
-	return byNames("lockgen/mutex", "lockgen/fair", "redislock/default", "redsync/default", "rueidislock/tuned")
+	return byNames("lockgen/mutex", "lockgen/mutex-shortids", "lockgen/fair", "redislock/default", "redsync/default", "rueidislock/tuned")
 }
 
 func byNames(names ...string) []peers.Peer {

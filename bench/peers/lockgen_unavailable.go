@@ -38,3 +38,9 @@ func lockgenAutoPipelinePeer(k lockgenKind) Peer {
 	p.Setting += "-autopipeline"
 	return p
 }
+
+func lockgenShortIDsPeer() Peer {
+	p := lockgenPeer(lockgenMutex)
+	p.Setting += "-shortids"
+	return p
+}

@@ -98,6 +98,10 @@ func Pipelining() []Peer {
 // Everything is All and Pipelining.
 func Everything() []Peer { return append(All(), Pipelining()...) }
 
+// ShortIDs lists the configurations that only the memory workload
+// measures: lockgen's mutex with short holder ids (WithHolderIDs).
+func ShortIDs() []Peer { return []Peer{lockgenShortIDsPeer()} }
+
 // OtherKinds lists lockgen's lock kinds that no other library offers on
 // its own: the read and write sides of a read/write lock and a semaphore of
 // one permit. Only the idle-waiters workload measures them, a waiter of one
@@ -107,10 +111,10 @@ func OtherKinds() []Peer {
 	return []Peer{lockgenPeer(lockgenRead), lockgenPeer(lockgenWrite), lockgenPeer(lockgenSemaphore)}
 }
 
-// ByName returns the peer whose Name() is name, among Everything and
-// OtherKinds.
+// ByName returns the peer whose Name() is name, among Everything,
+// OtherKinds and ShortIDs.
 func ByName(name string) (Peer, bool) {
-	for _, p := range append(Everything(), OtherKinds()...) {
+	for _, p := range append(append(Everything(), OtherKinds()...), ShortIDs()...) {
 		if p.Name() == name {
 			return p, true
 		}
