@@ -27,8 +27,8 @@ test: ensure-redis
 	$(STEP) rueidis-vet        $(GO) -C rueidisbackend vet ./...
 	$(STEP) rueidis            $(GO) -C rueidisbackend test -race -count=1 -timeout 10m ./...
 	@echo "== on $$(valkey-server --version | cut -d' ' -f1-3): $(VALKEY_SUITES) rueidisbackend (every other step runs on $$(redis-server --version | cut -d' ' -f1-3))"
-	$(STEP) valkey             env LOCKGEN_REDIS_SERVER=valkey-server $(GO) test -race -count=1 -timeout 20m -skip '$(VALKEY_SKIP)' $(VALKEY_SUITES)
-	$(STEP) valkey-rueidis     env LOCKGEN_REDIS_SERVER=valkey-server $(GO) -C rueidisbackend test -race -count=1 -timeout 10m ./...
+	$(STEP) valkey             env LOCKGEN_REDIS_SERVER=valkey-server $(GO) test -count=1 -timeout 20m -skip '$(VALKEY_SKIP)' $(VALKEY_SUITES)
+	$(STEP) valkey-rueidis     env LOCKGEN_REDIS_SERVER=valkey-server $(GO) -C rueidisbackend test -count=1 -timeout 10m ./...
 	@./scripts/summary.sh $(STEPLOG)
 
 # STEP runs one step of `make test` and records its result in STEPLOG
@@ -37,7 +37,9 @@ STEPLOG := $(CURDIR)/.make-test-steps.log
 STEP     = @./scripts/step.sh $(STEPLOG)
 
 ## test-valkey: only the real-server suites on Valkey 8 instead of Redis 7 (redistest starts
-## the program LOCKGEN_REDIS_SERVER names); make test runs them too, as its last steps
+## the program LOCKGEN_REDIS_SERVER names); make test runs them too, as its last steps. Without
+## the race detector: the Go code is the one the Redis steps already ran under -race; what
+## differs is the server, and -race would more than double the time.
 VALKEY_SUITES := ./redistest/ ./runtime/ ./faults/ ./failover/ ./gopherlua_test/
 # Left out on Valkey, and said so in README's compatibility table: after a Cluster
 # failover there and back, Valkey 8 sometimes leaves waiters' sharded wake channels
@@ -45,8 +47,8 @@ VALKEY_SUITES := ./redistest/ ./runtime/ ./faults/ ./failover/ ./gopherlua_test/
 VALKEY_SKIP := ^TestClusterFailoverAndBack$$
 test-valkey: ensure-redis
 	@rm -f $(STEPLOG)
-	$(STEP) valkey             env LOCKGEN_REDIS_SERVER=valkey-server $(GO) test -race -count=1 -timeout 20m -skip '$(VALKEY_SKIP)' $(VALKEY_SUITES)
-	$(STEP) valkey-rueidis     env LOCKGEN_REDIS_SERVER=valkey-server $(GO) -C rueidisbackend test -race -count=1 -timeout 10m ./...
+	$(STEP) valkey             env LOCKGEN_REDIS_SERVER=valkey-server $(GO) test -count=1 -timeout 20m -skip '$(VALKEY_SKIP)' $(VALKEY_SUITES)
+	$(STEP) valkey-rueidis     env LOCKGEN_REDIS_SERVER=valkey-server $(GO) -C rueidisbackend test -count=1 -timeout 10m ./...
 	@./scripts/summary.sh $(STEPLOG)
 
 ## test-offline: only what needs no Redis (for a quick loop while editing)
