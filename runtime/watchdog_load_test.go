@@ -108,12 +108,17 @@ func releaseAll(t *testing.T, held []*runtime.Held) {
 	}
 }
 
-// 10,000 locks with a 3s lease stay held for 20s (about 20 renewal periods)
+// 10,000 locks with a 5s lease stay held for 20s (12 renewal periods)
 // while two busy loops compete for the CPU: renewals go in pipelines of at
-// most 1,000 calls, a few at a time, and none of them is lost.
+// most 1,000 calls, a few at a time, and none of them is lost. The lease
+// is the slack: under make test the two loops come on top of other test
+// packages and of whatever else loads the machine, and -race slows every
+// call; with a 3s lease, renewals took more than the 2s a lease leaves
+// them on such a machine (2026-11-28, 4 other jobs running), while the
+// 10,000 releases at the end went one by one.
 func TestWatchdogKeepsManyLocksUnderLoad(t *testing.T) {
 	const n = 10000
-	const lease = 3 * time.Second
+	const lease = 5 * time.Second
 	const watch = 20 * time.Second
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
@@ -166,8 +171,11 @@ func TestWatchdogKeepsManyLocksUnderLoad(t *testing.T) {
 	if per := renewals / max(pipelines, 1); per < 100 {
 		t.Errorf("%d renewals per pipeline, want them batched (>= 100)", per)
 	}
-	if delta > 10+8 {
-		t.Errorf("goroutine delta %d with %d locks held, want a constant few", delta, n)
+	// A goroutine per lock would be 10,000; the watchdog's batches (at
+	// most maxBatchesInFlight), go-redis's dials and the clean-up worker
+	// are a few dozen at most, more when the machine is loaded.
+	if delta > 64 {
+		t.Errorf("goroutine delta %d with %d locks held, want a constant few dozen at most", delta, n)
 	}
 	releaseAll(t, held)
 }
