@@ -97,7 +97,7 @@ const (
 // and past it.
 var delayMaxima = []time.Duration{100 * time.Millisecond, 250 * time.Millisecond, 400 * time.Millisecond, 500 * time.Millisecond, 700 * time.Millisecond}
 
-// delayLane is one key with its delayed waiter and two direct clients.
+// delayLane is one key with its delayed waiters and two direct clients.
 type delayLane struct {
 	t      *testing.T
 	e      *env
