@@ -4,8 +4,9 @@
 // the rest.
 //
 // The faults: a loopback proxy between a client and the server that
-// blackholes, delays, or cuts a connection right after a request reached
-// the server (redistest.Proxy); SIGKILL, SIGSTOP and SIGCONT of holder and
+// blackholes, delays (evenly, or each chunk by an amount of its own), or
+// cuts a connection right after a request reached the server
+// (redistest.Proxy); SIGKILL, SIGSTOP and SIGCONT of holder and
 // waiter processes (the test binary run again as a child, see child_test.go);
 // redis-server killed and restarted on its port; CLIENT PAUSE WRITE; DEBUG
 // SLEEP; go-redis with short read timeouts, with and without retries.

@@ -14,9 +14,10 @@ import (
 // Proxy is a loopback TCP proxy in front of a server whose behaviour the
 // test switches at run time: point a client at Proxy.Addr instead of the
 // server, then SetMode(Blackhole()) to cut it off without closing anything,
-// SetMode(Delay(d)) to slow it down, or CloseAfterNext to drop its
-// connection right after a request reached the server. Every connection of
-// the proxy follows the current mode, including those made later.
+// SetMode(Delay(d)) or SetMode(DelayEach(f)) to slow it down, or
+// CloseAfterNext to drop its connection right after a request reached the
+// server. Every connection of the proxy follows the current mode,
+// including those made later.
 //
 // It is bounded: at most maxProxyConns connections at once (more are
 // closed as soon as accepted), and per connection and direction at most
@@ -48,6 +49,7 @@ const (
 type ProxyMode struct {
 	kind  proxyModeKind
 	delay time.Duration
+	each  func(toServer bool) time.Duration // DelayEach's
 
 	// CloseAfterNext's state: which request to cut after, and what to
 	// close when that request has been answered.
@@ -61,6 +63,7 @@ const (
 	modeForward proxyModeKind = iota
 	modeBlackhole
 	modeDelay
+	modeDelayEach
 	modeCloseAfter
 )
 
@@ -85,12 +88,26 @@ func Blackhole() ProxyMode { return ProxyMode{kind: modeBlackhole} }
 // Delay passes every chunk of bytes on d after it was read, both ways.
 func Delay(d time.Duration) ProxyMode { return ProxyMode{kind: modeDelay, delay: d} }
 
+// DelayEach passes every chunk of bytes on after a delay of its own, which
+// f draws as the chunk is read (toServer: a request, else a reply or a
+// pushed message): requests and replies of one connection, or messages of
+// a subscription, can then be late by different amounts, as on a network
+// whose queues come and go. A chunk never overtakes the one read before it
+// on its connection and direction (TCP keeps order): it waits for it. f is
+// called from the proxy's goroutines, concurrently. Chunks read before the
+// mode was set are not delayed by it.
+func DelayEach(f func(toServer bool) time.Duration) ProxyMode {
+	return ProxyMode{kind: modeDelayEach, each: f}
+}
+
 func (m ProxyMode) String() string {
 	switch m.kind {
 	case modeBlackhole:
 		return "blackhole"
 	case modeDelay:
 		return "delay " + m.delay.String()
+	case modeDelayEach:
+		return "delay each"
 	case modeCloseAfter:
 		return fmt.Sprintf("close after %q", m.command)
 	}
@@ -290,10 +307,12 @@ type proxyPair struct {
 }
 
 // proxyChunkRead is bytes read from one side, or the end of that side
-// (data nil), with the time they were read.
+// (data nil), with the time they were read and the delay DelayEach drew
+// for them then.
 type proxyChunkRead struct {
-	data []byte
-	at   time.Time
+	data  []byte
+	at    time.Time
+	delay time.Duration
 }
 
 // read reads from conn into out until conn ends, then queues the end.
@@ -306,8 +325,12 @@ func (pp *proxyPair) read(conn net.Conn, out chan<- proxyChunkRead) {
 			if conn == pp.server && pp.serverAnswered() {
 				return
 			}
+			c := proxyChunkRead{data: buf[:n], at: time.Now()}
+			if m, _ := pp.p.current(); m.kind == modeDelayEach {
+				c.delay = m.each(conn == pp.client)
+			}
 			select {
-			case out <- proxyChunkRead{data: buf[:n], at: time.Now()}:
+			case out <- c:
 			case <-pp.done:
 				return
 			}
@@ -381,8 +404,12 @@ func (pp *proxyPair) hold(c proxyChunkRead) bool {
 		switch m.kind {
 		case modeForward, modeCloseAfter:
 			return true
-		case modeDelay:
-			wait := time.Until(c.at.Add(m.delay))
+		case modeDelay, modeDelayEach:
+			d := m.delay
+			if m.kind == modeDelayEach {
+				d = c.delay
+			}
+			wait := time.Until(c.at.Add(d))
 			if wait <= 0 {
 				return true
 			}

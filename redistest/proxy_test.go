@@ -9,6 +9,7 @@ import (
 	goruntime "runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -237,5 +238,50 @@ func TestProxyCloseEndsEveryGoroutine(t *testing.T) {
 	}
 	if n > base {
 		t.Fatalf("%d goroutines after Close, %d before the proxy started", n, base)
+	}
+}
+
+// DelayEach delays each chunk by what its function drew for it, requests
+// and replies apart, and a chunk drawn a short delay waits for the one
+// before it on its connection rather than overtaking it.
+func TestProxyDelayEachDrawsPerChunkAndKeepsOrder(t *testing.T) {
+	const d = 200 * time.Millisecond
+	srv := redistest.Start(t)
+	p := redistest.StartProxy(t, srv.Addr)
+	c := dialRaw(t, p.Addr)
+	var mu sync.Mutex
+	requests := []time.Duration{d, 0} // drawn in turn, then 0
+	p.SetMode(redistest.DelayEach(func(toServer bool) time.Duration {
+		mu.Lock()
+		defer mu.Unlock()
+		if !toServer || len(requests) == 0 {
+			return 0
+		}
+		next := requests[0]
+		requests = requests[1:]
+		return next
+	}))
+	start := time.Now()
+	c.send(t, "SET", "k", "first")
+	time.Sleep(20 * time.Millisecond) // a chunk of its own
+	c.send(t, "SET", "k", "second")
+	for range 2 {
+		if l, err := c.line(10 * time.Second); err != nil || l != "+OK" {
+			t.Fatalf("delayed SET: %q, %v", l, err)
+		}
+	}
+	if took := time.Since(start); took < d {
+		t.Fatalf("replies after %v; want at least the first request's %v", took, d)
+	}
+	if v, err := srv.Client(t).Get(context.Background(), "k").Result(); err != nil || v != "second" {
+		t.Fatalf("k = %q, %v; want second (the undelayed request overtook the delayed one)", v, err)
+	}
+	start = time.Now()
+	c.send(t, "PING")
+	if l, err := c.line(10 * time.Second); err != nil || l != "+PONG" {
+		t.Fatalf("PING: %q, %v", l, err)
+	}
+	if took := time.Since(start); took >= d {
+		t.Fatalf("PING drawn no delay took %v", took)
 	}
 }
