@@ -14,8 +14,10 @@ import (
 // The watchdog does this by itself about every lease/3; RenewNow is for
 // tests (package locktest takes a lock away and calls it, so the holder
 // hears of the loss at once) and for code that has reason to believe a lock
-// may be gone. It returns ErrClosed after Close, else ctx's error if ctx
-// ended first (a renewal that failed is retried by the watchdog as usual).
+// may be gone. A lock whose acquire was in flight during RenewNow is
+// renewed as soon as its acquire returns. It returns ErrClosed after
+// Close, else ctx's error if ctx ended first (a renewal that failed is
+// retried by the watchdog as usual).
 func (l *Locker) RenewNow(ctx context.Context) error {
 	d := l.dog
 	d.mu.Lock()
@@ -23,6 +25,7 @@ func (l *Locker) RenewNow(ctx context.Context) error {
 		d.mu.Unlock()
 		return ErrClosed
 	}
+	d.checkedAt = time.Now()
 	b := &batch{}
 	for _, r := range d.renewals {
 		if !r.sending {

@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/embedded"
 	"github.com/lockgen/lockgen/lua"
+	"github.com/lockgen/lockgen/luashim"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 )
@@ -409,4 +411,41 @@ func TestWaiterWithoutSubscriptionTriesAgainSoon(t *testing.T) {
 			}
 		}
 	})
+}
+
+// An acquire whose reply is still on its way while RenewNow checks every
+// held lock misses that check; if the lock went meanwhile (locktest's
+// Expire removes it, then calls RenewNow), its holder is told as soon as
+// the acquire returns, not at its first renewal a third of the lease on.
+func TestAcquireInFlightDuringRenewNowIsChecked(t *testing.T) {
+	srv := luashim.New(nil)
+	g := newGatedBackend(embedded.NewBackend(srv), lua.MutexAcquire, 1)
+	l := runtime.NewWithBackend(g)
+	t.Cleanup(func() { l.Close() })
+	lock := runtime.Lock{Kind: runtime.Mutex, Key: "inflight", Lease: time.Minute}
+	got := make(chan acquired, 1)
+	go func() {
+		h, err := l.Acquire(context.Background(), lock)
+		got <- acquired{h, err, time.Now()}
+	}()
+	awaitClosed(t, g.attemptRan, "the acquire")
+	if _, err := srv.Do("DEL", "lockgen:mutex:{inflight}"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.RenewNow(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	close(g.replyGate)
+	a := <-got
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	select {
+	case <-a.h.Context().Done():
+		if !errors.Is(context.Cause(a.h.Context()), runtime.ErrLockLost) {
+			t.Errorf("cause %v, want ErrLockLost", context.Cause(a.h.Context()))
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the holder was not told within 5s that its lock went during its acquire (its renewal is 20s away)")
+	}
 }

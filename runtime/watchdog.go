@@ -39,6 +39,10 @@ type watchdog struct {
 	beats    map[*heartbeat]struct{}
 	inflight int // batches sent and not yet applied
 	stopped  bool
+	// checkedAt is when every held lock was last checked at once (RenewNow,
+	// reverify). A lock whose acquire was sent before and registered after
+	// missed that check: it is renewed as soon as it registers.
+	checkedAt time.Time
 	// timer wakes the run loop when the next thing is due; asleepUntil is
 	// when it is set to fire, zero while the loop is about to look again
 	// anyway. Both change only under mu. Work added for later than
@@ -149,6 +153,7 @@ func (d *watchdog) reverify(affects func(key string) bool) {
 	if d.stopped {
 		return
 	}
+	d.checkedAt = now
 	found := false
 	for _, r := range d.renewals {
 		if !affects(r.spec.keys[0]) {
@@ -224,6 +229,9 @@ func (d *watchdog) register(h *Held, hl *heldLock) (*renewal, error) {
 			ctx:      h.parent,
 			due:      sent.Add(validFor / 3),
 			deadline: sent.Add(validFor - driftMargin(validFor)),
+		}
+		if sent.Before(d.checkedAt) {
+			r.due = time.Now() // its acquire was in flight during a check of every lock
 		}
 		r.holders = r.firstHolder[:0]
 		d.renewals[key] = r
