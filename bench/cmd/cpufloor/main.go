@@ -152,12 +152,16 @@ func main() {
 				vs = append(vs, fileVariants(rdb, f)...)
 			}
 		}
-		for _, v := range vs {
-			var out []string
-			for r := 0; r < *reps; r++ {
-				out = append(out, fmt.Sprintf("%5.2f", run(ctx, rdb, v, b, *n)))
+		// Repetitions go round the variants, so that a change of the
+		// machine's load falls on all of them alike.
+		out := make([][]string, len(vs))
+		for r := 0; r < *reps; r++ {
+			for i, v := range vs {
+				out[i] = append(out[i], fmt.Sprintf("%5.2f", run(ctx, rdb, v, b, *n)))
 			}
-			fmt.Printf("batch %-3d %-36s us/command: %s\n", b, v.name, strings.Join(out, " "))
+		}
+		for i, v := range vs {
+			fmt.Printf("batch %-3d %-36s us/command: %s\n", b, v.name, strings.Join(out[i], " "))
 		}
 	}
 }
