@@ -155,7 +155,11 @@ func manyKeysTargets(res *Results) []Target {
 				continue
 			}
 			limit := limits[lp]
-			t := newTarget(lp, fmt.Sprintf("Redis memory per held lock (MEMORY USAGE, %d held) ÷ redislock/default's", o.MemoryLocks), fmt.Sprintf("≤ %.1f", limit), "×",
+			ids := ""
+			if lp == "lockgen/mutex-shortids" {
+				ids = ", short holder ids (WithHolderIDs)"
+			}
+			t := newTarget(lp, fmt.Sprintf("Redis memory per held lock (MEMORY USAGE, %d held%s) ÷ redislock/default's", o.MemoryLocks, ids), fmt.Sprintf("≤ %.1f", limit), "×",
 				overReps(res.Reps, func(r Rep) float64 {
 					usage := func(h HeldMemoryResult) float64 { return h.UsagePerLock }
 					return ratio(memoryMetric(lp, usage)(r), memoryMetric("redislock/default", usage)(r))

@@ -17,7 +17,7 @@ func TestManyKeysTargets(t *testing.T) {
 		ManyGoroutines: []int{1, 64},
 		ManyPeers:      byNames("lockgen/mutex", "lockgen/mutex-rueidis", "lockgen/mutex-autopipeline", "redislock/default", "rueidislock/tuned"),
 		MemoryLocks:    10,
-		MemoryPeers:    byNames("lockgen/mutex", "redislock/default"),
+		MemoryPeers:    byNames("lockgen/mutex", "lockgen/mutex-shortids", "redislock/default"),
 	}}
 	mk := func(peer string, g int, perSec float64, p50 time.Duration) ManyKeysResult {
 		// Redis CPU per cycle falls with throughput here: 1e6/perSec µs.
@@ -33,13 +33,14 @@ func TestManyKeysTargets(t *testing.T) {
 			mk("redislock/default", 64, 25000, 0),
 			mk("rueidislock/tuned", 64, 40000, 0), // best other library
 		},
-		Memory: []HeldMemoryResult{{Peer: "lockgen/mutex", UsagePerLock: 100}, {Peer: "redislock/default", UsagePerLock: 80}},
+		Memory: []HeldMemoryResult{{Peer: "lockgen/mutex", UsagePerLock: 120}, {Peer: "lockgen/mutex-shortids", UsagePerLock: 92}, {Peer: "redislock/default", UsagePerLock: 80}},
 	}}
 	want := map[string]float64{
-		"many keys, 64 goroutines: cycles/s of the best shipped lockgen/mutex backend ÷ the best other library's": 0.75,
-		"many keys, 64 goroutines: cycles/s on the default backend (go-redis) ÷ redislock/default's":              0.8,
-		"many keys, 1 goroutine: cycle p50 of the shipped backend best at 64 goroutines ÷ the default backend's":  1.2,
-		"Redis memory per held lock (MEMORY USAGE, 10 held) ÷ redislock/default's":                                1.25,
+		"many keys, 64 goroutines: cycles/s of the best shipped lockgen/mutex backend ÷ the best other library's":    0.75,
+		"many keys, 64 goroutines: cycles/s on the default backend (go-redis) ÷ redislock/default's":                 0.8,
+		"many keys, 1 goroutine: cycle p50 of the shipped backend best at 64 goroutines ÷ the default backend's":     1.2,
+		"Redis memory per held lock (MEMORY USAGE, 10 held) ÷ redislock/default's":                                   1.5,
+		"Redis memory per held lock (MEMORY USAGE, 10 held, short holder ids (WithHolderIDs)) ÷ redislock/default's": 92.0 / 80,
 		// Lowest CPU: mutex-rueidis 33.3 µs, rueidislock 25 µs.
 		"many keys, 64 goroutines: Redis CPU per cycle of the shipped lockgen/mutex backend lowest on it ÷ the lowest other library's": 40000.0 / 30000,
 		"many keys, 64 goroutines: Redis CPU per cycle on the default backend (go-redis) ÷ redislock/default's":                        25000.0 / 20000,
