@@ -113,6 +113,7 @@ func (r *redisTarget) snapshot(keys []string) []keyState {
 			continue
 		}
 		st := keyState{Key: k, Type: typ}
+		asked := time.Since(r.t0)
 		pttl, err := r.rdb.Do(ctx, "PTTL", k).Int64()
 		if err != nil {
 			r.tb.Fatalf("PTTL %s: %v", k, err)
@@ -121,6 +122,7 @@ func (r *redisTarget) snapshot(keys []string) []keyState {
 			continue // expired between TYPE and PTTL
 		}
 		st.PTTL = pttl
+		st.At = ((asked + time.Since(r.t0)) / 2).Milliseconds()
 		switch typ {
 		case "string":
 			st.Value, err = r.rdb.Get(ctx, k).Result()

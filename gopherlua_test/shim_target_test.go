@@ -92,7 +92,7 @@ func (s *shimTarget) snapshot(keys []string) []keyState {
 		if !want[k.Key] {
 			continue
 		}
-		st := keyState{Key: k.Key, Type: k.Type, PTTL: k.PTTL, Value: k.String, Hash: k.Hash}
+		st := keyState{Key: k.Key, Type: k.Type, PTTL: k.PTTL, At: s.clock.Now().Sub(s.t0).Milliseconds(), Value: k.String, Hash: k.Hash}
 		for _, m := range k.ZSet {
 			st.ZSet = append(st.ZSet, zmember{Member: m.Member, Score: m.Score})
 		}

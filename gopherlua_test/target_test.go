@@ -46,6 +46,10 @@ type keyState struct {
 	Key   string
 	Type  string // string, hash, zset
 	PTTL  int64  // ms; -1 no TTL
+	// At is when PTTL was read, in ms since the target's start: a key's
+	// expiry is At + PTTL, which stays put while a real server's steps run
+	// late (its PTTL shrinks as real time passes, the shim's does not).
+	At    int64
 	Value string // string keys
 	Hash  map[string]string
 	ZSet  []zmember // by score, then member
@@ -58,7 +62,7 @@ type zmember struct {
 
 func (k keyState) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s pttl=%d", k.Key, k.Type, k.PTTL)
+	fmt.Fprintf(&b, "%s %s pttl=%d@%d", k.Key, k.Type, k.PTTL, k.At)
 	switch k.Type {
 	case "string":
 		fmt.Fprintf(&b, " %q", k.Value)
