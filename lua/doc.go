@@ -251,8 +251,9 @@
 //	fair busy (joins queue)               9   GET TIME PTTL ZADD(NX) ZADD PEXPIREAT×4(GT, NX: new sets)
 //	fair busy (joins behind)              7   GET TIME PTTL ZADD(NX) ZADD PEXPIREAT×2(GT)
 //	fair busy (queued)                    8   GET TIME PTTL ZADD(NX) ZSCORE ZADD PEXPIREAT×2(GT)
-//	fair heartbeat                        7   GET ZSCORE TIME ZADD PEXPIREAT×2(GT) PTTL
-//	fair heartbeat, empty queue           3   GET ZSCORE PTTL
+//	fair heartbeat                        6   PTTL ZSCORE TIME ZADD PEXPIREAT×2(GT)
+//	fair heartbeat, not queued            2   PTTL ZSCORE
+//	fair heartbeat, lock free            15   PTTL GET TIME ZSCORE ZADD PEXPIREAT×2 ZRANGE ZSCORE ZREM×2 TIME SET PUBLISH PTTL
 //	fair renew                            3   GET PTTL PEXPIRE
 //	fair release, no waiters              4   GET TIME ZPOPMIN SET(tombstone)
 //	fair release, hands over              6   GET TIME ZPOPMIN×2 SET PUBLISH
@@ -262,9 +263,11 @@
 //	read acquire, own hold                7   TIME ZRANGEBYSCORE HMGET ZADD HSET PEXPIREAT×2
 //	read renew                            7
 //	read release, last reader             9
-//	write uncontended acquire             7
-//	write acquire, own hold               6   TIME ZRANGEBYSCORE HMGET HSET PEXPIREAT×2
-//	write busy (readers)                  8
+//	write uncontended acquire             6   TIME ZRANGE HMGET HSET PEXPIREAT×2
+//	write acquire, own hold               6   TIME ZRANGE HMGET HSET PEXPIREAT×2
+//	write busy (readers)                  4   TIME ZRANGE HMGET HSET
+//	write busy (writer)                   4   TIME ZRANGE HMGET HSET
+//	write busy, claim past the floor      6   TIME ZRANGE HMGET HSET PEXPIREAT×2
 //	write renew                           5
 //	write release, no waiters             8
 //	write release, claim withdrawn        7   TIME ZRANGEBYSCORE HMGET HDEL PUBLISH HDEL ZCARD
