@@ -337,11 +337,13 @@ func (a *acquisition) run() (granted, error) {
 			// error and recovers (recover.go) or subscribes, within its wait.
 			retry = min(retry, transientBackoffMax)
 		}
-		if a.keepPlace() && !a.l.wakeups.failed(a.w) {
+		if a.keepPlace() && a.l.wakeups.subscribed(a.w) && !a.l.wakeups.failed(a.w) {
 			// The heartbeat keeps the place and looks at the lock when
 			// its lease would end (handing a lock whose holder died to
 			// the head), and a grant or an eviction wakes this waiter:
 			// an attempt of its own at that moment would only repeat it.
+			// (Without a live subscription a grant could go unheard: the
+			// waiter keeps its timer.)
 			retry = 0
 		}
 		if err := a.sleepUntil(nil, retry); err != nil {
