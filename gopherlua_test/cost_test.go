@@ -109,8 +109,11 @@ var costCases = []costCase{
 	// already long enough and ask whether the set has one).
 	{"fair busy (joins behind)", fairFamily, fairQueued, nil, []string{"fair_acquire", "C", "2000"}, 7},
 	{"fair busy (queued)", fairFamily, fairQueued, nil, []string{"fair_acquire", "B", "1000"}, 8},
-	{"fair heartbeat", fairFamily, fairQueued, nil, []string{"fair_heartbeat", "B", "1000"}, 7},
-	{"fair heartbeat, empty queue", fairFamily, fairHeld, nil, []string{"fair_heartbeat", "B", "1000"}, 3},
+	{"fair heartbeat", fairFamily, fairQueued, nil, []string{"fair_heartbeat", "B", "1000"}, 6},
+	{"fair heartbeat, not queued", fairFamily, fairHeld, nil, []string{"fair_heartbeat", "B", "1000"}, 2},
+	// A's lock gone (expired with its floor): B's heartbeat finds the lock
+	// free and hands it to B, first in line.
+	{"fair heartbeat, lock free", fairFamily, fairQueued, [][]string{{"DEL", "$B"}}, []string{"fair_heartbeat", "B", "1000"}, 15},
 	{"fair renew", fairFamily, fairHeld, nil, []string{"fair_renew", "A", "1000"}, 3},
 	{"fair release, no waiters", fairFamily, fairHeld, nil, []string{"fair_release", "A", "1000"}, 4},
 	{"fair release, hands over", fairFamily, fairQueued, nil, []string{"fair_release", "A", "1000"}, 6},
@@ -122,9 +125,13 @@ var costCases = []costCase{
 	{"read acquire, own hold", rwFamily, [][]string{{"read_acquire", "R", "1000"}}, nil, []string{"read_acquire", "R", "1000"}, 7},
 	{"read renew", rwFamily, [][]string{{"read_acquire", "R", "1000"}}, nil, []string{"read_renew", "R", "1000"}, 7},
 	{"read release, last reader", rwFamily, [][]string{{"read_acquire", "R", "1000"}}, nil, []string{"read_release", "R", "1000"}, 9},
-	{"write uncontended acquire", rwFamily, nil, nil, []string{"write_acquire", "W", "1000"}, 7},
+	{"write uncontended acquire", rwFamily, nil, nil, []string{"write_acquire", "W", "1000"}, 6},
 	{"write acquire, own hold", rwFamily, [][]string{{"write_acquire", "W", "1000"}}, nil, []string{"write_acquire", "W", "1000"}, 6},
-	{"write busy (readers)", rwFamily, [][]string{{"read_acquire", "R", "1000"}}, nil, []string{"write_acquire", "W", "1000"}, 8},
+	{"write busy (readers)", rwFamily, [][]string{{"read_acquire", "R", "1000"}}, nil, []string{"write_acquire", "W", "1000"}, 4},
+	{"write busy (writer)", rwFamily, [][]string{{"write_acquire", "A", "1000"}}, nil, []string{"write_acquire", "W", "1000"}, 4},
+	// A claim a lease of 20 s long ends past the floor after the reader's
+	// deadline: it moves both keys' TTLs.
+	{"write busy, claim past the floor", rwFamily, [][]string{{"read_acquire", "R", "1000"}}, nil, []string{"write_acquire", "W", "20000"}, 6},
 	{"write renew", rwFamily, [][]string{{"write_acquire", "W", "1000"}}, nil, []string{"write_renew", "W", "1000"}, 5},
 	{"write release, no waiters", rwFamily, [][]string{{"write_acquire", "W", "1000"}}, nil, []string{"write_release", "W", "1000"}, 8},
 	{"write release, claim withdrawn", rwFamily, [][]string{{"read_acquire", "R", "1000"}, {"write_acquire", "W", "1000"}}, nil,

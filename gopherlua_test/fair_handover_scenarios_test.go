@@ -22,7 +22,7 @@ func fairHandOverScenarios() []*scenario {
 				{at: 0, script: acq, holder: "A", lease: 2000 * ms, want: granted()},
 				{at: 100 * ms, script: acq, holder: "B", lease: 1000 * ms, want: busy(1000)},
 				// B's place now lasts until 1400 ms.
-				{at: 400 * ms, script: hb, holder: "B", lease: 1000 * ms, want: integer(1)},
+				{at: 400 * ms, script: hb, holder: "B", lease: 1000 * ms, want: kept()},
 				// C's until 1450 ms.
 				{at: 450 * ms, script: acq, holder: "C", lease: 1000 * ms, want: busy(1000)},
 				{at: 600 * ms, script: rel, holder: "A", lease: 2000 * ms, want: handedTo("B"),
@@ -100,7 +100,7 @@ func fairHandOverScenarios() []*scenario {
 				{at: 0, script: acq, holder: "A", lease: 300 * ms, want: granted()},
 				{at: 50 * ms, script: acq, holder: "B", lease: 1000 * ms, want: busy(250)},
 				// B's place now lasts until 1200 ms.
-				{at: 200 * ms, script: hb, holder: "B", lease: 1000 * ms, want: integer(1)},
+				{at: 200 * ms, script: hb, holder: "B", lease: 1000 * ms, want: kept()},
 				{at: 400 * ms, script: acq, holder: "C", lease: 1500 * ms, want: busy(800),
 					expect: []keyWant{{holder: "B", ttl: 800 * ms, handed: true},
 						{suffix: ":queue", members: []string{"C"}}, {suffix: ":alive", members: []string{"C"}, ttl: 1500 * ms}}},

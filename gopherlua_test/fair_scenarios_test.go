@@ -50,7 +50,7 @@ func fairEightInOrder() *scenario {
 		// turns of those before it, where it retries instead.
 		for t := hbEvery; t < turn(k); t += hbEvery {
 			if t > arrive && t%turn(1) != 0 {
-				steps = append(steps, step{at: t, script: hb, holder: names[k], lease: lease, want: integer(1)})
+				steps = append(steps, step{at: t, script: hb, holder: names[k], lease: lease, want: kept()})
 			}
 		}
 	}
@@ -86,6 +86,21 @@ func fairScenarios() []*scenario {
 	acq, ren, rel, hb := lua.FairAcquire, lua.FairRenew, lua.FairRelease, lua.FairHeartbeat
 	return []*scenario{
 		fairEightInOrder(),
+		{
+			// A heartbeat that comes after both the holder's lease and the
+			// caller's place ran out: the place is gone (reply 0), and the
+			// lock goes to the first live waiter behind it, C, for what is
+			// left of C's place (until 1020 ms).
+			name: "fair-late-on-free", fam: fairFamily,
+			steps: []step{
+				{at: 0, script: acq, holder: "A", lease: 200 * ms, want: granted()},
+				{at: 10 * ms, script: acq, holder: "B", lease: 100 * ms, want: busy(100)},
+				{at: 20 * ms, script: acq, holder: "C", lease: 1000 * ms, want: busy(180)},
+				{at: 300 * ms, script: hb, holder: "B", lease: 100 * ms, want: integer(0),
+					expect: []keyWant{{holder: "C", ttl: 720 * ms, handed: true}, {suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
+			},
+			wakes: []string{grantWake("C")},
+		},
 		{
 			// Acquiring a lock one holds is the same grant again: the lease
 			// restarts, nothing else changes; one release ends it. Scripts
@@ -185,7 +200,7 @@ func fairScenarios() []*scenario {
 				{at: 0, script: acq, holder: "A", lease: 200 * ms, want: granted()},
 				{at: 10 * ms, script: acq, holder: "B", lease: 30000 * ms, want: busy(190)},
 				{at: 10300 * ms, raw: []string{"EXISTS", "lockgen:fair:{fair-handed-after-the-floor}"}, want: integer(0)},
-				{at: 10300 * ms, script: hb, holder: "B", lease: 30000 * ms, want: integer(1),
+				{at: 10300 * ms, script: hb, holder: "B", lease: 30000 * ms, want: keptFor(30000),
 					expect: []keyWant{{holder: "B", ttl: 30000 * ms, handed: true},
 						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
 				{at: 10400 * ms, script: rel, holder: "B", lease: 30000 * ms, want: integer(1), expect: retired(fairFamily)},
@@ -205,13 +220,13 @@ func fairScenarios() []*scenario {
 				{at: 10 * ms, script: acq, holder: "B", lease: 500 * ms, want: busy(500)},
 				{at: 20 * ms, script: acq, holder: "C", lease: 500 * ms, want: busy(500)},
 				{at: 30 * ms, script: acq, holder: "D", lease: 500 * ms, want: busy(500)},
-				{at: 200 * ms, script: hb, holder: "B", lease: 500 * ms, want: integer(1)},
-				{at: 200 * ms, script: hb, holder: "D", lease: 500 * ms, want: integer(1),
+				{at: 200 * ms, script: hb, holder: "B", lease: 500 * ms, want: kept()},
+				{at: 200 * ms, script: hb, holder: "D", lease: 500 * ms, want: kept(),
 					expect: []keyWant{{suffix: ":queue", members: []string{"B", "C", "D"}}}},
-				{at: 400 * ms, script: hb, holder: "B", lease: 500 * ms, want: integer(1)},
-				{at: 400 * ms, script: hb, holder: "D", lease: 500 * ms, want: integer(1)},
+				{at: 400 * ms, script: hb, holder: "B", lease: 500 * ms, want: kept()},
+				{at: 400 * ms, script: hb, holder: "D", lease: 500 * ms, want: kept()},
 				// C's place ran out at 520 ms.
-				{at: 600 * ms, script: hb, holder: "B", lease: 500 * ms, want: integer(1),
+				{at: 600 * ms, script: hb, holder: "B", lease: 500 * ms, want: kept(),
 					// alive is ordered by deadline: C's (520, past), D's
 					// (900), B's (1100).
 					expect: []keyWant{{suffix: ":queue", members: []string{"B", "C", "D"}},
@@ -220,8 +235,8 @@ func fairScenarios() []*scenario {
 				{at: 610 * ms, script: hb, holder: "C", lease: 500 * ms, want: integer(0),
 					expect: []keyWant{{suffix: ":queue", members: []string{"B", "D"}},
 						{suffix: ":alive", members: []string{"D", "B"}, deadlines: []time.Duration{900 * ms, 1100 * ms}}}},
-				{at: 700 * ms, script: hb, holder: "D", lease: 500 * ms, want: integer(1)},
-				{at: 800 * ms, script: hb, holder: "B", lease: 500 * ms, want: integer(1)},
+				{at: 700 * ms, script: hb, holder: "D", lease: 500 * ms, want: kept()},
+				{at: 800 * ms, script: hb, holder: "B", lease: 500 * ms, want: kept()},
 				// A releases: B, first in line, is handed the lock for
 				// what is left of its place (until 1300 ms).
 				{at: 900 * ms, script: rel, holder: "A", lease: 3000 * ms, want: handedTo("B"),
@@ -229,10 +244,12 @@ func fairScenarios() []*scenario {
 				// B crashed right then; D keeps heartbeating. Once B's
 				// hold runs out (1300 ms), D's heartbeat keeps D's place
 				// and, the lock being free, hands it to D, first in line.
-				{at: 1000 * ms, script: hb, holder: "D", lease: 500 * ms, want: integer(1)},
-				{at: 1200 * ms, script: hb, holder: "D", lease: 500 * ms, want: integer(1),
+				// Each heartbeat says when B's hold ends (the watchdog
+				// sends the next one then) and then how long D's lasts.
+				{at: 1000 * ms, script: hb, holder: "D", lease: 500 * ms, want: keptFor(300)},
+				{at: 1200 * ms, script: hb, holder: "D", lease: 500 * ms, want: keptFor(100),
 					expect: []keyWant{{holder: "B"}}},
-				{at: 1400 * ms, script: hb, holder: "D", lease: 500 * ms, want: integer(1),
+				{at: 1400 * ms, script: hb, holder: "D", lease: 500 * ms, want: keptFor(500),
 					expect: []keyWant{{holder: "D", ttl: 500 * ms, handed: true},
 						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
 				{at: 1450 * ms, script: acq, holder: "D", lease: 500 * ms, want: sameGrant()},
@@ -271,7 +288,7 @@ func fairScenarios() []*scenario {
 				{at: 0, script: acq, holder: "A", lease: 2000 * ms, want: granted()},
 				{at: 10 * ms, script: acq, holder: "B", lease: 1000 * ms, want: busy(1000)},
 				{at: 20 * ms, script: acq, holder: "C", lease: 300 * ms, want: busy(300)},
-				{at: 200 * ms, script: hb, holder: "C", lease: 300 * ms, want: integer(1),
+				{at: 200 * ms, script: hb, holder: "C", lease: 300 * ms, want: kept(),
 					expect: []keyWant{{suffix: ":alive", members: []string{"C", "B"}, deadlines: []time.Duration{500 * ms, 1010 * ms}}}},
 				{at: 300 * ms, script: rel, holder: "A", lease: 2000 * ms, want: handedTo("B"),
 					expect: []keyWant{{holder: "B", ttl: 710 * ms, handed: true}, {suffix: ":queue", members: []string{"C"}},

@@ -117,7 +117,7 @@ func floorStepBackScenarios() []*scenario {
 				{at: 2600 * ms, script: facq, holder: "D", lease: sec, want: busy(900)},
 				// C's lease ended at 3.5 s: D's heartbeat finds the lock
 				// free and hands it to D, above C's fence.
-				{at: 3550 * ms, script: fhb, holder: "D", lease: sec, want: integer(1),
+				{at: 3550 * ms, script: fhb, holder: "D", lease: sec, want: keptFor(1000),
 					expect: []keyWant{{holder: "D", ttl: sec, handed: true}}},
 				{at: 3600 * ms, script: facq, holder: "D", lease: sec, want: sameGrant()},
 			},

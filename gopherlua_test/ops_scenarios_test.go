@@ -213,8 +213,11 @@ func rwOps() *scenario {
 			{at: 100 * ms, script: wacq, holder: "W", lease: 1000 * ms, want: busy(900)},
 			{at: 150 * ms, script: ins, holder: "op", lease: 1000 * ms, unchanged: true,
 				want: inspected([]held{{"R1", "read", 850 * ms}, {"R2", "read", 900 * ms}}, nil, &queued{"W", 950 * ms})},
+			// B keeps its TTL, R2's deadline (1050 ms) and the floor: W's
+			// claim (until 1100 ms) ends within that floor, so W's busy
+			// attempt moved no TTL, and neither does the forced release.
 			{at: 200 * ms, script: force, holder: "op", lease: 1000 * ms, want: integer(2),
-				expect: []keyWant{{fields: []string{"exp", "f", "ww", "wwh"}, ttl: 900 * ms, fenced: true}, {suffix: ":readers", absent: true}}},
+				expect: []keyWant{{fields: []string{"exp", "f", "ww", "wwh"}, ttl: 850 * ms, fenced: true}, {suffix: ":readers", absent: true}}},
 			{at: 250 * ms, script: rren, holder: "R1", lease: 1000 * ms, want: integer(0), unchanged: true},
 			{at: 250 * ms, script: ins, holder: "op", lease: 1000 * ms, unchanged: true,
 				want: inspected(nil, nil, &queued{"W", 850 * ms})},
@@ -223,8 +226,10 @@ func rwOps() *scenario {
 			{at: 400 * ms, script: wacq, holder: "W2", lease: 1000 * ms, want: busyBy(900, "W", 900)},
 			{at: 450 * ms, script: ins, holder: "op", lease: 1000 * ms, unchanged: true,
 				want: inspected([]held{{"W", "write", 850 * ms}}, nil, &queued{"W2", 950 * ms})},
+			// W's deadline (1300 ms) and the floor; W2's claim (1400 ms)
+			// ends within it.
 			{at: 500 * ms, script: force, holder: "op", lease: 1000 * ms, want: integer(1),
-				expect: []keyWant{{fields: []string{"exp", "f", "ww", "wwh"}, ttl: 900 * ms, fenced: true}}},
+				expect: []keyWant{{fields: []string{"exp", "f", "ww", "wwh"}, ttl: 800 * ms, fenced: true}}},
 			{at: 500 * ms, script: force, holder: "op", lease: 1000 * ms, want: integer(0), unchanged: true},
 			{at: 550 * ms, script: wren, holder: "W", lease: 1000 * ms, want: integer(0), unchanged: true},
 			{at: 600 * ms, script: wacq, holder: "W2", lease: 1000 * ms, want: granted()},

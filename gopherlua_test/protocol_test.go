@@ -265,12 +265,24 @@ func TestProtocolFairOldHolds(t *testing.T) {
 		if got := m.oldCall("fair_acquire", "W"); !isBusy(got) {
 			t.Fatalf("%s: old acquire by W: %#v, want busy", tg.name(), got)
 		}
+		// While the old holder's lease runs, a new heartbeat reads only its
+		// TTL (one PTTL, no GET): it keeps W's place in the queue, whose
+		// format both protocols share, and touches nothing else. Once the
+		// lease has ended it reads the value, and refuses (below, the
+		// tombstone).
+		m.tick()
+		lockBefore := m.tg.do("GET", keys[0])
+		if got, ok := m.call(lua.FairHeartbeat, "W").(int64); !ok || got < 1 {
+			t.Errorf("%s: new heartbeat W under an old holder: %#v, want the place kept", tg.name(), got)
+		}
+		if after := m.tg.do("GET", keys[0]); after != lockBefore {
+			t.Errorf("%s: new heartbeat W changed the old lock: %#v, was %#v", tg.name(), after, lockBefore)
+		}
 		m.refused(protocolErr, map[string]func() any{
 			"new acquire B":             func() any { return m.call(lua.FairAcquire, "B") },
 			"new acquire by the holder": func() any { return m.call(lua.FairAcquire, "A") },
 			"new acquire W (queued)":    func() any { return m.call(lua.FairAcquire, "W") },
 			"new renew by the holder":   func() any { return m.call(lua.FairRenew, "A") },
-			"new heartbeat W":           func() any { return m.call(lua.FairHeartbeat, "W") },
 			"new release by the holder": func() any { return m.call(lua.FairRelease, "A") },
 			"new release W":             func() any { return m.call(lua.FairRelease, "W") },
 			"new force release":         func() any { return m.call(lua.FairForce, "op") },
@@ -283,7 +295,8 @@ func TestProtocolFairOldHolds(t *testing.T) {
 			t.Errorf("%s: old release by W: %#v, want 1", tg.name(), got)
 		}
 		m.refused(protocolErr, map[string]func() any{
-			"new acquire on the old tombstone": func() any { return m.call(lua.FairAcquire, "B") },
+			"new acquire on the old tombstone":   func() any { return m.call(lua.FairAcquire, "B") },
+			"new heartbeat on the old tombstone": func() any { return m.call(lua.FairHeartbeat, "W") },
 		})
 	})
 }

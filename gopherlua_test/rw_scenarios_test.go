@@ -7,6 +7,27 @@ func rwScenarios() []*scenario {
 	wacq, wren, wrel := lua.WriteAcquire, lua.WriteRenew, lua.WriteRelease
 	return []*scenario{
 		{
+			// A waiting writer's claim moves the keys' TTLs only when it
+			// ends past the floor after the deadline they cover (exp): a
+			// claim a lease long behind a reader whose lease is as long
+			// does not (the retry is one HSET), a longer one does.
+			name: "rw-claim-ttl", fam: rwFamily,
+			steps: []step{
+				{at: 0, script: racq, holder: "R", lease: 1000 * ms, want: granted()},
+				// Claim until 20100 ms, past exp (1000 ms) and the floor.
+				{at: 100 * ms, script: wacq, holder: "W", lease: 20000 * ms, want: busy(900),
+					expect: []keyWant{{fields: []string{"exp", "f", "r:R", "ww", "wwh", "wq"}, ttl: 20000 * ms, fenced: true},
+						{suffix: ":readers", members: []string{"R"}, ttl: 20000 * ms}}},
+				// Until 20200 ms: within the floor after exp (now 20100 ms).
+				{at: 200 * ms, script: wacq, holder: "W", lease: 20000 * ms, want: busy(800),
+					expect: []keyWant{{fields: []string{"exp", "f", "r:R", "ww", "wwh", "wq"}, ttl: 19900 * ms, fenced: true},
+						{suffix: ":readers", members: []string{"R"}, ttl: 19900 * ms}}},
+				{at: 300 * ms, script: rrel, holder: "R", lease: 1000 * ms, want: integer(1)},
+				{at: 400 * ms, script: wacq, holder: "W", lease: 20000 * ms, want: granted()},
+			},
+			wakes: []string{"all"},
+		},
+		{
 			// Readers share; a waiting writer holds new readers back (but not
 			// a reader already in, whose acquire is the same grant again),
 			// gets in when the last reader leaves, may take the read side

@@ -489,6 +489,29 @@ func integer(n int64) check {
 	}
 }
 
+// kept: fair_heartbeat kept the place; its reply, the ms until the lock's
+// lease ends at the latest, is at least 1 and at most the lease.
+func kept() check {
+	return func(r *run, st *step, got any) error {
+		if g, ok := got.(int64); !ok || g < 1 || g > st.lease.Milliseconds() {
+			return fmt.Errorf("reply %#v, want 1..%d (place kept)", got, st.lease.Milliseconds())
+		}
+		return nil
+	}
+}
+
+// keptFor: kept, and the lock's lease ends in ms (within the run's
+// tolerance, by which a real server's run may be late).
+func keptFor(ms int64) check {
+	return func(r *run, st *step, got any) error {
+		// PTTL rounds to the ms: 1 over is the same moment.
+		if g, ok := got.(int64); !ok || g < 1 || g > ms+1 || g < ms-r.tol-1 {
+			return fmt.Errorf("reply %#v, want %d (place kept, the lock's lease ends then)", got, ms)
+		}
+		return nil
+	}
+}
+
 func fails(prefix string) check {
 	return func(r *run, st *step, got any) error {
 		if e, ok := got.(replyError); !ok || !strings.HasPrefix(string(e), prefix) {

@@ -41,8 +41,13 @@
 // caller's withdraws whatever a busy acquire left for that holder id (a
 // mutex registration, a fair queue place, a writer's claim), so it is also
 // what a waiter that gives up calls, and the clean-up after an acquire
-// whose outcome is unknown. fair_heartbeat replies 1 (place kept) or 0
-// (not queued).
+// whose outcome is unknown. fair_heartbeat replies 0 (not queued) or, the
+// place kept, the ms until the lock's lease ends at the latest (1 at
+// least, the lease at most): when the waiter's next heartbeat should look
+// whether the holder died. While that lease runs it reads only the lock's
+// TTL (one PTTL, no GET), so under a protocol 1 holder it keeps the place
+// (the queue's format is the same in both) and refuses once the lease has
+// ended.
 //
 // The helpers the scripts share (ARGV checks, the server clock, fences, the
 // encodings below) live in prelude.lua. Each Source is the operation's file
@@ -148,7 +153,9 @@
 // holder id; a step of the server's clock back by d can put a waiter that
 // arrives within d ahead of earlier ones); B:alive holds the same waiters
 // scored by the deadline of their place (server ms, one lease after their
-// last acquire or heartbeat). A waiter whose deadline has passed has lost
+// last acquire or heartbeat; the runtime heartbeats 2/3 of a lease after
+// the last, or when the lock's lease ends if that is sooner, and a waiter
+// makes no attempts of its own meanwhile). A waiter whose deadline has passed has lost
 // its place: nobody waits for it, inspect does not list it, and a call of
 // its own finds it gone (a heartbeat replies 0, an acquire joins at the
 // back). Its entries are removed when it comes first in line (one sweep
@@ -187,7 +194,12 @@
 // writer that set ww, wq = someone got busy since the last wake, exp = the
 // deadline the TTL covers. B:readers scores each reader by the deadline of
 // its own lease; readers past it are purged before any decision, so a
-// vanished reader blocks a writer for one lease at most. write_release by
+// vanished reader blocks a writer for one lease at most. write_acquire
+// reads the first reader (ZRANGE 0 0) before anything else: the purge runs
+// only when that one is dead. A waiting writer's retry writes its claim
+// with one HSET when it ends within the floor after exp (the keys live
+// that long already): exp then covers the holders, not the claim, which
+// outlives exp by less than the floor. write_release by
 // the writer named in wwh, when it does not hold the lock, withdraws that
 // claim (reply 0), so a writer that gives up does not keep readers out for
 // the rest of its lease; another writer's claim stays.
@@ -251,8 +263,9 @@
 //	fair busy (joins queue)               9   GET TIME PTTL ZADD(NX) ZADD PEXPIREAT×4(GT, NX: new sets)
 //	fair busy (joins behind)              7   GET TIME PTTL ZADD(NX) ZADD PEXPIREAT×2(GT)
 //	fair busy (queued)                    8   GET TIME PTTL ZADD(NX) ZSCORE ZADD PEXPIREAT×2(GT)
-//	fair heartbeat                        7   GET ZSCORE TIME ZADD PEXPIREAT×2(GT) PTTL
-//	fair heartbeat, empty queue           3   GET ZSCORE PTTL
+//	fair heartbeat                        6   PTTL ZSCORE TIME ZADD PEXPIREAT×2(GT)
+//	fair heartbeat, not queued            2   PTTL ZSCORE
+//	fair heartbeat, lock free            15   PTTL GET TIME ZSCORE ZADD PEXPIREAT×2 ZRANGE ZSCORE ZREM×2 TIME SET PUBLISH PTTL
 //	fair renew                            3   GET PTTL PEXPIRE
 //	fair release, no waiters              4   GET TIME ZPOPMIN SET(tombstone)
 //	fair release, hands over              6   GET TIME ZPOPMIN×2 SET PUBLISH
@@ -262,9 +275,11 @@
 //	read acquire, own hold                7   TIME ZRANGEBYSCORE HMGET ZADD HSET PEXPIREAT×2
 //	read renew                            7
 //	read release, last reader             9
-//	write uncontended acquire             7
-//	write acquire, own hold               6   TIME ZRANGEBYSCORE HMGET HSET PEXPIREAT×2
-//	write busy (readers)                  8
+//	write uncontended acquire             6   TIME ZRANGE HMGET HSET PEXPIREAT×2
+//	write acquire, own hold               6   TIME ZRANGE HMGET HSET PEXPIREAT×2
+//	write busy (readers)                  4   TIME ZRANGE HMGET HSET
+//	write busy (writer)                   4   TIME ZRANGE HMGET HSET
+//	write busy, claim past the floor      6   TIME ZRANGE HMGET HSET PEXPIREAT×2
 //	write renew                           5
 //	write release, no waiters             8
 //	write release, claim withdrawn        7   TIME ZRANGEBYSCORE HMGET HDEL PUBLISH HDEL ZCARD

@@ -337,7 +337,15 @@ func (a *acquisition) run() (granted, error) {
 			// error and recovers (recover.go) or subscribes, within its wait.
 			retry = min(retry, transientBackoffMax)
 		}
-		a.keepPlace()
+		if a.keepPlace() && a.l.wakeups.subscribed(a.w) && !a.l.wakeups.failed(a.w) {
+			// The heartbeat keeps the place and looks at the lock when
+			// its lease would end (handing a lock whose holder died to
+			// the head), and a grant or an eviction wakes this waiter:
+			// an attempt of its own at that moment would only repeat it.
+			// (Without a live subscription a grant could go unheard: the
+			// waiter keeps its timer.)
+			retry = 0
+		}
 		if err := a.sleepUntil(nil, retry); err != nil {
 			return granted{}, a.giveUp(err)
 		}
@@ -551,13 +559,14 @@ func (a *acquisition) subscribe(retry time.Duration) bool {
 
 // keepPlace starts the heartbeat that keeps a fair waiter's place in the
 // queue while it sleeps (the watchdog sends it); each attempt counts as one.
-func (a *acquisition) keepPlace() {
+// It reports whether the waiter has a heartbeat.
+func (a *acquisition) keepPlace() bool {
 	if a.spec.Kind.scripts().heartbeat == nil {
-		return
+		return false
 	}
 	if a.hb != nil {
 		a.l.dog.touchHeartbeat(a.hb, a.regSent)
-		return
+		return true
 	}
 	// The callbacks capture no *acquisition, which can then stay on the
 	// stack of Acquire.
@@ -565,11 +574,11 @@ func (a *acquisition) keepPlace() {
 	a.hb = &heartbeat{
 		call:    commonCall(a.call, a.spec.Kind.scripts().heartbeat),
 		lease:   a.spec.lease,
-		due:     a.regSent.Add(a.spec.lease / 3),
 		kept:    func(sent time.Time) { l.wakeups.placeKept(w, sent, keptFor) },
 		evicted: func() { trySignal(w) },
 	}
-	a.l.dog.addHeartbeat(a.hb)
+	a.l.dog.addHeartbeat(a.hb, a.regSent)
+	return true
 }
 
 // sleepUntil waits for ready (if not nil), a wake-up, d (if not 0), or the

@@ -206,7 +206,7 @@ func awaitClosed(t *testing.T, ch <-chan struct{}, what string) {
 // channel's subscription (started by another waiter of the same Locker)
 // become live. The waiter must not take the subscription it finds for one
 // that was live when its attempt ran: it tries once more and finds the
-// lock its own, instead of sleeping until a heartbeat (lease/3, 10s).
+// lock its own, instead of sleeping until a heartbeat (2/3 lease, 20s).
 func TestWakeBeforeAnotherWaitersSubscriptionIsNotMissed(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
 		var gate *gatedBackend

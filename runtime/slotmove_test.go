@@ -200,7 +200,7 @@ func TestSlotMoves(t *testing.T) {
 // sleep: the old owner's unrequested SUNSUBSCRIBE wakes them, they find the
 // lock still busy (their calls follow MOVED) and subscribe again on the new
 // owner, where the holder's release (following MOVED too) wakes them. Their
-// retry timers (mutex window/3, fair heartbeat lease/3: 10s) and the lease
+// retry timers (mutex window/3, fair heartbeat 2/3 lease: 20s) and the lease
 // (30s) are far too long to let them in within the seconds allowed here.
 func TestWaitersFollowTheirSlotToAnotherMaster(t *testing.T) {
 	cl := redistest.StartCluster(t, 3)

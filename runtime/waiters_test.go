@@ -12,7 +12,7 @@ import (
 
 // Many goroutines of one process queue up on one lock again and again. The
 // lease and the mutex waiter window are 30s (a mutex waiter renews its
-// registration every window/3, a fair one heartbeats every lease/3), so if
+// registration every window/3, a fair one heartbeats every 2/3 lease), so if
 // any wake-up is lost the test runs into its 10s context: every waiter must
 // be woken by a message. (A mutex wakes one waiter per process per release;
 // the next sleeping waiter must still be known to the lock's next release,

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -264,11 +265,19 @@ func (d *watchdog) unregister(h *Held, r *renewal) (lost error, inDoubt bool) {
 	return nil, false
 }
 
-// addHeartbeat starts keeping hb's place. hb.due is a third of a lease
-// after the request that last kept the place was sent.
-func (d *watchdog) addHeartbeat(hb *heartbeat) {
+// heartbeatEvery is how long after the request that last kept a fair
+// waiter's place the next heartbeat is due: two thirds of a lease. The
+// place lives a lease (so a waiter that died is gone within one), which
+// leaves a third of it for retries after a failed heartbeat; and a waiter
+// costs Redis one heartbeat per 2/3 lease instead of one per lease/3.
+func heartbeatEvery(lease time.Duration) time.Duration { return lease * 2 / 3 }
+
+// addHeartbeat starts keeping hb's place, kept last by a request sent at
+// sent.
+func (d *watchdog) addHeartbeat(hb *heartbeat, sent time.Time) {
 	d.mu.Lock()
-	hb.placeUntil = hb.due.Add(hb.lease - hb.lease/3)
+	hb.due = sent.Add(heartbeatEvery(hb.lease))
+	hb.placeUntil = sent.Add(hb.lease)
 	d.beats[hb] = struct{}{}
 	d.wakeBefore(hb.due)
 	d.mu.Unlock()
@@ -278,7 +287,7 @@ func (d *watchdog) addHeartbeat(hb *heartbeat) {
 // waiter's place as a heartbeat would have.
 func (d *watchdog) touchHeartbeat(hb *heartbeat, sent time.Time) {
 	d.mu.Lock()
-	hb.due = sent.Add(hb.lease / 3)
+	hb.due = sent.Add(heartbeatEvery(hb.lease))
 	hb.placeUntil = later(hb.placeUntil, sent.Add(hb.lease))
 	d.mu.Unlock()
 }
@@ -542,18 +551,35 @@ func (d *watchdog) applyHeartbeats(hbs []*heartbeat, sent, now time.Time, replie
 		case rep.Err != nil || !ok:
 			hb.failures++
 			hb.due = now.Add(retryPause(hb.failures, hb.lease, hb.placeUntil.Sub(now)))
-		case v == 1:
+			if heartbeatRefused(rep.Err) {
+				// The waiter makes no attempt of its own while its
+				// heartbeat runs: it makes one now, which meets the
+				// refusal (a lock of another protocol, NOPERM) itself.
+				evicted = append(evicted, hb.evicted)
+			}
+		case v >= 1:
+			// v ms: when the lock's lease ends at the latest. The next
+			// heartbeat looks then whether it ended without a release (its
+			// holder died), and hands it on; a renewed lease ends later.
 			hb.failures = 0
-			hb.due = sent.Add(hb.lease / 3)
+			hb.due = sent.Add(min(heartbeatEvery(hb.lease), time.Duration(v)*time.Millisecond))
 			hb.placeUntil = later(hb.placeUntil, sent.Add(hb.lease))
 			kept = append(kept, hb.kept)
 		default:
 			hb.failures = 0
-			hb.due = sent.Add(hb.lease / 3)
+			hb.due = sent.Add(heartbeatEvery(hb.lease))
 			evicted = append(evicted, hb.evicted)
 		}
 	}
 	return kept, evicted
+}
+
+// heartbeatRefused reports whether err, a heartbeat's error, is Redis refusing the
+// call (an error reply), which the next attempt would meet too, rather than
+// a call that failed on the way or ran out of time.
+func heartbeatRefused(err error) bool {
+	return err != nil && !isTransient(err) && !errors.Is(err, errNoReply) &&
+		!errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
 }
 
 // lose cancels the contexts of every holder of r with cause.
