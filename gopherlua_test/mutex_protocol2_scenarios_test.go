@@ -12,7 +12,7 @@ import (
 // (waiters registered under fences, releases that offer, claims), each
 // against the interleaving that would break it.
 func mutexInvariantScenarios() []*scenario {
-	return []*scenario{staleOffer(), deadWaiter(), claimRegistersNext(), holderRegistersNext(), idleWaiterCost(), protocol1Registration()}
+	return []*scenario{staleOffer(), deadWaiter(), claimRegistersNext(), holderRegistersNext(), idleWaiterCost(), protocol1Registration(), renewClaims()}
 }
 
 // Invariant: an offer is only an offer. Only the lock's value in Redis
@@ -128,6 +128,49 @@ func claimRegistersNext() *scenario {
 		},
 		wakes: []string{grantWake("B"), takenWake("B"), grantWake("D"), takenWake("D"), "all",
 			grantWake("F"), grantWake("G"), "all"},
+	}
+}
+
+// Invariant: a claim sent as a renewal (mutex_renew with ARGV[4], the
+// runtime's claim of an offer it learnt from its own release reply and
+// counts held already) claims as mutex_acquire does (full lease, the next
+// waiter registered under the offer's fence, "taken" published), but never
+// takes a lock that is not the claimant's: once the offer has lapsed it is
+// refused and changes nothing, even with the lock free, where
+// mutex_acquire would grant it anew.
+func renewClaims() *scenario {
+	acq, rel, renew := lua.MutexAcquire, lua.MutexRelease, lua.MutexRenew
+	return &scenario{
+		name: "mutex-renew-claim", fam: mutexFamily,
+		steps: []step{
+			{at: 0, script: acq, holder: "A", lease: 1000 * ms, extra: registers, want: granted()},
+			{at: 100 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: registers, want: busy(900)},
+			{at: 200 * ms, script: rel, holder: "A", lease: 1000 * ms, ownFence: true, want: handedTo("B"),
+				expect: []keyWant{{holder: "B", waiters: "1", ttl: offer, handed: true}, {suffix: ":waiters", absent: true}}},
+			{at: 250 * ms, script: renew, holder: "B", lease: 1000 * ms, extra: []string{"D"}, want: integer(1),
+				expect: []keyWant{{holder: "B", waiters: "1", ttl: 1000 * ms},
+					{suffix: ":waiters", members: []string{"D"}, under: []string{"B"}, ttl: setTTL(1000 * ms)}}},
+			// The offer to D lapses (at 800 ms) unclaimed: D's claim then
+			// is refused, and the free lock stays free.
+			{at: 300 * ms, script: rel, holder: "B", lease: 1000 * ms, ownFence: true, want: handedTo("D"),
+				expect: []keyWant{{holder: "D", waiters: "1", ttl: offer, handed: true}, {suffix: ":waiters", absent: true}}},
+			{at: 1100 * ms, script: renew, holder: "D", lease: 1000 * ms, extra: []string{""}, want: integer(0), unchanged: true},
+			{at: 1200 * ms, script: acq, holder: "E", lease: 1000 * ms, extra: registers, want: granted()},
+			// A claim after E's grant: refused, E's lock left alone.
+			{at: 1300 * ms, script: renew, holder: "D", lease: 1000 * ms, extra: []string{""}, want: integer(0), unchanged: true},
+			{at: 1400 * ms, script: renew, holder: "E", lease: 1000 * ms, extra: []string{"E"},
+				want: fails("ERR lockgen: next waiter must be a holder id other than the caller's"), unchanged: true},
+			// Named on an unmarked lock (never the runtime's case: an
+			// offer is marked), the next waiter is registered and the
+			// lock marked, so that the release offers it the lock.
+			{at: 1450 * ms, script: renew, holder: "E", lease: 1000 * ms, extra: []string{"F"}, want: integer(1),
+				expect: []keyWant{{holder: "E", waiters: "1", ttl: 1000 * ms},
+					{suffix: ":waiters", members: []string{"F"}, under: []string{"E"}, ttl: setTTL(1000 * ms)}}},
+			{at: 1500 * ms, script: rel, holder: "E", lease: 1000 * ms, ownFence: true, want: handedTo("F"),
+				expect: []keyWant{{holder: "F", waiters: "1", ttl: offer, handed: true}, {suffix: ":waiters", absent: true}}},
+			{at: 1600 * ms, script: rel, holder: "F", lease: 1000 * ms, ownFence: true, want: integer(1), expect: retired(mutexFamily)},
+		},
+		wakes: []string{grantWake("B"), takenWake("B"), grantWake("D"), takenWake("E"), grantWake("F"), "all"},
 	}
 }
 

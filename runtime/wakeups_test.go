@@ -175,7 +175,7 @@ func TestGrantMessageMarksOnlyItsHolder(t *testing.T) {
 }
 
 // A waiter of the releaser's Locker hears of its grant twice: from the
-// release's reply (handedOver), then from the message. The second is no
+// release's reply (releaseEnds), then from the message. The second is no
 // wake-up: one the waiter did not use would go on to the next waiter when
 // it leaves, for an attempt that could only be busy.
 func TestGrantHeardTwiceWakesOnce(t *testing.T) {
@@ -183,7 +183,8 @@ func TestGrantHeardTwiceWakesOnce(t *testing.T) {
 	const ch = "fair:{k}:wake"
 	head := m.join(ch, "h1", false, true)
 	next := m.join(ch, "h2", false, true)
-	m.handedOver(ch, "grant:1234:h1")
+	handedOver := func(ch, grant string) { m.releaseEnds(m.releaseStarts(ch), grant, time.Now()) }
+	handedOver(ch, "grant:1234:h1")
 	if !takeWake(head) {
 		t.Fatal("h1 was not woken by the grant in the release's reply")
 	}
@@ -196,7 +197,7 @@ func TestGrantHeardTwiceWakesOnce(t *testing.T) {
 		t.Error("h2 was woken when h1 left: the message repeating h1's grant woke h1 a second time")
 	}
 	// A grant of another fence to the same holder is news.
-	m.handedOver(ch, "grant:1300:h2")
+	handedOver(ch, "grant:1300:h2")
 	m.deliver(next.ch, &wakeSub{}, "grant:1300:h2")
 	if !takeWake(next) {
 		t.Error("h2 was not woken by its grant")
@@ -204,14 +205,47 @@ func TestGrantHeardTwiceWakesOnce(t *testing.T) {
 	if g, ok := m.grant(next); !ok || g.fence != 1300 {
 		t.Errorf("h2's grant: %+v ok %v, want fence 1300, true", g, ok)
 	}
-	// handedOver on a channel nobody here waits on does nothing: it
+	// A release on a channel nobody here waits on does nothing: it
 	// neither wakes anyone nor leaves a channel behind.
-	m.handedOver("mutex:{other}:wake", "grant:1:h2")
+	handedOver("mutex:{other}:wake", "grant:1:h2")
 	if takeWake(next) {
 		t.Error("a grant on another channel woke h2")
 	}
 	if _, ok := m.channels["mutex:{other}:wake"]; ok {
-		t.Error("handedOver on a channel without waiters made an entry for it")
+		t.Error("a release on a channel without waiters made an entry for it")
+	}
+}
+
+// A grant message that comes while a release of the same Locker on the
+// lock is in flight (Redis may write the message before the reply) does
+// not wake its waiter: the reply, which dates the grant, does. A release
+// that ends without a reply wakes it all the same, for a claim.
+func TestGrantMessageWaitsForTheReleaseInFlight(t *testing.T) {
+	m := newWakeups(&subscribeRecorder{})
+	const ch = "mutex:{k}:wake"
+	w := m.join(ch, "h1", true, true)
+	wc := m.releaseStarts(ch)
+	m.deliver(w.ch, &wakeSub{}, "grant:1234:h1")
+	if takeWake(w) {
+		t.Fatal("h1 was woken by the message while the release that made the offer was in flight")
+	}
+	sent := time.Now().Add(-time.Millisecond)
+	m.releaseEnds(wc, "grant:1234:h1", sent)
+	if !takeWake(w) {
+		t.Fatal("h1 was not woken by the release's reply")
+	}
+	if g, ok := m.grant(w); !ok || g.fence != 1234 || !g.releaseSent.Equal(sent) {
+		t.Errorf("h1's grant: %+v ok %v, want fence 1234 dated %v", g, ok, sent)
+	}
+
+	wc = m.releaseStarts(ch)
+	m.deliver(w.ch, &wakeSub{}, "grant:1300:h1")
+	m.releaseEnds(wc, "", time.Time{}) // no reply
+	if !takeWake(w) {
+		t.Fatal("h1 was not woken when the release ended without a reply")
+	}
+	if g, ok := m.grant(w); !ok || g.fence != 1300 || !g.releaseSent.IsZero() {
+		t.Errorf("h1's grant: %+v ok %v, want fence 1300, undated (a message only)", g, ok)
 	}
 }
 

@@ -97,10 +97,22 @@ type renewal struct {
 	lostCause error
 	inDoubt   bool
 	closed    bool // given up by Close, not lost: Release still gives it back
+	// claim, until a renewal succeeds, is the call sent in place of the
+	// renewal: the claim of a mutex offer counted held before it was
+	// claimed (acquisition.claimLater). claimFailed runs if r is lost
+	// before that.
+	claim       Call
+	claimFailed func()
 }
 
-// renewCall is the call that renews r's lock.
-func (r *renewal) renewCall() Call { return r.hold.call(r.key.kind.scripts().renew) }
+// renewCall is the call that renews r's lock: its claim, while it has one
+// to make.
+func (r *renewal) renewCall() Call {
+	if r.claim.Script != nil {
+		return r.claim
+	}
+	return r.hold.call(r.key.kind.scripts().renew)
+}
 
 // heartbeat keeps a fair waiter's place in the queue while it waits.
 type heartbeat struct {
@@ -224,6 +236,9 @@ func (d *watchdog) register(h *Held, hl *heldLock) (*renewal, error) {
 			ctx:      h.parent,
 			due:      sent.Add(validFor / 3),
 			deadline: sent.Add(validFor - driftMargin(validFor)),
+		}
+		if hl.offerClaim.Script != nil {
+			r.claim, r.claimFailed, r.due = hl.offerClaim, hl.claimFailed, sent // claimed at once
 		}
 		r.holders = r.firstHolder[:0]
 		d.renewals[key] = r
@@ -506,6 +521,7 @@ func (d *watchdog) applyRenewals(rs []*renewal, sent, now time.Time, replies []R
 			r.due = now.Add(retryPause(r.failures, r.spec.lease, r.deadline.Sub(now)))
 		case v == 1:
 			r.failures = 0
+			r.claim, r.claimFailed = Call{}, nil
 			r.due = sent.Add(r.spec.lease / 3)
 			if r.recheck {
 				r.recheck = false
@@ -553,7 +569,12 @@ func (d *watchdog) lose(r *renewal, cause error) {
 	d.mu.Lock()
 	r.lostCause = cause
 	holders := slices.Clone(r.holders)
+	claimFailed := r.claimFailed
+	r.claimFailed = nil
 	d.mu.Unlock()
+	if claimFailed != nil {
+		claimFailed()
+	}
 	for _, h := range holders {
 		h.lost(cause)
 	}
