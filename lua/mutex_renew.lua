@@ -12,10 +12,10 @@
 --
 -- A claim sent as a renewal (the runtime's claim of an offer it learnt from
 -- its own release reply, which it counts held from that release's send
--- time) can never take the lock anew: an offer that lapsed, or a lock given
--- back before the claim ran, is "not held" (0), and the holder hears of a
--- loss. mutex_acquire would grant a free lock again to a caller that may
--- have returned.
+-- time) can never take the lock anew: an offer taken by another, or a lock
+-- given back before the claim ran, is "not held" (0), and the holder hears
+-- of a loss. mutex_acquire would grant a free lock again to a caller that
+-- may have returned.
 --
 -- Written out whole, with no prelude helper, like mutex_acquire: the
 -- watchdog runs it for every held lock.
@@ -48,7 +48,11 @@ end
 -- A lease that ended (only the fence floor left of the key's PTTL) is
 -- lost, even if nobody took the lock since: the holder's runtime has given
 -- it up by its own clock, or will hear it now.
-if owner ~= holder or redis.call('PTTL', KEYS[1]) < LG_FLOOR_MS then return 0 end
+-- A claim needs no PTTL: a lock still in the claimant's name after its
+-- offer lapsed was nobody else's since (any grant renames it), so it may
+-- have its full lease, as a claim by mutex_acquire would; the runtime,
+-- which gave it up by its own clock first, gives it back.
+if owner ~= holder or not after and redis.call('PTTL', KEYS[1]) < LG_FLOOR_MS then return 0 end
 
 redis.call('PEXPIRE', KEYS[1], lease + LG_FLOOR_MS)
 if after then

@@ -259,6 +259,11 @@ func (l *Locker) releaseOne(h *Held, hl *heldLock) error {
 	var lost error
 	inDoubt := false
 	if hl.renewal != nil {
+		// A release that overtook the claim of an offer counted held
+		// would leave the claim's next waiter unregistered (and the
+		// claim refused): it waits for the claim, a round trip at most
+		// unless Redis fails, and never past the offer's lease.
+		l.dog.awaitClaim(hl.renewal)
 		lost, inDoubt = l.dog.unregister(h, hl.renewal)
 	}
 	if hl.claimed != nil {
@@ -323,9 +328,13 @@ func (h *Held) ended() error {
 func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 	holder := hl.hold.key.holder
 	ctx, giveUp := l.releaseContext(h)
-	wc := l.wakeups.releaseStarts(hl.spec.wake)
+	wc, near := l.wakeups.releaseStarts(hl.spec.wake, hl.spec.Kind == Mutex)
+	call := hl.hold.release
+	if near != "" && near != holder {
+		call = withArg(call, near)
+	}
 	sent := time.Now()
-	reply, err := l.evalRelease(ctx, giveUp, hl.hold.release)
+	reply, err := l.evalRelease(ctx, giveUp, call)
 	grant, ok := releasedBy(reply)
 	if err != nil {
 		grant = ""

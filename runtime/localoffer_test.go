@@ -21,6 +21,13 @@ type batchGate struct {
 	closed chan struct{} // nil while open; closed by open
 	calls  int           // acquire calls made while the gate was closed
 	held   chan struct{} // a batch is waiting at the gate
+	log    []string      // "batch done" and "release sent", in order
+}
+
+func (g *batchGate) note(what string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.log = append(g.log, what)
 }
 
 func (g *batchGate) close() {
@@ -44,6 +51,9 @@ func (g *batchGate) Eval(ctx context.Context, c runtime.Call) (any, error) {
 	if g.closed != nil && c.Script == lua.MutexAcquire {
 		g.calls++
 	}
+	if c.Script == lua.MutexRelease {
+		g.log = append(g.log, "release sent")
+	}
 	g.mu.Unlock()
 	return g.Backend.Eval(ctx, c)
 }
@@ -62,7 +72,9 @@ func (g *batchGate) EvalBatch(ctx context.Context, calls []runtime.Call) []runti
 		case <-ctx.Done():
 		}
 	}
-	return g.Backend.EvalBatch(ctx, calls)
+	replies := g.Backend.EvalBatch(ctx, calls)
+	g.note("batch done")
+	return replies
 }
 
 // gatedHandOver has a waiter of one Locker wait behind a holder of the
@@ -180,6 +192,39 @@ func TestOwnReleaseOfferWhoseClaimFailsIsLost(t *testing.T) {
 		}
 		if err := second.Release(); err != nil {
 			t.Errorf("the other holder's release: %v (the refused claim must leave its lock alone)", err)
+		}
+	})
+}
+
+// A holder counted held on its own release's offer that releases before
+// its claim went out waits for the claim: a release that overtook it
+// would have the claim refused, and the next waiter that the claim
+// registers would wait for an offer that never comes.
+func TestReleaseWaitsForItsPendingClaim(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, tg target) {
+		lock := runtime.Lock{Kind: runtime.Mutex, Key: "own-offer-release", Lease: 10 * time.Second}
+		ctx := ctxTimeout(t, 30*time.Second)
+		h, gate, _ := gatedHandOver(t, ctx, tg, lock)
+		awaitClosedOrSignal(t, gate.held, "the claim")
+		gate.mu.Lock()
+		gate.log = nil
+		gate.mu.Unlock()
+		released := make(chan error, 1)
+		go func() { released <- h.Release() }()
+		gate.open()
+		select {
+		case err := <-released:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("Release did not return within 5s of the claim going out")
+		}
+		gate.mu.Lock()
+		log := append([]string(nil), gate.log...)
+		gate.mu.Unlock()
+		if len(log) < 2 || log[0] != "batch done" || log[1] != "release sent" {
+			t.Errorf("calls in the order %q; want the claim's batch done before the release was sent", log)
 		}
 	})
 }

@@ -70,7 +70,20 @@ type wakeChannel struct {
 	// flight: a grant message that comes while one is waits for its reply,
 	// which dates it (see grantAt).
 	releasing int
+	// nearRun counts the mutex hand-overs in a row from a release of this
+	// Locker to a waiter of this Locker (see releaseStarts).
+	nearRun int
 }
+
+// nearHandOvers bounds the mutex hand-overs in a row that stay in one
+// process while the waiters of other processes wait: a release names a
+// waiter of its own process (mutex_release's ARGV[5]) until this many in a
+// row went to one, then lets the first registration have the lock. A
+// hand-over in the process is dated by the release's reply and needs no
+// claim before the waiter returns; one to another process needs the
+// message and a claim. A waiter of another process waits at most this many
+// holds more per turn of the processes.
+const nearHandOvers = 3
 
 // wakeSub is one Subscribe of a channel. ok and unsub are set before
 // ready is closed; ended is set when the server ended it or it failed.
@@ -464,15 +477,25 @@ func (m *wakeups) deliver(wc *wakeChannel, s *wakeSub, payload string) {
 
 // releaseStarts records a release of this Locker's hold on the lock of
 // channel, about to be sent, and returns what releaseEnds takes (nil if
-// no waiter of this Locker is on that channel).
-func (m *wakeups) releaseStarts(channel string) *wakeChannel {
+// no waiter of this Locker is on that channel). For a mutex (near set) it
+// also returns the holder id of the first waiter in this process's line,
+// for the release to offer the lock to if it is registered, unless
+// nearHandOvers in a row went to this process already ("" then).
+func (m *wakeups) releaseStarts(channel string, near bool) (*wakeChannel, string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	wc := m.channels[channel]
-	if wc != nil {
-		wc.releasing++
+	if wc == nil {
+		return nil, ""
 	}
-	return wc
+	wc.releasing++
+	if !near || wc.nearRun >= nearHandOvers {
+		return wc, ""
+	}
+	if w := wc.firstInLine(); w != nil {
+		return wc, w.holder
+	}
+	return wc, ""
 }
 
 // releaseEnds ends a release that releaseStarts recorded. grant is what
@@ -491,7 +514,11 @@ func (m *wakeups) releaseEnds(wc *wakeChannel, grant string, sent time.Time) {
 	defer m.mu.Unlock()
 	wc.releasing--
 	if grant != "" {
-		wc.grantAt(grant, sent)
+		if _, mine, _ := wc.grantAt(grant, sent); mine {
+			wc.nearRun++
+		} else {
+			wc.nearRun = 0
+		}
 	}
 	if wc.releasing > 0 {
 		return

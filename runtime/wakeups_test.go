@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -183,7 +184,10 @@ func TestGrantHeardTwiceWakesOnce(t *testing.T) {
 	const ch = "fair:{k}:wake"
 	head := m.join(ch, "h1", false, true)
 	next := m.join(ch, "h2", false, true)
-	handedOver := func(ch, grant string) { m.releaseEnds(m.releaseStarts(ch), grant, time.Now()) }
+	handedOver := func(ch, grant string) {
+		wc, _ := m.releaseStarts(ch, false)
+		m.releaseEnds(wc, grant, time.Now())
+	}
 	handedOver(ch, "grant:1234:h1")
 	if !takeWake(head) {
 		t.Fatal("h1 was not woken by the grant in the release's reply")
@@ -224,7 +228,7 @@ func TestGrantMessageWaitsForTheReleaseInFlight(t *testing.T) {
 	m := newWakeups(&subscribeRecorder{})
 	const ch = "mutex:{k}:wake"
 	w := m.join(ch, "h1", true, true)
-	wc := m.releaseStarts(ch)
+	wc, _ := m.releaseStarts(ch, false)
 	m.deliver(w.ch, &wakeSub{}, "grant:1234:h1")
 	if takeWake(w) {
 		t.Fatal("h1 was woken by the message while the release that made the offer was in flight")
@@ -238,7 +242,7 @@ func TestGrantMessageWaitsForTheReleaseInFlight(t *testing.T) {
 		t.Errorf("h1's grant: %+v ok %v, want fence 1234 dated %v", g, ok, sent)
 	}
 
-	wc = m.releaseStarts(ch)
+	wc, _ = m.releaseStarts(ch, false)
 	m.deliver(w.ch, &wakeSub{}, "grant:1300:h1")
 	m.releaseEnds(wc, "", time.Time{}) // no reply
 	if !takeWake(w) {
@@ -305,5 +309,35 @@ func TestUnsubscribedEndsTheSubscriptionAndWakesAll(t *testing.T) {
 	}
 	if n := len(rec.subscribed()); n != 2 {
 		t.Errorf("%d Subscribe calls after the subscription ended, want 2", n)
+	}
+}
+
+// A mutex release names the first waiter of its process's line for the
+// lock, nearHandOvers times in a row at most; a hand-over to another
+// process starts a new run.
+func TestNearHandOversAreBounded(t *testing.T) {
+	m := newWakeups(&subscribeRecorder{})
+	const ch = "mutex:{k}:wake"
+	w := m.join(ch, "h1", true, true)
+	m.join(ch, "h2", true, true)
+	for i := range nearHandOvers {
+		wc, near := m.releaseStarts(ch, true)
+		if near != "h1" {
+			t.Fatalf("release %d named %q, want the first in line, h1", i+1, near)
+		}
+		m.releaseEnds(wc, fmt.Sprintf("grant:%d:h1", 100+i), time.Now())
+		m.grant(w)
+	}
+	wc, near := m.releaseStarts(ch, true)
+	if near != "" {
+		t.Fatalf("release %d named %q after %d hand-overs in a row in the process", nearHandOvers+1, near, nearHandOvers)
+	}
+	m.releaseEnds(wc, "grant:200:other", time.Now()) // to another process
+	if wc, near = m.releaseStarts(ch, true); near != "h1" {
+		t.Errorf("after a hand-over to another process the release named %q, want h1", near)
+	}
+	m.releaseEnds(wc, "", time.Time{})
+	if _, near = m.releaseStarts(ch, false); near != "" {
+		t.Errorf("a release of another kind named %q", near)
 	}
 }

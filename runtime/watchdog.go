@@ -103,6 +103,7 @@ type renewal struct {
 	// before that.
 	claim       Call
 	claimFailed func()
+	claimDone   chan struct{} // closed when the claim succeeded or r was lost
 }
 
 // renewCall is the call that renews r's lock: its claim, while it has one
@@ -239,6 +240,7 @@ func (d *watchdog) register(h *Held, hl *heldLock) (*renewal, error) {
 		}
 		if hl.offerClaim.Script != nil {
 			r.claim, r.claimFailed, r.due = hl.offerClaim, hl.claimFailed, sent // claimed at once
+			r.claimDone = make(chan struct{})
 		}
 		r.holders = r.firstHolder[:0]
 		d.renewals[key] = r
@@ -246,6 +248,23 @@ func (d *watchdog) register(h *Held, hl *heldLock) (*renewal, error) {
 	}
 	r.holders = append(r.holders, h)
 	return r, nil
+}
+
+// awaitClaim waits until the claim of r's offer, if one is pending, has
+// succeeded or r was lost (the watchdog gives r up at its deadline, the
+// end of the offer's lease, at the latest).
+func (d *watchdog) awaitClaim(r *renewal) {
+	d.mu.Lock()
+	pending := r.claim.Script != nil && d.renewals[r.key] == r
+	done := r.claimDone
+	d.mu.Unlock()
+	if !pending {
+		return
+	}
+	select {
+	case <-done:
+	case <-d.done:
+	}
 }
 
 // unregister removes h from r; the last holder to go stops the renewals.
@@ -521,7 +540,10 @@ func (d *watchdog) applyRenewals(rs []*renewal, sent, now time.Time, replies []R
 			r.due = now.Add(retryPause(r.failures, r.spec.lease, r.deadline.Sub(now)))
 		case v == 1:
 			r.failures = 0
-			r.claim, r.claimFailed = Call{}, nil
+			if r.claim.Script != nil {
+				r.claim, r.claimFailed = Call{}, nil
+				close(r.claimDone)
+			}
 			r.due = sent.Add(r.spec.lease / 3)
 			if r.recheck {
 				r.recheck = false
@@ -571,6 +593,10 @@ func (d *watchdog) lose(r *renewal, cause error) {
 	holders := slices.Clone(r.holders)
 	claimFailed := r.claimFailed
 	r.claimFailed = nil
+	if r.claim.Script != nil {
+		r.claim = Call{}
+		close(r.claimDone)
+	}
 	d.mu.Unlock()
 	if claimFailed != nil {
 		claimFailed()
