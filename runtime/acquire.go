@@ -259,14 +259,11 @@ func (a *acquisition) take(chain *chainLink, hl *heldLock) error {
 // hl's first renewal: mutex_renew with the claim's ARGV[4] (the next
 // waiter to register, or ""), which restarts the full lease, registers
 // that waiter and publishes "taken", and which, unlike mutex_acquire,
-// never takes a lock that is not the holder's any more (a lapsed offer, or
-// one given back before the claim ran): that is a loss, told as any
-// refused renewal is.
+// never takes a lock that is not the holder's any more (an offer another
+// took after it lapsed, or one given back before the claim ran): that is a
+// loss, told as any refused renewal is.
 func (a *acquisition) claimLater(hl *heldLock, g granted) {
-	c := hl.hold.call(a.spec.Kind.scripts().renew)
-	c.Args = append(c.Args[:len(c.Args):len(c.Args)], g.nextHolder)
-	c.vals = nil
-	hl.offerClaim = c
+	hl.offerClaim = withArg(hl.hold.call(a.spec.Kind.scripts().renew), g.nextHolder)
 	if next := g.next; next != nil {
 		wakeups := a.l.wakeups
 		hl.claimFailed = func() { wakeups.unregistered(next) }
