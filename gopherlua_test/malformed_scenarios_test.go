@@ -161,7 +161,7 @@ func badCalls(sc *scenario, s *lua.Script, at time.Duration) []step {
 		}
 	case lua.MutexRelease:
 		for _, mode := range []string{"", "ALL", "one", "1"} {
-			refuse(nil, append(good, "", mode))
+			refuse(nil, append(good, "", "", mode))
 		}
 	case lua.MutexFloor:
 		for _, f := range badFloors {

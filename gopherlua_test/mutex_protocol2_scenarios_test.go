@@ -12,7 +12,7 @@ import (
 // (waiters registered under fences, releases that offer, claims), each
 // against the interleaving that would break it.
 func mutexInvariantScenarios() []*scenario {
-	return []*scenario{staleOffer(), deadWaiter(), claimRegistersNext(), holderRegistersNext(), idleWaiterCost(), protocol1Registration(), releaseToAll()}
+	return []*scenario{staleOffer(), deadWaiter(), claimRegistersNext(), holderRegistersNext(), idleWaiterCost(), protocol1Registration(), renewClaims(), nearHandOver(), releaseToAll()}
 }
 
 // Invariant: an offer is only an offer. Only the lock's value in Redis
@@ -131,6 +131,76 @@ func claimRegistersNext() *scenario {
 	}
 }
 
+// Invariant: a claim sent as a renewal (mutex_renew with ARGV[4], the
+// runtime's claim of an offer it learnt from its own release reply and
+// counts held already) claims as mutex_acquire does (full lease, the next
+// waiter registered under the offer's fence, "taken" published), but never
+// takes a lock that is not the claimant's: once the offer has lapsed it is
+// refused and changes nothing, even with the lock free, where
+// mutex_acquire would grant it anew.
+func renewClaims() *scenario {
+	acq, rel, renew := lua.MutexAcquire, lua.MutexRelease, lua.MutexRenew
+	return &scenario{
+		name: "mutex-renew-claim", fam: mutexFamily,
+		steps: []step{
+			{at: 0, script: acq, holder: "A", lease: 1000 * ms, extra: registers, want: granted()},
+			{at: 100 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: registers, want: busy(900)},
+			{at: 200 * ms, script: rel, holder: "A", lease: 1000 * ms, ownFence: true, want: handedTo("B"),
+				expect: []keyWant{{holder: "B", waiters: "1", ttl: offer, handed: true}, {suffix: ":waiters", absent: true}}},
+			{at: 250 * ms, script: renew, holder: "B", lease: 1000 * ms, extra: []string{"D"}, want: integer(1),
+				expect: []keyWant{{holder: "B", waiters: "1", ttl: 1000 * ms},
+					{suffix: ":waiters", members: []string{"D"}, under: []string{"B"}, ttl: setTTL(1000 * ms)}}},
+			// The offer to D lapses (at 800 ms) unclaimed, and E takes the
+			// lock: D's claim then is refused and leaves E's lock alone.
+			{at: 300 * ms, script: rel, holder: "B", lease: 1000 * ms, ownFence: true, want: handedTo("D"),
+				expect: []keyWant{{holder: "D", waiters: "1", ttl: offer, handed: true}, {suffix: ":waiters", absent: true}}},
+			{at: 1100 * ms, script: acq, holder: "E", lease: 1000 * ms, extra: registers, want: granted()},
+			{at: 1200 * ms, script: renew, holder: "D", lease: 1000 * ms, extra: []string{""}, want: integer(0), unchanged: true},
+			{at: 1300 * ms, script: renew, holder: "E", lease: 1000 * ms, extra: []string{"E"},
+				want: fails("ERR lockgen: next waiter must be a holder id other than the caller's"), unchanged: true},
+			// Named on an unmarked lock (never the runtime's case: an
+			// offer is marked), the next waiter is registered and the
+			// lock marked, so that the release offers it the lock.
+			{at: 1350 * ms, script: renew, holder: "E", lease: 1000 * ms, extra: []string{"F"}, want: integer(1),
+				expect: []keyWant{{holder: "E", waiters: "1", ttl: 1000 * ms},
+					{suffix: ":waiters", members: []string{"F"}, under: []string{"E"}, ttl: setTTL(1000 * ms)}}},
+			{at: 1400 * ms, script: rel, holder: "E", lease: 1000 * ms, ownFence: true, want: handedTo("F"),
+				expect: []keyWant{{holder: "F", waiters: "1", ttl: offer, handed: true}, {suffix: ":waiters", absent: true}}},
+			// F's offer lapsed (at 1900 ms) and nobody took the lock: it
+			// was nobody else's since, and F's claim gives it the lease.
+			{at: 2200 * ms, script: renew, holder: "F", lease: 1000 * ms, extra: []string{""}, want: integer(1),
+				expect: []keyWant{{holder: "F", waiters: "1", ttl: 1000 * ms}}},
+			{at: 2300 * ms, script: rel, holder: "F", lease: 1000 * ms, ownFence: true, want: integer(1), expect: retired(mutexFamily)},
+		},
+		wakes: []string{grantWake("B"), takenWake("B"), grantWake("D"), takenWake("E"), grantWake("F"), takenWake("F"), "all"},
+	}
+}
+
+// A release that names a waiter of its own process (ARGV[5]) offers the
+// lock to it ahead of earlier registrations, if it is registered; one not
+// registered (gave up, or not yet registered) is passed over for the first
+// registration, and so is the releaser itself.
+func nearHandOver() *scenario {
+	acq, rel := lua.MutexAcquire, lua.MutexRelease
+	return &scenario{
+		name: "mutex-near-hand-over", fam: mutexFamily,
+		steps: []step{
+			{at: 0, script: acq, holder: "A", lease: 1000 * ms, extra: registers, want: granted()},
+			{at: 100 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: registers, want: busy(900)},
+			{at: 110 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: registers, want: busy(890)},
+			{at: 200 * ms, script: rel, holder: "A", lease: 1000 * ms, ownFence: true, extra: []string{"C"}, want: handedTo("C"),
+				expect: []keyWant{{holder: "C", waiters: "1", ttl: offer, handed: true},
+					{suffix: ":waiters", members: []string{"B"}, under: []string{"A"}}}},
+			{at: 250 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: registers, want: sameGrant()},
+			{at: 300 * ms, script: rel, holder: "C", lease: 1000 * ms, ownFence: true, extra: []string{"X"}, want: handedTo("B"),
+				expect: []keyWant{{holder: "B", waiters: "1", ttl: offer, handed: true}, {suffix: ":waiters", absent: true}}},
+			{at: 350 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: registers, want: sameGrant()},
+			{at: 400 * ms, script: rel, holder: "B", lease: 1000 * ms, ownFence: true, extra: []string{"B"}, want: integer(1), expect: retired(mutexFamily)},
+		},
+		wakes: []string{grantWake("C"), takenWake("C"), grantWake("B"), takenWake("B"), "all"},
+	}
+}
+
 // The holder's own acquire again (a retried call) with ARGV[5], on a lock
 // nobody is registered for: the next waiter is registered and B marked,
 // and, B being marked, "taken" is published as for a claim (though no
@@ -206,7 +276,7 @@ func releaseToAll() *scenario {
 			{at: 0, script: acq, holder: "A", lease: 1000 * ms, extra: registers, want: granted()},
 			{at: 100 * ms, script: acq, holder: "B", lease: 1000 * ms, extra: registers, want: busy(900)},
 			{at: 110 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: registers, want: busy(890)},
-			{at: 200 * ms, script: rel, holder: "A", lease: 1000 * ms, extra: []string{"", "all"}, want: integer(1),
+			{at: 200 * ms, script: rel, holder: "A", lease: 1000 * ms, extra: []string{"", "", "all"}, want: integer(1),
 				expect: []keyWant{{suffix: ":waiters", absent: true}}},
 			{at: 210 * ms, script: acq, holder: "C", lease: 1000 * ms, extra: registers, want: granted()},
 		},

@@ -80,8 +80,8 @@ type step struct {
 	// extraAt replaces extra with ARGV computed from the target's start
 	// (mutex_floor's fence floor, an absolute time in µs).
 	extraAt func(start time.Time) []string
-	// ownFence replaces extra with the fence of the holder's grant ("0"
-	// if none was seen), as the runtime sends it to mutex_release.
+	// ownFence puts the fence of the holder's grant ("0" if none was
+	// seen) before extra, as the runtime sends it to mutex_release.
 	ownFence bool
 	args     []string // replaces the whole ARGV (malformed input)
 	keys     []string // replaces KEYS (malformed input)
@@ -344,7 +344,7 @@ func (r *run) exec(st *step) any {
 			extra = st.extraAt(r.tg.start())
 		}
 		if st.ownFence {
-			extra = []string{strconv.FormatInt(r.fences[st.side()], 10)}
+			extra = append([]string{strconv.FormatInt(r.fences[st.side()], 10)}, st.extra...)
 		}
 		args = append([]string{st.holder, strconv.FormatInt(st.lease.Milliseconds(), 10), pub}, extra...)
 	}

@@ -8,3 +8,9 @@ import "time"
 // is at most this far behind the clock that issued the last fence still
 // finds that fence and goes above it (docs/design.md, "Fences").
 const FenceFloor = 10 * time.Second
+
+// MutexOffer is how long a mutex release offers the lock to the first
+// registered waiter (LG_OFFER_MS in prelude.lua; at most the lease): the
+// runtime counts an offer it learnt from its own release reply held for
+// that long from the release's send time.
+const MutexOffer = 500 * time.Millisecond

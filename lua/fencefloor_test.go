@@ -15,3 +15,12 @@ func TestFenceFloorMatchesThePrelude(t *testing.T) {
 		t.Errorf("prelude.lua does not define %q", strings.TrimSpace(want))
 	}
 }
+
+// The runtime dates a locally learnt mutex offer with MutexOffer, the
+// release script with LG_OFFER_MS: they must agree.
+func TestMutexOfferMatchesThePrelude(t *testing.T) {
+	want := fmt.Sprintf("local LG_OFFER_MS = %d\n", MutexOffer.Milliseconds())
+	if !strings.Contains(Prelude(), want) {
+		t.Errorf("prelude.lua does not define %q", strings.TrimSpace(want))
+	}
+}

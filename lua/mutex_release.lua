@@ -11,7 +11,11 @@
 --         A caller that does not know (a clean-up, a waiter withdrawing)
 --         sends none (or ""), and B is only read unless the lock is the
 --         caller's.
--- ARGV[5] (optional) "all": offer to nobody; the registrations go and
+-- ARGV[5] (optional) a waiter of the caller's process: offered the lock
+--         ahead of the first registration if it is registered (the runtime
+--         sends it for a bounded run of hand-overs, docs/design.md); ""
+--         for none.
+-- ARGV[6] (optional) "all": offer to nobody; the registrations go and
 --         every waiter is woken ("all") to try. A quorum sends it: each
 --         server's set orders its waiters by arrival, which differs from
 --         server to server, so offers made server by server can name
@@ -39,7 +43,7 @@
 -- Written out whole, with no prelude helper, like mutex_acquire.
 if #KEYS < 3 then return redis.error_reply('ERR lockgen: want 3 KEYS, got ' .. #KEYS) end
 if #ARGV < 3 then return redis.error_reply('ERR lockgen: want 3 ARGV, got ' .. #ARGV) end
-local holder, lease, pub, guess, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
+local holder, lease, pub, guess, near, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 if guess == '' then guess = nil end
 if #holder == 0 or #holder > 64 or string.find(holder, ' ', 1, true) or holder == LG_TOMB then
   return redis.error_reply('ERR lockgen: holder id must be 1..64 bytes without a space, and not "!"')
@@ -84,15 +88,24 @@ if owner ~= holder then
 end
 
 if waiters == '+' then
-  local popped = redis.call('ZPOPMIN', KEYS[2])
-  local first = popped[1]
-  -- A score above zero is a registration of protocol 1 (LG_SCORE_BASE),
-  -- and so is every one after it: never offered to (its runtime would
-  -- take the message for a grant), they go, and everyone is woken. So do
-  -- all of them when the caller asked for "all".
-  if first and (mode or popped[2] + 0 >= 0) then
+  local first
+  if mode then
+    -- Offered to nobody: every registration goes, everyone is woken.
     redis.call('DEL', KEYS[2])
-    first = nil
+  elseif near and #near > 0 and near ~= holder and redis.call('ZREM', KEYS[2], near) == 1 then
+    -- The caller's own waiter, if it is registered: ZREM says so (a holder
+    -- id is never registered by protocol 1 and 2 both).
+    first = near
+  else
+    local popped = redis.call('ZPOPMIN', KEYS[2])
+    first = popped[1]
+    -- A score above zero is a registration of protocol 1 (LG_SCORE_BASE),
+    -- and so is every one after it: never offered to (its runtime would
+    -- take the message for a grant), they go, and everyone is woken.
+    if first and popped[2] + 0 >= 0 then
+      redis.call('DEL', KEYS[2])
+      first = nil
+    end
   end
   if first then
     -- Others may still be registered: the flag stays.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/lockgen/lockgen/lua"
 )
 
 // Acquire takes every lock, all or nothing. It sorts them into the canonical
@@ -199,6 +201,12 @@ type granted struct {
 	from     time.Time
 	validFor time.Duration
 	learnt   time.Time // when this process learnt of it; read only for observers (see acquired)
+	// unclaimed: a mutex offer counted held before it was claimed (see
+	// offerHeld); next is the waiter of this process its claim registers
+	// (nil if none), under nextHolder.
+	unclaimed  bool
+	next       *waiter
+	nextHolder string
 }
 
 // take re-enters a hold of the chain, or acquires the lock in Redis, and
@@ -241,7 +249,25 @@ func (a *acquisition) take(chain *chainLink, hl *heldLock) error {
 	}
 	hl.hold = a.l.holds.add(&hl.ownHold, holdKey{a.spec.base, a.spec.Kind, a.holder}, g.fence, a.call)
 	hl.acquired, hl.validFor, hl.granted = g.from, g.validFor, g.learnt
+	if g.unclaimed {
+		a.claimLater(hl, g)
+	}
 	return nil
+}
+
+// claimLater has the watchdog claim the offer g, counted held already, as
+// hl's first renewal: mutex_renew with the claim's ARGV[4] (the next
+// waiter to register, or ""), which restarts the full lease, registers
+// that waiter and publishes "taken", and which, unlike mutex_acquire,
+// never takes a lock that is not the holder's any more (an offer another
+// took after it lapsed, or one given back before the claim ran): that is a
+// loss, told as any refused renewal is.
+func (a *acquisition) claimLater(hl *heldLock, g granted) {
+	hl.offerClaim = withArg(hl.hold.call(a.spec.Kind.scripts().renew), g.nextHolder)
+	if next := g.next; next != nil {
+		wakeups := a.l.wakeups
+		hl.claimFailed = func() { wakeups.unregistered(next) }
+	}
 }
 
 // now reads the clock, once per step of the hot path: the first attempt
@@ -625,16 +651,48 @@ func (a *acquisition) handedOver() (granted, bool) {
 		return granted{}, false
 	}
 	if a.spec.Kind == Mutex {
-		// A mutex release only offers the lock: the waiter claims it with
-		// its next attempt, which finds the lock its own (or, if the offer
-		// lapsed and another took it, busy). So no message, however late,
-		// makes a waiter believe it holds what Redis gave to someone else.
-		return granted{}, false
+		return a.offerHeld(seen)
 	}
 	g := granted{fence: seen.fence, from: seen.placeKept, validFor: a.spec.lease}
 	left := time.Until(g.from.Add(g.validFor))
 	if a.spec.NoRenew || a.l.replicas > 0 || seen.lapsed || left < g.validFor/2 {
 		return granted{}, false // the next attempt claims it
+	}
+	a.acquired(&g)
+	return g, true
+}
+
+// offerHeld reports whether the mutex offer seen counts as held before it
+// is claimed. A release only offers the lock; an offer learnt from a
+// message is claimed with the waiter's next attempt, which finds the lock
+// its own (or, if the offer lapsed and another took it, busy): a message
+// may be late. One learnt from the reply of a release of this Locker is
+// dated: Redis put the lock in the waiter's name for the offer's lease
+// (lua.MutexOffer, at most the lease) after that release was sent, so the
+// waiter holds it until then, like a grant whose lease counts from the
+// send time of its request. It returns at once, and the claim follows as
+// the first renewal (claimLater). A renew=false lock, a lock under replica
+// safety, and an offer with less than half its lease left are claimed
+// first, as a message's.
+func (a *acquisition) offerHeld(seen grantSeen) (granted, bool) {
+	if seen.releaseSent.IsZero() || a.spec.NoRenew || a.l.replicas > 0 {
+		return granted{}, false
+	}
+	validFor := min(a.spec.lease, lua.MutexOffer)
+	if time.Until(seen.releaseSent.Add(validFor)) < validFor/2 {
+		return granted{}, false
+	}
+	g := granted{fence: seen.fence, from: seen.releaseSent, validFor: validFor, unclaimed: true}
+	if a.call.Script == nil {
+		// Registered by the call ahead, this waiter made no call: the
+		// hold's calls are made from this one.
+		a.call = a.l.acquireCall(a.spec, a.holder, a.window(), a.argv)
+	}
+	// The claim registers the next waiter of this process, which must
+	// know it before this one leaves the line and gives it its turn.
+	if after, holder := a.l.wakeups.nextInLine(a.w); after != nil {
+		a.l.wakeups.registered(after, holder)
+		g.next, g.nextHolder = after, holder
 	}
 	a.acquired(&g)
 	return g, true

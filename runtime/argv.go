@@ -143,3 +143,10 @@ func boxedSHA(s *lua.Script) any {
 	}
 	return s.SHA1
 }
+
+// withArg returns c with arg appended to its ARGV, in a slice of its own.
+func withArg(c Call, arg string) Call {
+	c.Args = append(c.Args[:len(c.Args):len(c.Args)], arg)
+	c.vals = nil
+	return c
+}

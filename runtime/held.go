@@ -49,6 +49,12 @@ type heldLock struct {
 	acquired time.Time     // the lease origin: a moment before Redis started counting the lease
 	granted  time.Time     // when this process learnt it had the lock, for Event.Held
 	validFor time.Duration // from acquired: how long Redis keeps it without a renewal
+	// offerClaim, if its Script is set, is the call that claims a mutex offer
+	// counted held before Redis confirmed it (acquisition.handedOver): the
+	// watchdog sends it at once, as the first renewal. claimFailed runs if
+	// the hold is lost before a claim succeeded.
+	offerClaim  Call
+	claimFailed func()
 
 	// reentered is set while a nested Acquire re-enters this hold (for
 	// exclusive kinds; see reentry.go).
@@ -253,6 +259,11 @@ func (l *Locker) releaseOne(h *Held, hl *heldLock) error {
 	var lost error
 	inDoubt := false
 	if hl.renewal != nil {
+		// A release that overtook the claim of an offer counted held
+		// would leave the claim's next waiter unregistered (and the
+		// claim refused): it waits for the claim, a round trip at most
+		// unless Redis fails, and never past the offer's lease.
+		l.dog.awaitClaim(hl.renewal)
 		lost, inDoubt = l.dog.unregister(h, hl.renewal)
 	}
 	if hl.claimed != nil {
@@ -317,7 +328,18 @@ func (h *Held) ended() error {
 func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 	holder := hl.hold.key.holder
 	ctx, giveUp := l.releaseContext(h)
-	reply, err := l.evalRelease(ctx, giveUp, hl.hold.release)
+	wc, near := l.wakeups.releaseStarts(hl.spec.wake, hl.spec.Kind == Mutex)
+	call := hl.hold.release
+	if near != "" && near != holder {
+		call = withArg(call, near)
+	}
+	sent := time.Now()
+	reply, err := l.evalRelease(ctx, giveUp, call)
+	grant, ok := releasedBy(reply)
+	if err != nil {
+		grant = ""
+	}
+	l.wakeups.releaseEnds(wc, grant, sent)
 	if permissionDenied(err) || refusedOutright(err) {
 		return fmt.Errorf("lockgen: release %s: %w (the lock stays until its lease ends)", hl.spec, err)
 	}
@@ -325,10 +347,7 @@ func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
 		l.cleanUp(hl.spec, holder, finished(err), true)
 		return fmt.Errorf("lockgen: release %s: %w (retrying in the background)", hl.spec, err)
 	}
-	switch grant, ok := releasedBy(reply); {
-	case grant != "":
-		l.wakeups.handedOver(hl.spec.wake, grant)
-		return nil
+	switch {
 	case ok:
 		return nil
 	case reply != int64(0):

@@ -337,7 +337,7 @@ func leaseOf(c Call) time.Duration {
 func fenceArg(f int64) string { return strconv.FormatInt(f, 10) }
 
 // memberArgs is c's ARGV as one server runs it: with that server's publish
-// command, and for a release, "all" (mutex_release's ARGV[5]): the release
+// command, and for a release, "all" (mutex_release's ARGV[6]): the release
 // wakes every waiter instead of offering the lock to the one registered
 // first there. Each server orders its registrations by their arrival,
 // which differs from server to server, so offers made server by server
@@ -350,7 +350,7 @@ func memberArgs(c Call, pub string) []string {
 		for len(args) < 4 {
 			args = append(args, "") // no fence guess
 		}
-		args = append(args[:4], "all")
+		args = append(args[:4], "", "all") // no waiter of this process first; offer to nobody
 	}
 	return args
 }

@@ -65,7 +65,25 @@ type wakeChannel struct {
 	// tries, and takes the lock if the offer lapsed (its waiter died).
 	offer      *time.Timer
 	offerFence int64
+
+	// releasing counts the releases of this Locker's holds on the lock in
+	// flight: a grant message that comes while one is waits for its reply,
+	// which dates it (see grantAt).
+	releasing int
+	// nearRun counts the mutex hand-overs in a row from a release of this
+	// Locker to a waiter of this Locker (see releaseStarts).
+	nearRun int
 }
+
+// nearHandOvers bounds the mutex hand-overs in a row that stay in one
+// process while the waiters of other processes wait: a release names a
+// waiter of its own process (mutex_release's ARGV[5]) until this many in a
+// row went to one, then lets the first registration have the lock. A
+// hand-over in the process is dated by the release's reply and needs no
+// claim before the waiter returns; one to another process needs the
+// message and a claim. A waiter of another process waits at most this many
+// holds more per turn of the processes.
+const nearHandOvers = 3
 
 // wakeSub is one Subscribe of a channel. ok and unsub are set before
 // ready is closed; ended is set when the server ended it or it failed.
@@ -98,6 +116,13 @@ type waiter struct {
 	// to this waiter, with fence grantFence.
 	granted    bool
 	grantFence int64
+	// grantSent is when the release whose own reply told of the grant was
+	// sent (zero for a grant learnt from a message): see
+	// acquisition.handedOver.
+	grantSent time.Time
+	// heldBack: a grant message came while a release of this Locker was
+	// in flight; the waiter is woken by that release's end.
+	heldBack bool
 	// ahead: the call that took the lock for the waiter ahead of this one
 	// in line registered this one in Redis (mutex_acquire's ARGV[5]).
 	ahead bool
@@ -272,7 +297,9 @@ func (m *wakeups) grant(w *waiter) (g grantSeen, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	ok, w.granted = w.granted, false
-	return grantSeen{w.grantFence, w.placeKept, w.lapsed}, ok
+	sent := w.grantSent
+	w.grantSent = time.Time{}
+	return grantSeen{w.grantFence, w.placeKept, w.lapsed, sent}, ok
 }
 
 // grantSeen is what a waiter knows of a grant message addressed to it.
@@ -280,6 +307,9 @@ type grantSeen struct {
 	fence     int64
 	placeKept time.Time
 	lapsed    bool
+	// releaseSent: the grant was learnt from the reply of a release of
+	// this Locker sent then; zero if from a message, which may be late.
+	releaseSent time.Time
 }
 
 // rename gives w a new holder id (an acquisition goes on under a new one
@@ -288,7 +318,7 @@ type grantSeen struct {
 func (m *wakeups) rename(w *waiter, holder string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	w.holder, w.granted, w.placeKept = holder, false, time.Time{}
+	w.holder, w.granted, w.placeKept, w.grantSent = holder, false, time.Time{}, time.Time{}
 }
 
 // leave removes w. The next waiter in line gets its turn; a wake w did not
@@ -445,16 +475,59 @@ func (m *wakeups) deliver(wc *wakeChannel, s *wakeSub, payload string) {
 	}
 }
 
-// handedOver passes on a grant learnt from the reply of a release of this
-// Locker (grant: the wake message the release published) to the waiter it
-// names, if that waiter is one of this Locker's. The waiter then hears of
-// its grant as soon as the releaser does, rather than after the message,
-// which comes later to the same effect.
-func (m *wakeups) handedOver(channel, grant string) {
+// releaseStarts records a release of this Locker's hold on the lock of
+// channel, about to be sent, and returns what releaseEnds takes (nil if
+// no waiter of this Locker is on that channel). For a mutex (near set) it
+// also returns the holder id of the first waiter in this process's line,
+// for the release to offer the lock to if it is registered, unless
+// nearHandOvers in a row went to this process already ("" then).
+func (m *wakeups) releaseStarts(channel string, near bool) (*wakeChannel, string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if wc := m.channels[channel]; wc != nil {
-		wc.grant(grant)
+	wc := m.channels[channel]
+	if wc == nil {
+		return nil, ""
+	}
+	wc.releasing++
+	if !near || wc.nearRun >= nearHandOvers {
+		return wc, ""
+	}
+	if w := wc.firstInLine(); w != nil {
+		return wc, w.holder
+	}
+	return wc, ""
+}
+
+// releaseEnds ends a release that releaseStarts recorded. grant is what
+// its reply said (the wake message it published, "" if none or no
+// reply), sent when it was sent. A waiter of this Locker that the grant
+// names hears of it as soon as the releaser does, rather than after the
+// message, which comes later to the same effect (or came first, and was
+// held back for this reply); and it knows the grant was current when the
+// release was sent (a mutex waiter counts the offer held from then,
+// acquisition.offerHeld).
+func (m *wakeups) releaseEnds(wc *wakeChannel, grant string, sent time.Time) {
+	if wc == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	wc.releasing--
+	if grant != "" {
+		if _, mine, _ := wc.grantAt(grant, sent); mine {
+			wc.nearRun++
+		} else {
+			wc.nearRun = 0
+		}
+	}
+	if wc.releasing > 0 {
+		return
+	}
+	for _, w := range wc.waiters {
+		if w.heldBack {
+			w.heldBack = false
+			trySignal(w)
+		}
 	}
 }
 
@@ -465,6 +538,13 @@ func (m *wakeups) handedOver(channel, grant string) {
 // second wake-up that the waiter does not use would go on to another
 // waiter when it leaves, for an attempt that is bound to be busy.
 func (wc *wakeChannel) grant(payload string) (fence int64, mine, ok bool) {
+	return wc.grantAt(payload, time.Time{})
+}
+
+// grantAt is grant for a grant learnt from a release reply sent at sent
+// (zero: from a message). The reply dates the grant even if the message
+// came first, as long as the waiter has not taken the grant yet.
+func (wc *wakeChannel) grantAt(payload string, sent time.Time) (fence int64, mine, ok bool) {
 	fs, holder, _ := strings.Cut(payload[len("grant:"):], ":")
 	f, err := strconv.ParseInt(fs, 10, 64)
 	if err != nil || holder == "" {
@@ -473,14 +553,29 @@ func (wc *wakeChannel) grant(payload string) (fence int64, mine, ok bool) {
 	for _, w := range wc.waiters {
 		if w.holder == holder {
 			mine = true
-			if w.grantFence != f {
-				w.granted, w.grantFence = true, f
+			switch {
+			case w.grantFence != f:
+				w.granted, w.grantFence, w.grantSent = true, f, sent
 				// A mutex waiter offered the lock claims it now, even
 				// if others of its process are ahead of it in line:
 				// they wait for offers of their own, and an offer
 				// left unclaimed would lapse with nobody to try.
 				w.open()
-				trySignal(w)
+				if sent.IsZero() && wc.releasing > 0 {
+					// Most likely that release's offer: its reply,
+					// due about now, dates it (releaseEnds wakes w).
+					w.heldBack = true
+				} else {
+					trySignal(w)
+				}
+			case w.granted && !sent.IsZero():
+				// The reply, after the message: it dates the grant
+				// the waiter has not taken yet.
+				w.grantSent = sent
+				if w.heldBack {
+					w.heldBack = false
+					trySignal(w)
+				}
 			}
 		}
 	}
@@ -526,6 +621,16 @@ func (m *wakeups) registered(w *waiter, holder string) {
 	if w.holder == holder {
 		w.ahead = true
 	}
+}
+
+// unregistered undoes registered, for a claim that did not register w
+// after all (it failed), and wakes w: it tries itself now rather than
+// wait for an offer that will not come.
+func (m *wakeups) unregistered(w *waiter) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w.ahead = false
+	trySignal(w)
 }
 
 // registeredAhead reports whether w, whose turn it is, was registered by

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -175,7 +176,7 @@ func TestGrantMessageMarksOnlyItsHolder(t *testing.T) {
 }
 
 // A waiter of the releaser's Locker hears of its grant twice: from the
-// release's reply (handedOver), then from the message. The second is no
+// release's reply (releaseEnds), then from the message. The second is no
 // wake-up: one the waiter did not use would go on to the next waiter when
 // it leaves, for an attempt that could only be busy.
 func TestGrantHeardTwiceWakesOnce(t *testing.T) {
@@ -183,7 +184,11 @@ func TestGrantHeardTwiceWakesOnce(t *testing.T) {
 	const ch = "fair:{k}:wake"
 	head := m.join(ch, "h1", false, true)
 	next := m.join(ch, "h2", false, true)
-	m.handedOver(ch, "grant:1234:h1")
+	handedOver := func(ch, grant string) {
+		wc, _ := m.releaseStarts(ch, false)
+		m.releaseEnds(wc, grant, time.Now())
+	}
+	handedOver(ch, "grant:1234:h1")
 	if !takeWake(head) {
 		t.Fatal("h1 was not woken by the grant in the release's reply")
 	}
@@ -196,7 +201,7 @@ func TestGrantHeardTwiceWakesOnce(t *testing.T) {
 		t.Error("h2 was woken when h1 left: the message repeating h1's grant woke h1 a second time")
 	}
 	// A grant of another fence to the same holder is news.
-	m.handedOver(ch, "grant:1300:h2")
+	handedOver(ch, "grant:1300:h2")
 	m.deliver(next.ch, &wakeSub{}, "grant:1300:h2")
 	if !takeWake(next) {
 		t.Error("h2 was not woken by its grant")
@@ -204,14 +209,47 @@ func TestGrantHeardTwiceWakesOnce(t *testing.T) {
 	if g, ok := m.grant(next); !ok || g.fence != 1300 {
 		t.Errorf("h2's grant: %+v ok %v, want fence 1300, true", g, ok)
 	}
-	// handedOver on a channel nobody here waits on does nothing: it
+	// A release on a channel nobody here waits on does nothing: it
 	// neither wakes anyone nor leaves a channel behind.
-	m.handedOver("mutex:{other}:wake", "grant:1:h2")
+	handedOver("mutex:{other}:wake", "grant:1:h2")
 	if takeWake(next) {
 		t.Error("a grant on another channel woke h2")
 	}
 	if _, ok := m.channels["mutex:{other}:wake"]; ok {
-		t.Error("handedOver on a channel without waiters made an entry for it")
+		t.Error("a release on a channel without waiters made an entry for it")
+	}
+}
+
+// A grant message that comes while a release of the same Locker on the
+// lock is in flight (Redis may write the message before the reply) does
+// not wake its waiter: the reply, which dates the grant, does. A release
+// that ends without a reply wakes it all the same, for a claim.
+func TestGrantMessageWaitsForTheReleaseInFlight(t *testing.T) {
+	m := newWakeups(&subscribeRecorder{})
+	const ch = "mutex:{k}:wake"
+	w := m.join(ch, "h1", true, true)
+	wc, _ := m.releaseStarts(ch, false)
+	m.deliver(w.ch, &wakeSub{}, "grant:1234:h1")
+	if takeWake(w) {
+		t.Fatal("h1 was woken by the message while the release that made the offer was in flight")
+	}
+	sent := time.Now().Add(-time.Millisecond)
+	m.releaseEnds(wc, "grant:1234:h1", sent)
+	if !takeWake(w) {
+		t.Fatal("h1 was not woken by the release's reply")
+	}
+	if g, ok := m.grant(w); !ok || g.fence != 1234 || !g.releaseSent.Equal(sent) {
+		t.Errorf("h1's grant: %+v ok %v, want fence 1234 dated %v", g, ok, sent)
+	}
+
+	wc, _ = m.releaseStarts(ch, false)
+	m.deliver(w.ch, &wakeSub{}, "grant:1300:h1")
+	m.releaseEnds(wc, "", time.Time{}) // no reply
+	if !takeWake(w) {
+		t.Fatal("h1 was not woken when the release ended without a reply")
+	}
+	if g, ok := m.grant(w); !ok || g.fence != 1300 || !g.releaseSent.IsZero() {
+		t.Errorf("h1's grant: %+v ok %v, want fence 1300, undated (a message only)", g, ok)
 	}
 }
 
@@ -271,5 +309,35 @@ func TestUnsubscribedEndsTheSubscriptionAndWakesAll(t *testing.T) {
 	}
 	if n := len(rec.subscribed()); n != 2 {
 		t.Errorf("%d Subscribe calls after the subscription ended, want 2", n)
+	}
+}
+
+// A mutex release names the first waiter of its process's line for the
+// lock, nearHandOvers times in a row at most; a hand-over to another
+// process starts a new run.
+func TestNearHandOversAreBounded(t *testing.T) {
+	m := newWakeups(&subscribeRecorder{})
+	const ch = "mutex:{k}:wake"
+	w := m.join(ch, "h1", true, true)
+	m.join(ch, "h2", true, true)
+	for i := range nearHandOvers {
+		wc, near := m.releaseStarts(ch, true)
+		if near != "h1" {
+			t.Fatalf("release %d named %q, want the first in line, h1", i+1, near)
+		}
+		m.releaseEnds(wc, fmt.Sprintf("grant:%d:h1", 100+i), time.Now())
+		m.grant(w)
+	}
+	wc, near := m.releaseStarts(ch, true)
+	if near != "" {
+		t.Fatalf("release %d named %q after %d hand-overs in a row in the process", nearHandOvers+1, near, nearHandOvers)
+	}
+	m.releaseEnds(wc, "grant:200:other", time.Now()) // to another process
+	if wc, near = m.releaseStarts(ch, true); near != "h1" {
+		t.Errorf("after a hand-over to another process the release named %q, want h1", near)
+	}
+	m.releaseEnds(wc, "", time.Time{})
+	if _, near = m.releaseStarts(ch, false); near != "" {
+		t.Errorf("a release of another kind named %q", near)
 	}
 }

@@ -102,10 +102,23 @@ type renewal struct {
 	lostCause error
 	inDoubt   bool
 	closed    bool // given up by Close, not lost: Release still gives it back
+	// claim, until a renewal succeeds, is the call sent in place of the
+	// renewal: the claim of a mutex offer counted held before it was
+	// claimed (acquisition.claimLater). claimFailed runs if r is lost
+	// before that.
+	claim       Call
+	claimFailed func()
+	claimDone   chan struct{} // closed when the claim succeeded or r was lost
 }
 
-// renewCall is the call that renews r's lock.
-func (r *renewal) renewCall() Call { return r.hold.call(r.key.kind.scripts().renew) }
+// renewCall is the call that renews r's lock: its claim, while it has one
+// to make.
+func (r *renewal) renewCall() Call {
+	if r.claim.Script != nil {
+		return r.claim
+	}
+	return r.hold.call(r.key.kind.scripts().renew)
+}
 
 // heartbeat keeps a fair waiter's place in the queue while it waits.
 type heartbeat struct {
@@ -234,12 +247,33 @@ func (d *watchdog) register(h *Held, hl *heldLock) (*renewal, error) {
 		if sent.Before(d.checkedAt) {
 			r.due = time.Now() // its acquire was in flight during a check of every lock
 		}
+		if hl.offerClaim.Script != nil {
+			r.claim, r.claimFailed, r.due = hl.offerClaim, hl.claimFailed, sent // claimed at once
+			r.claimDone = make(chan struct{})
+		}
 		r.holders = r.firstHolder[:0]
 		d.renewals[key] = r
 		d.wakeBefore(earliest(r.due, r.deadline))
 	}
 	r.holders = append(r.holders, h)
 	return r, nil
+}
+
+// awaitClaim waits until the claim of r's offer, if one is pending, has
+// succeeded or r was lost (the watchdog gives r up at its deadline, the
+// end of the offer's lease, at the latest).
+func (d *watchdog) awaitClaim(r *renewal) {
+	d.mu.Lock()
+	pending := r.claim.Script != nil && d.renewals[r.key] == r
+	done := r.claimDone
+	d.mu.Unlock()
+	if !pending {
+		return
+	}
+	select {
+	case <-done:
+	case <-d.done:
+	}
 }
 
 // unregister removes h from r; the last holder to go stops the renewals.
@@ -523,6 +557,10 @@ func (d *watchdog) applyRenewals(rs []*renewal, sent, now time.Time, replies []R
 			r.due = now.Add(retryPause(r.failures, r.spec.lease, r.deadline.Sub(now)))
 		case v == 1:
 			r.failures = 0
+			if r.claim.Script != nil {
+				r.claim, r.claimFailed = Call{}, nil
+				close(r.claimDone)
+			}
 			r.due = sent.Add(r.spec.lease / 3)
 			if r.recheck {
 				r.recheck = false
@@ -587,7 +625,16 @@ func (d *watchdog) lose(r *renewal, cause error) {
 	d.mu.Lock()
 	r.lostCause = cause
 	holders := slices.Clone(r.holders)
+	claimFailed := r.claimFailed
+	r.claimFailed = nil
+	if r.claim.Script != nil {
+		r.claim = Call{}
+		close(r.claimDone)
+	}
 	d.mu.Unlock()
+	if claimFailed != nil {
+		claimFailed()
+	}
 	for _, h := range holders {
 		h.lost(cause)
 	}

@@ -1,0 +1,230 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockgen/lockgen/lua"
+	"github.com/lockgen/lockgen/runtime"
+)
+
+// batchGate holds back the watchdog's batches (renewals, and the claim of
+// an offer counted held before it was claimed) while closed, and counts
+// the acquire attempts made while it is.
+type batchGate struct {
+	runtime.Backend
+
+	mu     sync.Mutex
+	closed chan struct{} // nil while open; closed by open
+	calls  int           // acquire calls made while the gate was closed
+	held   chan struct{} // a batch is waiting at the gate
+	log    []string      // "batch done" and "release sent", in order
+}
+
+func (g *batchGate) note(what string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.log = append(g.log, what)
+}
+
+func (g *batchGate) close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed, g.calls = make(chan struct{}), 0
+}
+
+// open lets the batches go and returns how many acquire calls went out
+// while it was closed.
+func (g *batchGate) open() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	close(g.closed)
+	g.closed = nil
+	return g.calls
+}
+
+func (g *batchGate) Eval(ctx context.Context, c runtime.Call) (any, error) {
+	g.mu.Lock()
+	if g.closed != nil && c.Script == lua.MutexAcquire {
+		g.calls++
+	}
+	if c.Script == lua.MutexRelease {
+		g.log = append(g.log, "release sent")
+	}
+	g.mu.Unlock()
+	return g.Backend.Eval(ctx, c)
+}
+
+func (g *batchGate) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
+	g.mu.Lock()
+	closed := g.closed
+	g.mu.Unlock()
+	if closed != nil {
+		select {
+		case g.held <- struct{}{}:
+		default:
+		}
+		select {
+		case <-closed:
+		case <-ctx.Done():
+		}
+	}
+	replies := g.Backend.EvalBatch(ctx, calls)
+	g.note("batch done")
+	return replies
+}
+
+// gatedHandOver has a waiter of one Locker wait behind a holder of the
+// same Locker, closes the gate and releases: the release's reply offers
+// the lock to the waiter. It returns the waiter's hold, acquired while
+// the gate held its claim back, and the first holder's fence.
+func gatedHandOver(t *testing.T, ctx context.Context, tg target, lock runtime.Lock) (*runtime.Held, *batchGate, int64) {
+	t.Helper()
+	gate := &batchGate{held: make(chan struct{}, 1)}
+	observe, busy := busySignal()
+	l := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
+		gate.Backend = b
+		return gate
+	}, runtime.WithObserver(observe))
+	first, err := l.Acquire(ctx, lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstFence, _ := runtime.Fence(first.Context())
+	got := acquireAsync(ctx, l, lock)
+	waitBusy(t, busy, 2) // registered, and subscribed
+
+	gate.close()
+	if err := first.Release(); err != nil {
+		t.Fatal(err) // offers the lock to the waiter, and says so in its reply
+	}
+	var a acquired
+	select {
+	case a = <-got:
+	case <-time.After(5 * time.Second):
+		gate.open()
+		t.Fatal("the waiter offered the lock by its own Locker's release did not return within 5s while its claim was held back")
+	}
+	if a.err != nil {
+		gate.open()
+		t.Fatal(a.err)
+	}
+	return a.h, gate, firstFence
+}
+
+// A waiter offered the lock by a release of its own Locker counts it held
+// from the release's reply: it returns before its claim reaches Redis,
+// and makes no acquire call for it. The claim then goes as its first
+// renewal, and gives it the full lease: it holds the lock past the
+// offer's 500 ms.
+func TestOwnReleaseOfferIsHeldBeforeItsClaim(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, tg target) {
+		lock := runtime.Lock{Kind: runtime.Mutex, Key: "own-offer", Lease: 10 * time.Second}
+		ctx := ctxTimeout(t, 30*time.Second)
+		h, gate, firstFence := gatedHandOver(t, ctx, tg, lock)
+		defer h.Release()
+		awaitClosedOrSignal(t, gate.held, "the claim")
+		if n := gate.open(); n != 0 {
+			t.Errorf("the waiter made %d acquire calls between the release and its return; want none (the release's reply is the grant)", n)
+		}
+		if fence, _ := runtime.Fence(h.Context()); fence != firstFence+1 {
+			t.Errorf("fence %d, want the offer's %d", fence, firstFence+1)
+		}
+		// Past the offer's lease, the lock is still the waiter's: the
+		// claim gave it the full lease.
+		time.Sleep(800 * time.Millisecond)
+		if err := context.Cause(h.Context()); err != nil {
+			t.Fatalf("the hold ended after the offer's lease: %v", err)
+		}
+		other := tg.newLocker(t)
+		tryOnce := lock
+		tryOnce.Wait = runtime.NoWait
+		if o, err := other.Acquire(ctx, tryOnce); err == nil {
+			o.Release()
+			t.Fatal("another Locker took the lock past the offer's lease: the claim did not extend it")
+		} else if !errors.Is(err, runtime.ErrNotAcquired) {
+			t.Fatal(err)
+		}
+		if err := h.Release(); err != nil {
+			t.Errorf("release after the claim: %v", err)
+		}
+	})
+}
+
+// The lock is taken from a waiter counted held on its own release's
+// offer before its claim reaches Redis (forced away, and taken by another
+// process). The claim, a renewal, is refused: the waiter hears of a loss
+// (its context ends with ErrLockLost), and the claim never takes the lock
+// back from the other holder.
+func TestOwnReleaseOfferWhoseClaimFailsIsLost(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, tg target) {
+		lock := runtime.Lock{Kind: runtime.Mutex, Key: "own-offer-lost", Lease: 10 * time.Second}
+		ctx := ctxTimeout(t, 30*time.Second)
+		h, gate, _ := gatedHandOver(t, ctx, tg, lock)
+		awaitClosedOrSignal(t, gate.held, "the claim")
+
+		other := tg.newLocker(t)
+		if _, err := other.ForceRelease(ctx, lock); err != nil {
+			gate.open()
+			t.Fatal(err)
+		}
+		second, err := other.Acquire(ctx, lock)
+		if err != nil {
+			gate.open()
+			t.Fatal(err)
+		}
+		defer second.Release()
+		gate.open()
+
+		select {
+		case <-h.Context().Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("the waiter whose claim was refused still believes it holds the lock 5s later")
+		}
+		if cause := context.Cause(h.Context()); !errors.Is(cause, runtime.ErrLockLost) {
+			t.Errorf("cause %v, want ErrLockLost", cause)
+		}
+		if err := h.Release(); !errors.Is(err, runtime.ErrNotHeld) {
+			t.Errorf("release of the lost hold: %v, want ErrNotHeld", err)
+		}
+		if err := second.Release(); err != nil {
+			t.Errorf("the other holder's release: %v (the refused claim must leave its lock alone)", err)
+		}
+	})
+}
+
+// A holder counted held on its own release's offer that releases before
+// its claim went out waits for the claim: a release that overtook it
+// would have the claim refused, and the next waiter that the claim
+// registers would wait for an offer that never comes.
+func TestReleaseWaitsForItsPendingClaim(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, tg target) {
+		lock := runtime.Lock{Kind: runtime.Mutex, Key: "own-offer-release", Lease: 10 * time.Second}
+		ctx := ctxTimeout(t, 30*time.Second)
+		h, gate, _ := gatedHandOver(t, ctx, tg, lock)
+		awaitClosedOrSignal(t, gate.held, "the claim")
+		gate.mu.Lock()
+		gate.log = nil
+		gate.mu.Unlock()
+		released := make(chan error, 1)
+		go func() { released <- h.Release() }()
+		gate.open()
+		select {
+		case err := <-released:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("Release did not return within 5s of the claim going out")
+		}
+		gate.mu.Lock()
+		log := append([]string(nil), gate.log...)
+		gate.mu.Unlock()
+		if len(log) < 2 || log[0] != "batch done" || log[1] != "release sent" {
+			t.Errorf("calls in the order %q; want the claim's batch done before the release was sent", log)
+		}
+	})
+}
