@@ -25,7 +25,14 @@ type shimTarget struct {
 }
 
 func newShimTarget(tb testing.TB, channels []string) *shimTarget {
-	t0 := time.Now()
+	return newShimTargetAt(tb, channels, time.Now())
+}
+
+// newShimTargetAt starts the shim's clock at t0: the differential test
+// gives it the real run's start, so that both runs share one timeline and
+// a number that only looks like a timestamp (a fence planted by a raw
+// step) reads the same on both.
+func newShimTargetAt(tb testing.TB, channels []string, t0 time.Time) *shimTarget {
 	clock := luashim.NewVirtualClock(t0)
 	s := &shimTarget{tb: tb, srv: luashim.New(clock), clock: clock, t0: t0, msgs: map[string][]string{}}
 	for _, sc := range lua.All() {
