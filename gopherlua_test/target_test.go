@@ -43,9 +43,9 @@ type replyError string
 
 // keyState is one key as both targets report it.
 type keyState struct {
-	Key   string
-	Type  string // string, hash, zset
-	PTTL  int64  // ms; -1 no TTL
+	Key  string
+	Type string // string, hash, zset
+	PTTL int64  // ms; -1 no TTL
 	// At is when PTTL was read, in ms since the target's start: a key's
 	// expiry is At + PTTL, which stays put while a real server's steps run
 	// late (its PTTL shrinks as real time passes, the shim's does not).
