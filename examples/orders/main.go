@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -120,15 +121,21 @@ func fairPayments(l *runtime.Locker, work time.Duration) bool {
 	r := NewReport()
 	svc := newService(l, work, r)
 	var wg sync.WaitGroup
+	var done atomic.Int32
 	for i, name := range []string{"ana", "ben", "cai", "dev", "eli", "fay"} {
 		who := tag + name
 		time.Sleep(time.Duration(min(i, 1)) * 15 * time.Millisecond)
+		// "Arriving" is reaching Redis, not starting a goroutine: on a busy
+		// machine a goroutine can start late, so the next customer comes
+		// only once this one holds the lock, queues, or is done.
 		r.Asked(who)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			r.Returned(who, svc.Pay(context.Background(), "42", who, 1999))
+			done.Add(1)
 		}()
+		awaitArrived(l, "payment:42", &done, i+1)
 	}
 	wg.Wait()
 	r.Print(os.Stdout)
@@ -136,6 +143,17 @@ func fairPayments(l *runtime.Locker, work time.Duration) bool {
 	fmt.Printf("  arrival order: %s\n  grant order:   %s\n", strings.Join(asked, " "), strings.Join(granted, " "))
 	ok := check(slices.Equal(asked, granted), "granted in arrival order (FIFO)")
 	return check(strictlyIncreasing(r.Fences()), "fencing tokens strictly increase") && ok
+}
+
+// awaitArrived waits, at most 2 s, until n customers of the fair lock on
+// key have reached Redis: they hold it, wait in its queue, or are done.
+func awaitArrived(l *runtime.Locker, key string, done *atomic.Int32, n int) {
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		st, err := l.Inspect(context.Background(), runtime.Lock{Kind: runtime.Fair, Key: key})
+		if err == nil && int(done.Load())+len(st.Holders)+len(st.Waiters) >= n {
+			return
+		}
+	}
 }
 
 // readWrite: three readers share the lock; a writer waits for them and runs
