@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 )
@@ -50,7 +51,19 @@ func TestQuorumClusterMemberWakes(t *testing.T) {
 		deafBackend{runtime.NewGoRedisBackend(b.Client(t))},
 		runtime.NewGoRedisBackend(cl.Client(t)),
 	}
-	newLocker := func(opts ...runtime.Option) *runtime.Locker {
+	// The holder's release reaches the Cluster only once both single
+	// servers have answered theirs. Otherwise, under load, the waiter woken
+	// by the Cluster may find a single server still held, fall short of a
+	// majority, and wait for the single servers' messages, which the deaf
+	// backends never deliver: the test would then time the race, not the
+	// wake-up.
+	aReleased, bReleased := make(chan struct{}), make(chan struct{})
+	holderBackends := []runtime.Backend{
+		releaseSignal{backends[0], onceCloser(aReleased)},
+		releaseSignal{backends[1], onceCloser(bReleased)},
+		releaseAfter{backends[2], []<-chan struct{}{aReleased, bReleased}},
+	}
+	newLockerOn := func(backends []runtime.Backend, opts ...runtime.Option) *runtime.Locker {
 		l, err := runtime.NewQuorumWithBackends(backends, append([]runtime.Option{runtime.WithWaiterWindow(30 * time.Second)}, opts...)...)
 		if err != nil {
 			t.Fatal(err)
@@ -82,7 +95,69 @@ func TestQuorumClusterMemberWakes(t *testing.T) {
 		}
 		t.Fatal("the waiter's shard channel is not subscribed on the Cluster 10 s after its busy reply")
 	}
-	wokenByRelease(t, newLocker(), newLocker(runtime.WithObserver(observe)), busy, "c", shardSubscribed)
+	wokenByRelease(t, newLockerOn(holderBackends), newLockerOn(backends, runtime.WithObserver(observe)), busy, "c", shardSubscribed)
+}
+
+// onceCloser returns a function that closes ch the first time it is called.
+func onceCloser(ch chan struct{}) func() {
+	var once sync.Once
+	return func() { once.Do(func() { close(ch) }) }
+}
+
+// releaseSignal calls released once a mutex release has been answered.
+type releaseSignal struct {
+	runtime.Backend
+	released func()
+}
+
+func (r releaseSignal) Eval(ctx context.Context, c runtime.Call) (any, error) {
+	v, err := r.Backend.Eval(ctx, c)
+	if c.Script == lua.MutexRelease {
+		r.released()
+	}
+	return v, err
+}
+
+func (r releaseSignal) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
+	replies := r.Backend.EvalBatch(ctx, calls)
+	for _, c := range calls {
+		if c.Script == lua.MutexRelease {
+			r.released()
+		}
+	}
+	return replies
+}
+
+// releaseAfter holds a mutex release back until every channel of before
+// is closed (or ctx ends).
+type releaseAfter struct {
+	runtime.Backend
+	before []<-chan struct{}
+}
+
+func (r releaseAfter) hold(ctx context.Context, calls ...runtime.Call) {
+	for _, c := range calls {
+		if c.Script != lua.MutexRelease {
+			continue
+		}
+		for _, ch := range r.before {
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+func (r releaseAfter) Eval(ctx context.Context, c runtime.Call) (any, error) {
+	r.hold(ctx, c)
+	return r.Backend.Eval(ctx, c)
+}
+
+func (r releaseAfter) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
+	r.hold(ctx, calls...)
+	return r.Backend.EvalBatch(ctx, calls)
 }
 
 // wokenByRelease: holder takes a mutex with a 30 s lease, waiter waits for
