@@ -180,3 +180,14 @@ func TestParseKindFromFamilyTable(t *testing.T) {
 		t.Errorf("ParseKind(x): %v; want %q", err, want)
 	}
 }
+
+// A Held keeps its first lock's KEYS in place (held.go): the array must
+// have room for the kind with the most, or that kind's acquires allocate.
+func TestHeldKeyStoreFitsEveryKind(t *testing.T) {
+	var h Held
+	for _, k := range family.All {
+		if n := len(k.Keys()); n > len(h.firstKeys) {
+			t.Errorf("kind %s has %d KEYS; Held.firstKeys holds %d", k.Name, n, len(h.firstKeys))
+		}
+	}
+}
