@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	kinds "github.com/lockgen/lockgen/internal/family"
 	"github.com/lockgen/lockgen/lua"
 )
 
@@ -26,11 +27,13 @@ type family struct {
 	floored []string
 }
 
+// The lock families' names and KEYS come from the table the runtime uses
+// (internal/family).
 var (
-	mutexFamily = family{"mutex", []string{"", ":waiters", ":wake"}, []string{"mutex_"}, []string{""}}
-	fairFamily  = family{"fair", []string{"", ":queue", ":alive", ":wake"}, []string{"fair_"}, []string{""}}
-	rwFamily    = family{"rw", []string{"", ":readers", ":wake"}, []string{"read_", "write_", "rw_"}, []string{"", ":readers"}}
-	semFamily   = family{"sem", []string{"", ":holds", ":wake"}, []string{"semaphore_"}, []string{"", ":holds"}}
+	mutexFamily = family{kinds.Mutex.Family, kinds.Mutex.Keys(), []string{"mutex_"}, []string{""}}
+	fairFamily  = family{kinds.Fair.Family, kinds.Fair.Keys(), []string{"fair_"}, []string{""}}
+	rwFamily    = family{kinds.Write.Family, kinds.Write.Keys(), []string{"read_", "write_", "rw_"}, []string{"", ":readers"}}
+	semFamily   = family{kinds.Semaphore.Family, kinds.Semaphore.Keys(), []string{"semaphore_"}, []string{"", ":holds"}}
 
 	families = []family{mutexFamily, fairFamily, rwFamily, semFamily, latchFamily}
 )

@@ -6,34 +6,25 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgen/lockgen/internal/family"
 	"github.com/lockgen/lockgen/runtime"
 )
 
-// family is the part of a lock's base key that names its kind's scripts
-// (docs/design.md, "Keys"): prefix + family + ":{" + key + "}".
-func family(k runtime.Kind) (string, error) {
-	switch k {
-	case runtime.Mutex:
-		return "mutex", nil
-	case runtime.Fair:
-		return "fair", nil
-	case runtime.Read, runtime.Write:
-		return "rw", nil
-	case runtime.Semaphore:
-		return "sem", nil
+// lockFamily is k's row of the family table (internal/family): its base
+// key is prefix + Family + ":{" + key + "}" (docs/design.md, "Keys").
+func lockFamily(k runtime.Kind) (family.Kind, error) {
+	f, ok := family.Named(k.String())
+	if !ok {
+		return family.Kind{}, fmt.Errorf("%w: kind %v", runtime.ErrInvalidLock, k)
 	}
-	return "", fmt.Errorf("%w: kind %v", runtime.ErrInvalidLock, k)
+	return f, nil
 }
 
 // lockKeys finds the server keys of lock, whatever the Locker's key
 // prefix: its base key and the keys named after it. It returns the prefix,
 // the base key, and the keys; none if the lock is not held.
-func (l *Locker) lockKeys(lock runtime.Lock) (prefix, base string, keys []string, err error) {
-	fam, err := family(lock.Kind)
-	if err != nil {
-		return "", "", nil, err
-	}
-	tail := fam + ":{" + lock.Key + "}"
+func (l *Locker) lockKeys(lock runtime.Lock, fam family.Kind) (prefix, base string, keys []string, err error) {
+	tail := fam.Family + ":{" + lock.Key + "}"
 	for _, k := range l.srv.Snapshot() {
 		if strings.HasSuffix(k.Key, tail) {
 			base = k.Key
@@ -57,8 +48,13 @@ func (l *Locker) lockKeys(lock runtime.Lock) (prefix, base string, keys []string
 // only by the grants made within one microsecond, and the shim takes longer
 // than that per script, so a millisecond later every new fence is above
 // every old one, as on a real server where a lease ran out.
-func (l *Locker) remove(lock runtime.Lock) (prefix, base string, err error) {
-	prefix, base, keys, err := l.lockKeys(lock)
+// It returns the prefix and the lock's wake channel.
+func (l *Locker) remove(lock runtime.Lock) (prefix, wake string, err error) {
+	fam, err := lockFamily(lock.Kind)
+	if err != nil {
+		return "", "", err
+	}
+	prefix, base, keys, err := l.lockKeys(lock, fam)
 	if err != nil {
 		return "", "", err
 	}
@@ -66,7 +62,7 @@ func (l *Locker) remove(lock runtime.Lock) (prefix, base string, err error) {
 		return "", "", fmt.Errorf("locktest: deleting %v: %w", keys, err)
 	}
 	l.clock.advance(time.Millisecond)
-	return prefix, base, nil
+	return prefix, base + fam.Wake(), nil
 }
 
 // Expire ends lock now for everyone who holds it, as if its lease had run
@@ -78,11 +74,11 @@ func (l *Locker) remove(lock runtime.Lock) (prefix, base string, err error) {
 // production: it learns of the end from its context's deadline. It returns
 // an error wrapping runtime.ErrNotHeld if nobody holds lock.
 func (l *Locker) Expire(lock runtime.Lock) error {
-	_, base, err := l.remove(lock)
+	_, wake, err := l.remove(lock)
 	if err != nil {
 		return err
 	}
-	if _, err := l.srv.Do(l.raw.PublishCommand(), base+":wake", "all"); err != nil {
+	if _, err := l.srv.Do(l.raw.PublishCommand(), wake, "all"); err != nil {
 		return fmt.Errorf("locktest: waking the waiters: %w", err)
 	}
 	l.check()

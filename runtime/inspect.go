@@ -3,7 +3,10 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/lockgen/lockgen/internal/family"
 )
 
 // LockState is what Redis holds for one lock at one moment (Locker.Inspect).
@@ -160,7 +163,7 @@ func msBetween(now, until int64) time.Duration {
 // kindNamed is the inverse of Kind.String.
 func kindNamed(name string) (Kind, bool) {
 	for k := Mutex; k <= Semaphore; k++ {
-		if k.String() == name {
+		if families[k].Name == name {
 			return k, true
 		}
 	}
@@ -168,17 +171,23 @@ func kindNamed(name string) (Kind, bool) {
 }
 
 // ParseKind returns the kind named as in annotations: "mutex", "fair",
-// "read", "write" or "semaphore" ("rw" names the read/write lock as Write,
-// "sem" the semaphore, as in Redis keys).
+// "read", "write" or "semaphore"; a key family as in Redis keys names its
+// whole lock ("rw" the read/write lock as Write, "sem" the semaphore).
 func ParseKind(name string) (Kind, error) {
-	switch name {
-	case "rw":
-		return Write, nil
-	case "sem":
-		return Semaphore, nil
+	if f, ok := family.OfFamily(name); ok {
+		name = f.Name
 	}
 	if k, ok := kindNamed(name); ok {
 		return k, nil
 	}
-	return 0, fmt.Errorf("%w: unknown kind %q; want one of mutex, fair, read, write, semaphore", ErrInvalidLock, name)
+	return 0, fmt.Errorf("%w: unknown kind %q; want one of %s", ErrInvalidLock, name, kindList())
+}
+
+// kindList is the kinds' names for an error message: "mutex, fair, ...".
+func kindList() string {
+	names := make([]string, 0, Semaphore)
+	for k := Mutex; k <= Semaphore; k++ {
+		names = append(names, families[k].Name)
+	}
+	return strings.Join(names, ", ")
 }

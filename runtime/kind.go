@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 
+	"github.com/lockgen/lockgen/internal/family"
 	"github.com/lockgen/lockgen/lua"
 )
 
@@ -26,19 +27,10 @@ const (
 )
 
 // String returns the annotation spelling of k: "mutex", "fair", "read",
-// "write" or "semaphore".
+// "write" or "semaphore" (the family table's Name).
 func (k Kind) String() string {
-	switch k {
-	case Mutex:
-		return "mutex"
-	case Fair:
-		return "fair"
-	case Read:
-		return "read"
-	case Write:
-		return "write"
-	case Semaphore:
-		return "semaphore"
+	if k.valid() {
+		return families[k].Name
 	}
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
@@ -50,16 +42,12 @@ func (k Kind) valid() bool { return k >= Mutex && k <= Semaphore }
 // share one holder's context both re-entering (see reentry.go).
 func (k Kind) exclusive() bool { return k == Mutex || k == Fair || k == Write }
 
-// family is what the runtime knows of a kind: where its keys live and which
-// scripts it runs (docs/design.md, "Script protocol"). The scenario tests in
-// gopherlua_test check the same names.
-type family struct {
-	// name is the middle part of the base key: read and write share "rw"
-	// because they are two sides of one lock.
-	name string
-	// suffixes of the other KEYS, after the base key itself, in script
-	// order; the last one is always the wake channel.
-	suffixes []string
+// kindFamily is what the runtime knows of a kind: the shared family table's
+// row (internal/family: its name, where its keys live; docs/design.md,
+// "Keys"), and what only the runtime needs: which scripts it runs and how
+// a busy acquire behaves.
+type kindFamily struct {
+	family.Kind
 	scriptSet
 	// registers: a busy acquire leaves the caller registered in Redis (a
 	// fair queue place, a mutex waiter registration, a writer's claim on new
@@ -84,21 +72,22 @@ type scriptSet struct {
 	inspect, force                     *lua.Script
 }
 
-var families = [...]family{
-	Mutex: {"mutex", []string{":waiters", ":wake"},
+// families is indexed by Kind; row k is family.All[k-1] (TestKindTable).
+var families = [...]kindFamily{
+	Mutex: {family.Mutex,
 		scriptSet{lua.MutexAcquire, lua.MutexRenew, lua.MutexRelease, nil, lua.MutexInspect, lua.MutexForce}, true, false},
-	Fair: {"fair", []string{":queue", ":alive", ":wake"},
+	Fair: {family.Fair,
 		scriptSet{lua.FairAcquire, lua.FairRenew, lua.FairRelease, lua.FairHeartbeat, lua.FairInspect, lua.FairForce}, true, false},
-	Read: {"rw", []string{":readers", ":wake"},
+	Read: {family.Read,
 		scriptSet{lua.ReadAcquire, lua.ReadRenew, lua.ReadRelease, nil, lua.RWInspect, lua.RWForce}, false, false},
-	Write: {"rw", []string{":readers", ":wake"},
+	Write: {family.Write,
 		scriptSet{lua.WriteAcquire, lua.WriteRenew, lua.WriteRelease, nil, lua.RWInspect, lua.RWForce}, true, false},
-	Semaphore: {"sem", []string{":holds", ":wake"},
+	Semaphore: {family.Semaphore,
 		scriptSet{lua.SemaphoreAcquire, lua.SemaphoreRenew, lua.SemaphoreRelease, nil, lua.SemaphoreInspect, lua.SemaphoreForce}, false, true},
 }
 
 // family returns k's entry of the families table; k must be valid.
-func (k Kind) family() *family { return &families[k] }
+func (k Kind) family() *kindFamily { return &families[k] }
 
 func (k Kind) scripts() scriptSet { return families[k].scriptSet }
 

@@ -77,7 +77,7 @@ func (lk *Locker) resolve(l Lock, keyStore []string) (lockSpec, error) {
 	case l.Kind != Semaphore && l.Permits != 0:
 		return lockSpec{}, fmt.Errorf("%w: %s %q: permits is for semaphores only", ErrInvalidLock, l.Kind, l.Key)
 	}
-	keys := familyKeys(lk.prefix+l.Kind.family().name, l.Key, l.Kind.family().suffixes, keyStore)
+	keys := familyKeys(lk.prefix+l.Kind.family().Family, l.Key, l.Kind.family().Suffixes, keyStore)
 	return lockSpec{Lock: l, base: keys[0], keys: keys, wake: keys[len(keys)-1], lease: lease}, nil
 }
 

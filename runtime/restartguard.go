@@ -189,14 +189,17 @@ type guardedBackend struct {
 	guard *restartGuard
 }
 
-// releaseOf maps each acquire script to the release that gives its grant
-// back (the same KEYS; ARGV holder, lease, publish command).
-var releaseOf = map[*lua.Script]*lua.Script{
-	lua.MutexAcquire:     lua.MutexRelease,
-	lua.FairAcquire:      lua.FairRelease,
-	lua.ReadAcquire:      lua.ReadRelease,
-	lua.WriteAcquire:     lua.WriteRelease,
-	lua.SemaphoreAcquire: lua.SemaphoreRelease,
+// releaseOf maps each kind's acquire script to the release that gives its
+// grant back (the same KEYS; ARGV holder, lease, publish command), from the
+// runtime's family table.
+var releaseOf = acquireReleases()
+
+func acquireReleases() map[*lua.Script]*lua.Script {
+	m := make(map[*lua.Script]*lua.Script, len(families))
+	for k := Mutex; k <= Semaphore; k++ {
+		m[families[k].acquire] = families[k].release
+	}
+	return m
 }
 
 func (b *guardedBackend) Eval(ctx context.Context, c Call) (any, error) {

@@ -19,8 +19,10 @@
 //	comments.go        doc comments that spell out each method's //lock: line
 //	imports.go         the import block grouped as gofmt users expect
 //
-// Adding a lock kind means adding a kind_<name>.go file that registers how its
-// runtime.Lock literal is filled in (plus the kind in package annotation).
+// Adding a lock kind means adding its row to the family table
+// (internal/family, which names its runtime constant), a kind_<name>.go file
+// that registers how its runtime.Lock literal is filled in, and the kind in
+// package annotation; tests in each check they list the table's kinds.
 //
 // Output is deterministic: wrappers and methods come in the order of the
 // model, imports are named explicitly with ImportName/ImportAlias, the

@@ -1,6 +1,8 @@
 package templates
 
+import "github.com/lockgen/lockgen/internal/family"
+
 // fair: exclusive, reentrant, granted in arrival order. It needs no fields beyond the common ones.
 func init() {
-	registerKind("fair", kindEmitter{runtimeConst: "Fair"})
+	registerKind(family.Fair, kindEmitter{})
 }

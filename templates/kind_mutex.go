@@ -1,6 +1,8 @@
 package templates
 
+import "github.com/lockgen/lockgen/internal/family"
+
 // mutex: exclusive, reentrant. It needs no fields beyond the common ones.
 func init() {
-	registerKind("mutex", kindEmitter{runtimeConst: "Mutex"})
+	registerKind(family.Mutex, kindEmitter{})
 }

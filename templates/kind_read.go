@@ -1,6 +1,8 @@
 package templates
 
+import "github.com/lockgen/lockgen/internal/family"
+
 // read: the shared side of a read/write lock. It needs no fields beyond the common ones.
 func init() {
-	registerKind("read", kindEmitter{runtimeConst: "Read"})
+	registerKind(family.Read, kindEmitter{})
 }

@@ -1,6 +1,8 @@
 package templates
 
+import "github.com/lockgen/lockgen/internal/family"
+
 // write: the exclusive side of a read/write lock. It needs no fields beyond the common ones.
 func init() {
-	registerKind("write", kindEmitter{runtimeConst: "Write"})
+	registerKind(family.Write, kindEmitter{})
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dave/jennifer/jen"
+	"github.com/lockgen/lockgen/internal/family"
 )
 
 func TestDurationCode(t *testing.T) {
@@ -34,10 +35,14 @@ func TestNamesAvoidReservedAndBuiltins(t *testing.T) {
 	}
 }
 
+// The emitters and the family table (internal/family) list the same kinds.
 func TestEveryKindHasEmitter(t *testing.T) {
-	for _, k := range []string{"mutex", "fair", "read", "write", "semaphore"} {
-		if !KnownKind(k) {
-			t.Errorf("no emitter for %s", k)
+	for _, k := range family.All {
+		if e, ok := kinds[k.Name]; !ok || e.runtimeConst != k.Const {
+			t.Errorf("kind %s: emitter %+v, want one naming runtime.%s", k.Name, e, k.Const)
 		}
+	}
+	if len(kinds) != len(family.All) {
+		t.Errorf("%d emitters for %d kinds of the family table", len(kinds), len(family.All))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgen/lockgen/internal/family"
 	"github.com/lockgen/lockgen/runtime"
 )
 
@@ -159,11 +160,10 @@ func parseLockName(name string) (runtime.Lock, error) {
 }
 
 // lockName is the LOCK spelling of a kind and key: read and write are the
-// one read/write lock, "rw".
+// one read/write lock, "rw" (family.Kind.LockName).
 func lockName(k runtime.Kind, key string) string {
-	switch k {
-	case runtime.Read, runtime.Write:
-		return "rw:" + key
+	if f, ok := family.Named(k.String()); ok {
+		return f.LockName() + ":" + key
 	}
 	return k.String() + ":" + key
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/lockgen/lockgen/internal/family"
 	"github.com/lockgen/lockgen/runtime"
 	"github.com/redis/go-redis/v9"
 )
@@ -146,21 +147,26 @@ func (c *redisConn) scanLocks(ctx context.Context, prefix, pattern string) ([]fo
 	return out, nil
 }
 
-// parseBaseKey reads a lock's base key, prefix + family + ":{" + KEY + "}";
-// the lock's other keys (a suffix after the brace) are not base keys.
+// parseBaseKey reads a lock's base key, prefix + family + ":{" + KEY + "}",
+// as the lock its key family stands for (internal/family: "rw" the
+// read/write lock as Write); the lock's other keys (a suffix after the
+// brace) and keys of no lock family (a latch's) are not base keys.
 func parseBaseKey(prefix, key string) (foundLock, bool) {
 	rest, ok := strings.CutPrefix(key, prefix)
 	if !ok || !strings.HasSuffix(rest, "}") {
 		return foundLock{}, false
 	}
-	family, tagged, ok := strings.Cut(rest, ":{")
+	fam, tagged, ok := strings.Cut(rest, ":{")
 	k := strings.TrimSuffix(tagged, "}")
 	if !ok || k == "" || strings.ContainsAny(k, "{}") {
 		return foundLock{}, false
 	}
-	kinds := map[string]runtime.Kind{"mutex": runtime.Mutex, "fair": runtime.Fair, "rw": runtime.Write, "sem": runtime.Semaphore}
-	kind, ok := kinds[family]
+	f, ok := family.OfFamily(fam)
 	if !ok {
+		return foundLock{}, false
+	}
+	kind, err := runtime.ParseKind(f.Name)
+	if err != nil {
 		return foundLock{}, false
 	}
 	return foundLock{lock: runtime.Lock{Kind: kind, Key: k}, name: lockName(kind, k)}, true

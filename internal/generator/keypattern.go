@@ -1,6 +1,9 @@
 package generator
 
-import "github.com/lockgen/lockgen/internal/annotation"
+import (
+	"github.com/lockgen/lockgen/internal/annotation"
+	"github.com/lockgen/lockgen/internal/family"
+)
 
 // Key patterns: what the generator knows about the Redis keys a key
 // template can render. Two checks ask the same question of them, "can these
@@ -45,16 +48,13 @@ func templateTokens(t annotation.Template) []int {
 	return tokens
 }
 
-// lockFamily is the runtime's key family of a kind (runtime.Kind.family):
-// each family keeps its own Redis keys, so "order:1" as a mutex and as a
-// fair lock are two different locks; read and write are the two sides of
-// one lock and share "rw".
+// lockFamily is the kind's key family (internal/family): each family keeps
+// its own Redis keys, so "order:1" as a mutex and as a fair lock are two
+// different locks; read and write are the two sides of one lock and share
+// "rw". A kind the table does not know (never, once parsed) is its own.
 func lockFamily(k annotation.Kind) string {
-	switch k {
-	case annotation.Read, annotation.Write:
-		return "rw"
-	case annotation.Semaphore:
-		return "sem"
+	if f, ok := family.Named(string(k)); ok {
+		return f.Family
 	}
 	return string(k)
 }
