@@ -155,7 +155,15 @@ func TestOtherKindsExcludeTheirWaiters(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer held.Unlock(ctx)
-			short, cancelShort := context.WithTimeout(ctx, 150*time.Millisecond)
+			// A waiter that must be excluded is given 150 ms to show it is
+			// not; one that must not be gets 5 s to take its lock, which
+			// took more than 150 ms once on a loaded machine (load
+			// average 12 on 2 cores).
+			wait := 150 * time.Millisecond
+			if !tc.excludes {
+				wait = 5 * time.Second
+			}
+			short, cancelShort := context.WithTimeout(ctx, wait)
 			defer cancelShort()
 			h, err := b.Lock(short, key)
 			if err == nil {
