@@ -5,14 +5,11 @@ import (
 	"strings"
 )
 
-// String commands: GET, SET, INCR, INCRBY, DECR.
+// String commands: GET and SET.
 func init() {
 	register(
 		&command{name: "get", arity: 2, firstKey: 1, lastKey: 1, run: cmdGet},
 		&command{name: "set", arity: -3, firstKey: 1, lastKey: 1, run: cmdSet},
-		&command{name: "incr", arity: 2, firstKey: 1, lastKey: 1, run: func(c *call, a []string) any { return incrBy(c, a[1], 1) }},
-		&command{name: "decr", arity: 2, firstKey: 1, lastKey: 1, run: func(c *call, a []string) any { return incrBy(c, a[1], -1) }},
-		&command{name: "incrby", arity: 3, firstKey: 1, lastKey: 1, run: cmdIncrBy},
 	)
 }
 
@@ -138,39 +135,4 @@ func cmdSet(c *call, args []string) any {
 		ne.expireAt = o.expireAt
 	}
 	return reply
-}
-
-func cmdIncrBy(c *call, args []string) any {
-	n, err := intArg(args[2])
-	if err != nil {
-		return err
-	}
-	return incrBy(c, args[1], n)
-}
-
-// incrBy adds delta to the integer stored at key (0 if absent), keeping
-// the key's TTL.
-func incrBy(c *call, key string, delta int64) any {
-	old, ok, err := c.stringAt(key)
-	if err != nil {
-		return err
-	}
-	var cur int64
-	if ok {
-		n, valid := parseInt(old)
-		if !valid {
-			return errNotInteger
-		}
-		cur = n
-	}
-	if (delta > 0 && cur > math.MaxInt64-delta) || (delta < 0 && cur < math.MinInt64-delta) {
-		return errOverflow
-	}
-	cur += delta
-	if e := c.lookup(key); e != nil {
-		e.val = &stringValue{s: formatInt(cur)}
-	} else {
-		c.setValue(key, &stringValue{s: formatInt(cur)})
-	}
-	return cur
 }

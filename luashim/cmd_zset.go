@@ -17,12 +17,9 @@ func init() {
 		k("zrem", -3, cmdZRem),
 		k("zscore", 3, cmdZScore),
 		k("zcard", 2, cmdZCard),
-		k("zrank", 3, cmdZRank),
 		k("zcount", 4, cmdZCount),
 		k("zrange", -4, cmdZRange),
 		k("zrangebyscore", -4, cmdZRangeByScore),
-		k("zremrangebyscore", 4, cmdZRemRangeByScore),
-		k("zremrangebyrank", 4, cmdZRemRangeByRank),
 		k("zpopmin", -2, cmdZPopMin),
 	)
 }
@@ -242,20 +239,6 @@ func cmdZCard(c *call, args []string) any {
 	return int64(len(z.sorted))
 }
 
-func cmdZRank(c *call, args []string) any {
-	_, z, err := c.zsetAt(args[1])
-	if err != nil {
-		return err
-	}
-	if z == nil {
-		return nil
-	}
-	if r := z.rank(args[2]); r >= 0 {
-		return int64(r)
-	}
-	return nil
-}
-
 func cmdZCount(c *call, args []string) any {
 	lo, hi, err := parseRange(args[2], args[3])
 	if err != nil {
@@ -434,49 +417,6 @@ func (z *zsetValue) removeRange(from, to int) int64 {
 	return int64(to - from)
 }
 
-func cmdZRemRangeByScore(c *call, args []string) any {
-	lo, hi, err := parseRange(args[2], args[3])
-	if err != nil {
-		return err
-	}
-	e, z, err := c.zsetAt(args[1])
-	if err != nil {
-		return err
-	}
-	if z == nil {
-		return int64(0)
-	}
-	from, to := z.scoreRange(lo, hi)
-	n := z.removeRange(from, to)
-	c.dropIfEmpty(args[1], e)
-	return n
-}
-
-func cmdZRemRangeByRank(c *call, args []string) any {
-	start, err := intArg(args[2])
-	if err != nil {
-		return err
-	}
-	stop, err := intArg(args[3])
-	if err != nil {
-		return err
-	}
-	e, z, err := c.zsetAt(args[1])
-	if err != nil {
-		return err
-	}
-	if z == nil {
-		return int64(0)
-	}
-	from, to, ok := rangeBounds(start, stop, len(z.sorted))
-	if !ok {
-		return int64(0)
-	}
-	n := z.removeRange(from, to)
-	c.dropIfEmpty(args[1], e)
-	return n
-}
-
 func cmdZPopMin(c *call, args []string) any {
 	if len(args) > 3 {
 		return errSyntax
@@ -501,4 +441,23 @@ func cmdZPopMin(c *call, args []string) any {
 	z.removeRange(0, n)
 	c.dropIfEmpty(args[1], e)
 	return out
+}
+
+// rangeBounds turns Redis start/stop indexes (negative from the end,
+// inclusive) into a half-open slice range over n elements; ok is false
+// when the range is empty.
+func rangeBounds(start, stop int64, n int) (from, to int, ok bool) {
+	ln := int64(n)
+	if start < 0 {
+		start += ln
+	}
+	if stop < 0 {
+		stop += ln
+	}
+	start = max(start, 0)
+	if start > stop || start >= ln {
+		return 0, 0, false
+	}
+	stop = min(stop, ln-1)
+	return int(start), int(stop) + 1, true
 }

@@ -15,9 +15,7 @@ type command struct {
 	// firstKey, lastKey and keyStep locate the key (or channel) arguments:
 	// 0 = none; lastKey -1 = the last argument.
 	firstKey, lastKey, keyStep int
-	// scriptOK is false for commands only Do may run (FLUSHALL, ...).
-	scriptOK bool
-	run      func(c *call, args []string) any
+	run                        func(c *call, args []string) any
 }
 
 // keys returns the arguments of args (args[0] is the command) that name
@@ -46,14 +44,9 @@ func register(cmds ...*command) {
 		if c.keyStep == 0 {
 			c.keyStep = 1
 		}
-		c.scriptOK = c.scriptOK || !doOnly[c.name]
 		commands[c.name] = c
 	}
 }
-
-// doOnly lists commands outside the scripts' allow-list that Do still runs
-// for test setup.
-var doOnly = map[string]bool{"flushall": true, "flushdb": true, "dbsize": true}
 
 // call is the context of one command or script run: the server, the time
 // frozen at its start (Redis also freezes key expiry during a script), and
@@ -81,7 +74,7 @@ func (c *call) dispatch(args []string) any {
 		return replyErr("ERR lockgen-shim: empty command")
 	}
 	cmd := lookupCommand(args[0])
-	if cmd == nil || (c.run != nil && !cmd.scriptOK) {
+	if cmd == nil {
 		return replyErr("ERR lockgen-shim: command " + strings.ToUpper(args[0]) + " is not allowed")
 	}
 	if (cmd.arity > 0 && len(args) != cmd.arity) || (cmd.arity < 0 && len(args) < -cmd.arity) {

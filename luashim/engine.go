@@ -198,7 +198,7 @@ func (e *engine) redisCall(L *lua.LState, raise bool) int {
 	}
 	c := e.cur
 	cmd := lookupCommand(args[0])
-	if cmd == nil || !cmd.scriptOK {
+	if cmd == nil {
 		e.violation(L, "command "+strings.ToUpper(args[0])+" is not allowed")
 		return 0
 	}

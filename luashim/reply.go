@@ -35,7 +35,6 @@ var (
 	errNotFloat    = replyErr("ERR value is not a valid float")
 	errSyntax      = replyErr("ERR syntax error")
 	errMinMaxFloat = replyErr("ERR min or max is not a float")
-	errOverflow    = replyErr("ERR increment or decrement would overflow")
 )
 
 func wrongArgs(cmd string) *ReplyError {

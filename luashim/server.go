@@ -112,11 +112,10 @@ func (s *Server) Do(args ...string) (any, error) {
 // matches Type is set.
 type KeyState struct {
 	Key    string
-	Type   string // "string", "hash", "list", "zset"
+	Type   string // "string", "hash", "zset"
 	PTTL   int64  // milliseconds left, -1 when the key has no TTL
 	String string
 	Hash   map[string]string
-	List   []string
 	ZSet   []ZMember // in ZRANGE order: by score, then member
 }
 
@@ -150,8 +149,6 @@ func (s *Server) Snapshot() []KeyState {
 			for f, x := range v.values {
 				ks.Hash[f] = x
 			}
-		case *listValue:
-			ks.List = append([]string(nil), v.items...)
 		case *zsetValue:
 			ks.ZSet = append([]ZMember(nil), v.sorted...)
 		}
