@@ -33,34 +33,29 @@ func cmdDel(c *call, args []string) any {
 }
 
 // expireCommand builds PEXPIRE and PEXPIREAT: the argument is a duration
-// (or, when absolute, a Unix time) in milliseconds, followed by at most one
-// of NX, XX, GT, LT.
+// (or, when absolute, a Unix time) in milliseconds, then NX or GT, the
+// options the scripts use.
 func expireCommand(absolute bool) func(c *call, args []string) any {
 	return func(c *call, args []string) any {
 		n, err := intArg(args[2])
 		if err != nil {
 			return err
 		}
-		var nx, xx, gt, lt bool
+		var nx, gt bool
 		for _, opt := range args[3:] {
-			switch strings.ToUpper(opt) {
+			switch u := strings.ToUpper(opt); u {
 			case "NX":
 				nx = true
-			case "XX":
-				xx = true
 			case "GT":
 				gt = true
-			case "LT":
-				lt = true
+			case "XX", "LT":
+				return unsupported(args[0], u)
 			default:
 				return replyErr("ERR Unsupported option " + opt)
 			}
 		}
-		if nx && (xx || gt || lt) {
+		if nx && gt {
 			return replyErr("ERR NX and XX, GT or LT options at the same time are not compatible")
-		}
-		if gt && lt {
-			return replyErr("ERR GT and LT options at the same time are not compatible")
 		}
 		when := n
 		if !absolute {
@@ -73,11 +68,7 @@ func expireCommand(absolute bool) func(c *call, args []string) any {
 		if e == nil {
 			return int64(0)
 		}
-		switch {
-		case nx && e.expireAt != 0,
-			xx && e.expireAt == 0,
-			gt && (e.expireAt == 0 || when <= e.expireAt),
-			lt && e.expireAt != 0 && when >= e.expireAt:
+		if (nx && e.expireAt != 0) || (gt && (e.expireAt == 0 || when <= e.expireAt)) {
 			return int64(0)
 		}
 		if when <= c.nowMs {

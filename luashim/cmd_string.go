@@ -39,34 +39,27 @@ func cmdGet(c *call, args []string) any {
 
 // setOptions are SET's flags after the value.
 type setOptions struct {
-	nx, xx, get, keepTTL bool
-	expireAt             int64 // Unix ms; 0 = none
+	xx, get, keepTTL bool
+	expireAt         int64 // Unix ms; 0 = none
 }
 
+// parseSetOptions reads the options the scripts use, XX, GET, KEEPTTL and
+// PX; the others Redis knows are refused.
 func parseSetOptions(c *call, opts []string) (setOptions, *ReplyError) {
 	var o setOptions
-	hasExpire := false
 	for i := 0; i < len(opts); i++ {
 		switch opt := strings.ToUpper(opts[i]); opt {
-		case "NX":
-			if o.xx {
-				return o, errSyntax
-			}
-			o.nx = true
 		case "XX":
-			if o.nx {
-				return o, errSyntax
-			}
 			o.xx = true
 		case "GET":
 			o.get = true
 		case "KEEPTTL":
-			if hasExpire {
+			if o.expireAt != 0 {
 				return o, errSyntax
 			}
 			o.keepTTL = true
-		case "EX", "PX", "EXAT", "PXAT":
-			if hasExpire || o.keepTTL || i+1 >= len(opts) {
+		case "PX":
+			if o.keepTTL || i+1 >= len(opts) { // a second PX wins, as in Redis
 				return o, errSyntax
 			}
 			i++
@@ -74,26 +67,12 @@ func parseSetOptions(c *call, opts []string) (setOptions, *ReplyError) {
 			if err != nil {
 				return o, err
 			}
-			invalid := replyErr("ERR invalid expire time in 'set' command")
-			if n <= 0 {
-				return o, invalid
+			if n <= 0 || n > math.MaxInt64-c.nowMs {
+				return o, replyErr("ERR invalid expire time in 'set' command")
 			}
-			unit := int64(1)
-			if opt == "EX" || opt == "EXAT" {
-				unit = 1000
-			}
-			if n > math.MaxInt64/unit {
-				return o, invalid
-			}
-			ms := n * unit
-			if opt == "EX" || opt == "PX" {
-				if ms > math.MaxInt64-c.nowMs {
-					return o, invalid
-				}
-				ms += c.nowMs
-			}
-			o.expireAt = ms
-			hasExpire = true
+			o.expireAt = c.nowMs + n
+		case "NX", "EX", "EXAT", "PXAT":
+			return o, unsupported("set", opt)
 		default:
 			return o, errSyntax
 		}
@@ -119,7 +98,7 @@ func cmdSet(c *call, args []string) any {
 		}
 	}
 	e := c.lookup(key)
-	if (o.nx && e != nil) || (o.xx && e == nil) {
+	if o.xx && e == nil {
 		if o.get {
 			return reply
 		}

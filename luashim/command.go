@@ -35,8 +35,9 @@ func (cmd *command) keys(args []string) []string {
 	return out
 }
 
-// commands is the allow-list, filled by the init functions of the files
-// that implement each data type.
+// commands is the allow-list, the commands the scripts call (kept so by
+// TestShimEmulatesExactlyWhatScriptsCall), filled by the init functions of
+// the files that implement each data type.
 var commands = map[string]*command{}
 
 func register(cmds ...*command) {
@@ -46,6 +47,12 @@ func register(cmds ...*command) {
 		}
 		commands[c.name] = c
 	}
+}
+
+// unsupported refuses an option of a kept command that no script uses:
+// the shim emulates only what the scripts call.
+func unsupported(cmd, opt string) *ReplyError {
+	return replyErr("ERR lockgen-shim: " + strings.ToUpper(cmd) + " " + opt + " is not supported")
 }
 
 // call is the context of one command or script run: the server, the time

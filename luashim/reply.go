@@ -119,12 +119,6 @@ func replyToLua(L *lua.LState, r any) lua.LValue {
 			t.RawSetInt(i+1, replyToLua(L, el))
 		}
 		return t
-	case []string:
-		t := L.CreateTable(len(r), 0)
-		for i, el := range r {
-			t.RawSetInt(i+1, lua.LString(el))
-		}
-		return t
 	default: // nil: null bulk or null array
 		return lua.LFalse
 	}

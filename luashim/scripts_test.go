@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -79,7 +80,7 @@ func scriptCommands(t *testing.T, dirs []string) map[string][]string {
 				t.Fatal(err)
 			}
 			for i, line := range strings.Split(string(src), "\n") {
-				where := filepath.Base(dir) + "/" + filepath.Base(file) + ":" + itoa(i+1)
+				where := filepath.Base(dir) + "/" + filepath.Base(file) + ":" + strconv.Itoa(i+1)
 				for _, name := range lineCommands(t, where, stripLuaComment(line)) {
 					called[name] = append(called[name], where)
 				}

@@ -94,8 +94,8 @@ func (s *Server) Eval(src string, keys []string, args ...string) (any, error) {
 }
 
 // Do runs one command from outside any script, for test setup and
-// inspection (DEL, FLUSHALL, GET, PTTL, TYPE, ...). Keys need not be
-// declared anywhere. Reply types are as for Eval: int64, string, Status,
+// inspection; the commands are the scripts' (see the package doc). Keys
+// need not be declared anywhere. Reply types are as for Eval: int64, string, Status,
 // nil, []any, and a *ReplyError as the error.
 func (s *Server) Do(args ...string) (any, error) {
 	s.mu.Lock()
@@ -158,18 +158,7 @@ func (s *Server) Snapshot() []KeyState {
 	return out
 }
 
-// now is split out so tests of expiry read one clock.
+// newCall starts a command or script run at now.
 func (s *Server) newCall(now time.Time, sc *scriptRun) *call {
 	return &call{s: s, now: now, nowMs: now.UnixMilli(), run: sc}
-}
-
-// Close releases the Lua state. The keyspace stays; a later script call
-// builds a fresh Lua state.
-func (s *Server) Close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.engine != nil {
-		s.engine.L.Close()
-		s.engine = nil
-	}
 }
