@@ -12,10 +12,10 @@ type command struct {
 	// arity counts the command name, as in COMMAND INFO: n > 0 exactly n
 	// arguments, n < 0 at least -n.
 	arity int
-	// firstKey, lastKey and keyStep locate the key (or channel) arguments:
-	// 0 = none; lastKey -1 = the last argument.
-	firstKey, lastKey, keyStep int
-	run                        func(c *call, args []string) any
+	// firstKey and lastKey locate the key (or channel) arguments: 0 =
+	// none; lastKey -1 = the last argument.
+	firstKey, lastKey int
+	run               func(c *call, args []string) any
 }
 
 // keys returns the arguments of args (args[0] is the command) that name
@@ -29,7 +29,7 @@ func (cmd *command) keys(args []string) []string {
 		last = len(args) + last
 	}
 	var out []string
-	for i := cmd.firstKey; i <= last && i < len(args); i += cmd.keyStep {
+	for i := cmd.firstKey; i <= last && i < len(args); i++ {
 		out = append(out, args[i])
 	}
 	return out
@@ -42,9 +42,6 @@ var commands = map[string]*command{}
 
 func register(cmds ...*command) {
 	for _, c := range cmds {
-		if c.keyStep == 0 {
-			c.keyStep = 1
-		}
 		commands[c.name] = c
 	}
 }
