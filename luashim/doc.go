@@ -1,10 +1,9 @@
 // Package luashim emulates the part of a Redis 7 server that lockgen's Lua
 // scripts use, and no more, in process, on gopher-lua. It exists for two
-// jobs: the
-// scenario tests in gopherlua_test run every lock script here under a
-// virtual clock, with line coverage; and the embedded backend runs the same
-// scripts here with the real clock, so users can test without a Redis
-// server.
+// jobs: the scenario tests in gopherlua_test run every lock script here
+// under a virtual clock, with line coverage; and the embedded backend runs
+// the same scripts here with the real clock, so users can test without a
+// Redis server.
 //
 // # Using it
 //
@@ -84,12 +83,13 @@
 // Not modelled: replication, persistence, eviction and memory limits,
 // multiple databases (there is one), Cluster itself (SPUBLISH reaches the
 // same subscribers as PUBLISH), script timeouts (a script that loops forever
-// hangs its caller), keyspace notifications, RESP3, and the cjson, cmsgpack,
-// bit and struct Lua libraries, and getmetatable, setmetatable, rawget,
-// rawset and _G. Large hashes keep insertion order, where
-// Redis switches to a hash table with an unspecified order. Lua runtime
-// error texts are gopher-lua's, not PUC Lua's ("attempt to index a
-// non-table object(nil)" where Redis says "attempt to index a nil value").
+// hangs its caller), keyspace notifications, RESP3, the cjson, cmsgpack,
+// bit and struct Lua libraries, redis.sha1hex, redis.status_reply and
+// redis.log, and getmetatable, setmetatable, rawget, rawset and _G. Large
+// hashes keep insertion order, where Redis switches to a hash table with an
+// unspecified order. Lua runtime error texts are gopher-lua's, not PUC
+// Lua's ("attempt to index a non-table object(nil)" where Redis says
+// "attempt to index a nil value").
 // Key expiry is lazy and uses the time frozen at the start of each command
 // or script, as Redis does within a script.
 package luashim
