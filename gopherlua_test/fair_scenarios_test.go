@@ -199,7 +199,7 @@ func fairScenarios() []*scenario {
 			steps: []step{
 				{at: 0, script: acq, holder: "A", lease: 200 * ms, want: granted()},
 				{at: 10 * ms, script: acq, holder: "B", lease: 30000 * ms, want: busy(190)},
-				{at: 10300 * ms, raw: []string{"EXISTS", "lockgen:fair:{fair-handed-after-the-floor}"}, want: integer(0)},
+				{at: 10300 * ms, raw: []string{"PTTL", "lockgen:fair:{fair-handed-after-the-floor}"}, want: integer(-2)},
 				{at: 10300 * ms, script: hb, holder: "B", lease: 30000 * ms, want: keptFor(30000),
 					expect: []keyWant{{holder: "B", ttl: 30000 * ms, handed: true},
 						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
@@ -328,8 +328,9 @@ func fairScenarios() []*scenario {
 				{at: 20 * ms, script: acq, holder: "C", lease: 300 * ms, want: busy(280),
 					// The sets live as long as the latest deadline (B's).
 					expect: []keyWant{{suffix: ":queue", ttl: 390 * ms}, {suffix: ":alive", ttl: 390 * ms}}},
-				{at: 700 * ms, raw: []string{"EXISTS", "lockgen:fair:{fair-abandoned}:queue", "lockgen:fair:{fair-abandoned}:alive"},
-					want: integer(0), expect: []keyWant{{holder: "A"}}},
+				{at: 700 * ms, raw: []string{"PTTL", "lockgen:fair:{fair-abandoned}:queue"}, want: integer(-2)},
+				{at: 700 * ms, raw: []string{"PTTL", "lockgen:fair:{fair-abandoned}:alive"},
+					want: integer(-2), expect: []keyWant{{holder: "A"}}},
 			},
 		},
 	}

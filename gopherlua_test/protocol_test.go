@@ -127,7 +127,7 @@ func (m *mix) vanish() {
 	m.tg.do("PEXPIRE", m.keys[0], "1")
 	m.at += 50 * time.Millisecond
 	m.tg.advanceTo(m.at)
-	if got := m.tg.do("EXISTS", m.keys[0]); got != int64(0) {
+	if got := m.tg.do("PTTL", m.keys[0]); got != int64(-2) {
 		m.t.Fatalf("%s: the lock's key still exists: %#v", m.tg.name(), got)
 	}
 }

@@ -10,7 +10,7 @@ if owner and owner ~= ARGV[1] then
   return {0, redis.call('pttl', KEYS[1])}
 end
 redis.call('hset', KEYS[1], 'owner', ARGV[1])
-redis.call('hincrby', KEYS[1], 'count', 1)
+redis.call('hsetnx', KEYS[1], 'since', now[1])
 redis.call('pexpire', KEYS[1], ARGV[2])
 return {1, tonumber(now[1])}
 `

@@ -1,7 +1,5 @@
 package luashim
 
-import "math"
-
 // Hash commands.
 func init() {
 	k := func(name string, arity int, run func(*call, []string) any) *command {
@@ -13,12 +11,7 @@ func init() {
 		k("hsetnx", 4, cmdHSetNX),
 		k("hmget", -3, cmdHMGet),
 		k("hdel", -3, cmdHDel),
-		k("hexists", 3, cmdHExists),
-		k("hlen", 2, cmdHLen),
 		k("hgetall", 2, cmdHGetAll),
-		k("hincrby", 4, cmdHIncrBy),
-		k("hkeys", 2, cmdHKeys),
-		k("hvals", 2, cmdHVals),
 	)
 }
 
@@ -125,41 +118,9 @@ func cmdHDel(c *call, args []string) any {
 	return n
 }
 
-func cmdHExists(c *call, args []string) any {
-	h, err := c.hashAt(args[1])
-	if err != nil {
-		return err
-	}
-	if h == nil {
-		return int64(0)
-	}
-	if _, ok := h.values[args[2]]; ok {
-		return int64(1)
-	}
-	return int64(0)
-}
-
-func cmdHLen(c *call, args []string) any {
-	h, err := c.hashAt(args[1])
-	if err != nil {
-		return err
-	}
-	if h == nil {
-		return int64(0)
-	}
-	return int64(len(h.fields))
-}
-
+// cmdHGetAll replies fields and values in the hash's field order.
 func cmdHGetAll(c *call, args []string) any {
-	return hashList(c, args[1], true, true)
-}
-
-func cmdHKeys(c *call, args []string) any { return hashList(c, args[1], true, false) }
-func cmdHVals(c *call, args []string) any { return hashList(c, args[1], false, true) }
-
-// hashList replies fields and/or values in the hash's field order.
-func hashList(c *call, key string, fields, values bool) any {
-	h, err := c.hashAt(key)
+	h, err := c.hashAt(args[1])
 	if err != nil {
 		return err
 	}
@@ -168,42 +129,7 @@ func hashList(c *call, key string, fields, values bool) any {
 		return out
 	}
 	for _, f := range h.fields {
-		if fields {
-			out = append(out, f)
-		}
-		if values {
-			out = append(out, h.values[f])
-		}
+		out = append(out, f, h.values[f])
 	}
 	return out
-}
-
-func cmdHIncrBy(c *call, args []string) any {
-	delta, rerr := intArg(args[3])
-	if rerr != nil {
-		return rerr
-	}
-	h, err := c.hashAt(args[1])
-	if err != nil {
-		return err
-	}
-	var cur int64
-	if h != nil {
-		if old, ok := h.values[args[2]]; ok {
-			n, valid := parseInt(old)
-			if !valid {
-				return replyErr("ERR hash value is not an integer")
-			}
-			cur = n
-		}
-	}
-	if (delta > 0 && cur > math.MaxInt64-delta) || (delta < 0 && cur < math.MinInt64-delta) {
-		return errOverflow
-	}
-	cur += delta
-	if h == nil {
-		h, _ = c.hashForWrite(args[1])
-	}
-	h.set(args[2], formatInt(cur))
-	return cur
 }

@@ -5,14 +5,11 @@ import (
 	"strings"
 )
 
-// String commands: GET, SET, INCR, INCRBY, DECR.
+// String commands: GET and SET.
 func init() {
 	register(
 		&command{name: "get", arity: 2, firstKey: 1, lastKey: 1, run: cmdGet},
 		&command{name: "set", arity: -3, firstKey: 1, lastKey: 1, run: cmdSet},
-		&command{name: "incr", arity: 2, firstKey: 1, lastKey: 1, run: func(c *call, a []string) any { return incrBy(c, a[1], 1) }},
-		&command{name: "decr", arity: 2, firstKey: 1, lastKey: 1, run: func(c *call, a []string) any { return incrBy(c, a[1], -1) }},
-		&command{name: "incrby", arity: 3, firstKey: 1, lastKey: 1, run: cmdIncrBy},
 	)
 }
 
@@ -42,34 +39,27 @@ func cmdGet(c *call, args []string) any {
 
 // setOptions are SET's flags after the value.
 type setOptions struct {
-	nx, xx, get, keepTTL bool
-	expireAt             int64 // Unix ms; 0 = none
+	xx, get, keepTTL bool
+	expireAt         int64 // Unix ms; 0 = none
 }
 
+// parseSetOptions reads the options the scripts use, XX, GET, KEEPTTL and
+// PX; the others Redis knows are refused.
 func parseSetOptions(c *call, opts []string) (setOptions, *ReplyError) {
 	var o setOptions
-	hasExpire := false
 	for i := 0; i < len(opts); i++ {
 		switch opt := strings.ToUpper(opts[i]); opt {
-		case "NX":
-			if o.xx {
-				return o, errSyntax
-			}
-			o.nx = true
 		case "XX":
-			if o.nx {
-				return o, errSyntax
-			}
 			o.xx = true
 		case "GET":
 			o.get = true
 		case "KEEPTTL":
-			if hasExpire {
+			if o.expireAt != 0 {
 				return o, errSyntax
 			}
 			o.keepTTL = true
-		case "EX", "PX", "EXAT", "PXAT":
-			if hasExpire || o.keepTTL || i+1 >= len(opts) {
+		case "PX":
+			if o.keepTTL || i+1 >= len(opts) { // a second PX wins, as in Redis
 				return o, errSyntax
 			}
 			i++
@@ -77,26 +67,12 @@ func parseSetOptions(c *call, opts []string) (setOptions, *ReplyError) {
 			if err != nil {
 				return o, err
 			}
-			invalid := replyErr("ERR invalid expire time in 'set' command")
-			if n <= 0 {
-				return o, invalid
+			if n <= 0 || n > math.MaxInt64-c.nowMs {
+				return o, replyErr("ERR invalid expire time in 'set' command")
 			}
-			unit := int64(1)
-			if opt == "EX" || opt == "EXAT" {
-				unit = 1000
-			}
-			if n > math.MaxInt64/unit {
-				return o, invalid
-			}
-			ms := n * unit
-			if opt == "EX" || opt == "PX" {
-				if ms > math.MaxInt64-c.nowMs {
-					return o, invalid
-				}
-				ms += c.nowMs
-			}
-			o.expireAt = ms
-			hasExpire = true
+			o.expireAt = c.nowMs + n
+		case "NX", "EX", "EXAT", "PXAT":
+			return o, unsupported("set", opt)
 		default:
 			return o, errSyntax
 		}
@@ -122,7 +98,7 @@ func cmdSet(c *call, args []string) any {
 		}
 	}
 	e := c.lookup(key)
-	if (o.nx && e != nil) || (o.xx && e == nil) {
+	if o.xx && e == nil {
 		if o.get {
 			return reply
 		}
@@ -138,39 +114,4 @@ func cmdSet(c *call, args []string) any {
 		ne.expireAt = o.expireAt
 	}
 	return reply
-}
-
-func cmdIncrBy(c *call, args []string) any {
-	n, err := intArg(args[2])
-	if err != nil {
-		return err
-	}
-	return incrBy(c, args[1], n)
-}
-
-// incrBy adds delta to the integer stored at key (0 if absent), keeping
-// the key's TTL.
-func incrBy(c *call, key string, delta int64) any {
-	old, ok, err := c.stringAt(key)
-	if err != nil {
-		return err
-	}
-	var cur int64
-	if ok {
-		n, valid := parseInt(old)
-		if !valid {
-			return errNotInteger
-		}
-		cur = n
-	}
-	if (delta > 0 && cur > math.MaxInt64-delta) || (delta < 0 && cur < math.MinInt64-delta) {
-		return errOverflow
-	}
-	cur += delta
-	if e := c.lookup(key); e != nil {
-		e.val = &stringValue{s: formatInt(cur)}
-	} else {
-		c.setValue(key, &stringValue{s: formatInt(cur)})
-	}
-	return cur
 }

@@ -17,12 +17,9 @@ func init() {
 		k("zrem", -3, cmdZRem),
 		k("zscore", 3, cmdZScore),
 		k("zcard", 2, cmdZCard),
-		k("zrank", 3, cmdZRank),
 		k("zcount", 4, cmdZCount),
 		k("zrange", -4, cmdZRange),
 		k("zrangebyscore", -4, cmdZRangeByScore),
-		k("zremrangebyscore", 4, cmdZRemRangeByScore),
-		k("zremrangebyrank", 4, cmdZRemRangeByRank),
 		k("zpopmin", -2, cmdZPopMin),
 	)
 }
@@ -104,40 +101,23 @@ func parseRange(minArg, maxArg string) (lo, hi scoreBound, err *ReplyError) {
 	return lo, hi, nil
 }
 
+// cmdZAdd is ZADD with the one option the scripts use, NX.
 func cmdZAdd(c *call, args []string) any {
-	var nx, xx, gt, lt, ch, incr bool
+	nx := false
 	i := 2
-options:
 	for ; i < len(args); i++ {
-		switch strings.ToUpper(args[i]) {
-		case "NX":
-			nx = true
-		case "XX":
-			xx = true
-		case "GT":
-			gt = true
-		case "LT":
-			lt = true
-		case "CH":
-			ch = true
-		case "INCR":
-			incr = true
-		default:
-			break options
+		opt := strings.ToUpper(args[i])
+		if opt == "XX" || opt == "GT" || opt == "LT" || opt == "CH" || opt == "INCR" {
+			return unsupported("zadd", opt)
 		}
+		if opt != "NX" {
+			break
+		}
+		nx = true
 	}
 	pairs := args[i:]
 	if len(pairs) == 0 || len(pairs)%2 != 0 {
 		return errSyntax
-	}
-	if nx && xx {
-		return replyErr("ERR XX and NX options at the same time are not compatible")
-	}
-	if (gt && nx) || (lt && nx) || (gt && lt) {
-		return replyErr("ERR GT, LT, and/or NX options at the same time are not compatible")
-	}
-	if incr && len(pairs) > 2 {
-		return replyErr("ERR INCR option supports a single increment-element pair")
 	}
 	scores := make([]float64, len(pairs)/2)
 	for j := range scores {
@@ -147,54 +127,23 @@ options:
 		}
 		scores[j] = f
 	}
-	e, z, err := c.zsetAt(args[1])
+	_, z, err := c.zsetAt(args[1])
 	if err != nil {
 		return err
 	}
 	if z == nil {
-		if xx {
-			if incr {
-				return nil
-			}
-			return int64(0)
-		}
 		z = newZSet()
-		e = c.setValue(args[1], z)
+		c.setValue(args[1], z)
 	}
-	var added, changed int64
-	var incrResult any
+	var added int64
 	for j, score := range scores {
 		member := pairs[2*j+1]
-		old, exists := z.scores[member]
-		if incr && exists {
-			score += old
-			if math.IsNaN(score) {
-				c.dropIfEmpty(args[1], e)
-				return replyErr("ERR resulting score is not a number (NaN)")
-			}
-		}
-		switch {
-		case exists && nx, !exists && xx,
-			exists && gt && score <= old, exists && lt && score >= old:
+		if _, exists := z.scores[member]; exists && nx {
 			continue
 		}
-		if exists {
-			if score != old {
-				z.add(member, score)
-				changed++
-			}
-		} else {
-			z.add(member, score)
+		if z.add(member, score) {
 			added++
 		}
-		incrResult = formatScore(score)
-	}
-	c.dropIfEmpty(args[1], e)
-	if incr {
-		return incrResult
-	}
-	if ch {
-		return added + changed
 	}
 	return added
 }
@@ -242,20 +191,6 @@ func cmdZCard(c *call, args []string) any {
 	return int64(len(z.sorted))
 }
 
-func cmdZRank(c *call, args []string) any {
-	_, z, err := c.zsetAt(args[1])
-	if err != nil {
-		return err
-	}
-	if z == nil {
-		return nil
-	}
-	if r := z.rank(args[2]); r >= 0 {
-		return int64(r)
-	}
-	return nil
-}
-
 func cmdZCount(c *call, args []string) any {
 	lo, hi, err := parseRange(args[2], args[3])
 	if err != nil {
@@ -284,92 +219,28 @@ func membersReply(ms []ZMember, withScores bool) []any {
 	return out
 }
 
-// rangeQuery is a parsed ZRANGE / ZRANGEBYSCORE.
-type rangeQuery struct {
-	byScore, rev, withScores bool
-	hasLimit                 bool
-	offset, count            int64
-}
-
-func parseRangeOptions(opts []string, allowByScore bool) (rangeQuery, *ReplyError) {
-	var q rangeQuery
-	for i := 0; i < len(opts); i++ {
-		switch strings.ToUpper(opts[i]) {
-		case "WITHSCORES":
-			q.withScores = true
-		case "BYSCORE":
-			if !allowByScore {
-				return q, errSyntax
-			}
-			q.byScore = true
-		case "REV":
-			if !allowByScore {
-				return q, errSyntax
-			}
-			q.rev = true
-		case "BYLEX":
-			if !allowByScore {
-				return q, errSyntax
-			}
-			return q, replyErr("ERR lockgen-shim: ZRANGE BYLEX is not supported")
-		case "LIMIT":
-			if i+2 >= len(opts) {
-				return q, errSyntax
-			}
-			off, err := intArg(opts[i+1])
-			if err != nil {
-				return q, err
-			}
-			cnt, err := intArg(opts[i+2])
-			if err != nil {
-				return q, err
-			}
-			q.hasLimit, q.offset, q.count = true, off, cnt
-			i += 2
+// parseWithScores reads the options of ZRANGE and ZRANGEBYSCORE, of which
+// the scripts use only WITHSCORES; the others Redis knows are refused.
+func parseWithScores(cmd string, opts []string) (bool, *ReplyError) {
+	withScores := false
+	for _, opt := range opts {
+		switch u := strings.ToUpper(opt); {
+		case u == "WITHSCORES":
+			withScores = true
+		case u == "LIMIT" || (cmd == "zrange" && (u == "BYSCORE" || u == "BYLEX" || u == "REV")):
+			return false, unsupported(cmd, u)
 		default:
-			return q, errSyntax
+			return false, errSyntax
 		}
 	}
-	return q, nil
+	return withScores, nil
 }
 
-// applyLimit cuts ms to LIMIT offset count (a negative count: all).
-func applyLimit(ms []ZMember, q rangeQuery) []ZMember {
-	if !q.hasLimit {
-		return ms
-	}
-	if q.offset < 0 || q.offset >= int64(len(ms)) {
-		return nil
-	}
-	ms = ms[q.offset:]
-	if q.count >= 0 && q.count < int64(len(ms)) {
-		ms = ms[:q.count]
-	}
-	return ms
-}
-
-func reversed(ms []ZMember) []ZMember {
-	out := make([]ZMember, len(ms))
-	for i, m := range ms {
-		out[len(ms)-1-i] = m
-	}
-	return out
-}
-
+// cmdZRange is ZRANGE by index.
 func cmdZRange(c *call, args []string) any {
-	q, err := parseRangeOptions(args[4:], true)
+	withScores, err := parseWithScores("zrange", args[4:])
 	if err != nil {
 		return err
-	}
-	if q.hasLimit && !q.byScore {
-		return replyErr("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX")
-	}
-	if q.byScore {
-		minArg, maxArg := args[2], args[3]
-		if q.rev {
-			minArg, maxArg = maxArg, minArg
-		}
-		return scoreRangeReply(c, args[1], minArg, maxArg, q)
 	}
 	start, err := intArg(args[2])
 	if err != nil {
@@ -386,108 +257,37 @@ func cmdZRange(c *call, args []string) any {
 	if z == nil {
 		return []any{}
 	}
-	ms := z.sorted
-	if q.rev {
-		ms = reversed(ms)
-	}
-	from, to, ok := rangeBounds(start, stop, len(ms))
+	from, to, ok := rangeBounds(start, stop, len(z.sorted))
 	if !ok {
 		return []any{}
 	}
-	return membersReply(ms[from:to], q.withScores)
+	return membersReply(z.sorted[from:to], withScores)
 }
 
 func cmdZRangeByScore(c *call, args []string) any {
-	q, err := parseRangeOptions(args[4:], false)
+	withScores, err := parseWithScores("zrangebyscore", args[4:])
 	if err != nil {
 		return err
 	}
-	return scoreRangeReply(c, args[1], args[2], args[3], q)
-}
-
-func scoreRangeReply(c *call, key, minArg, maxArg string, q rangeQuery) any {
-	lo, hi, err := parseRange(minArg, maxArg)
-	if err != nil {
-		return err
-	}
-	_, z, err := c.zsetAt(key)
-	if err != nil {
-		return err
-	}
-	if z == nil {
-		return []any{}
-	}
-	from, to := z.scoreRange(lo, hi)
-	ms := z.sorted[from:to]
-	if q.rev {
-		ms = reversed(ms)
-	}
-	return membersReply(applyLimit(ms, q), q.withScores)
-}
-
-// removeRange deletes z.sorted[from:to].
-func (z *zsetValue) removeRange(from, to int) int64 {
-	for _, m := range z.sorted[from:to] {
-		delete(z.scores, m.Member)
-	}
-	z.sorted = append(z.sorted[:from], z.sorted[to:]...)
-	return int64(to - from)
-}
-
-func cmdZRemRangeByScore(c *call, args []string) any {
 	lo, hi, err := parseRange(args[2], args[3])
 	if err != nil {
 		return err
 	}
-	e, z, err := c.zsetAt(args[1])
+	_, z, err := c.zsetAt(args[1])
 	if err != nil {
 		return err
 	}
 	if z == nil {
-		return int64(0)
+		return []any{}
 	}
 	from, to := z.scoreRange(lo, hi)
-	n := z.removeRange(from, to)
-	c.dropIfEmpty(args[1], e)
-	return n
+	return membersReply(z.sorted[from:to], withScores)
 }
 
-func cmdZRemRangeByRank(c *call, args []string) any {
-	start, err := intArg(args[2])
-	if err != nil {
-		return err
-	}
-	stop, err := intArg(args[3])
-	if err != nil {
-		return err
-	}
-	e, z, err := c.zsetAt(args[1])
-	if err != nil {
-		return err
-	}
-	if z == nil {
-		return int64(0)
-	}
-	from, to, ok := rangeBounds(start, stop, len(z.sorted))
-	if !ok {
-		return int64(0)
-	}
-	n := z.removeRange(from, to)
-	c.dropIfEmpty(args[1], e)
-	return n
-}
-
+// cmdZPopMin is ZPOPMIN without a count, as the scripts call it.
 func cmdZPopMin(c *call, args []string) any {
-	if len(args) > 3 {
-		return errSyntax
-	}
-	count := int64(1)
-	if len(args) == 3 {
-		n, ok := parseInt(args[2])
-		if !ok || n < 0 {
-			return replyErr("ERR value is out of range, must be positive")
-		}
-		count = n
+	if len(args) > 2 {
+		return unsupported("zpopmin", "count")
 	}
 	e, z, err := c.zsetAt(args[1])
 	if err != nil {
@@ -496,9 +296,27 @@ func cmdZPopMin(c *call, args []string) any {
 	if z == nil {
 		return []any{}
 	}
-	n := int(min(count, int64(len(z.sorted))))
-	out := membersReply(z.sorted[:n], true)
-	z.removeRange(0, n)
+	first := z.sorted[0]
+	z.remove(first.Member)
 	c.dropIfEmpty(args[1], e)
-	return out
+	return membersReply([]ZMember{first}, true)
+}
+
+// rangeBounds turns Redis start/stop indexes (negative from the end,
+// inclusive) into a half-open slice range over n elements; ok is false
+// when the range is empty.
+func rangeBounds(start, stop int64, n int) (from, to int, ok bool) {
+	ln := int64(n)
+	if start < 0 {
+		start += ln
+	}
+	if stop < 0 {
+		stop += ln
+	}
+	start = max(start, 0)
+	if start > stop || start >= ln {
+		return 0, 0, false
+	}
+	stop = min(stop, ln-1)
+	return int(start), int(stop) + 1, true
 }

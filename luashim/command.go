@@ -12,12 +12,10 @@ type command struct {
 	// arity counts the command name, as in COMMAND INFO: n > 0 exactly n
 	// arguments, n < 0 at least -n.
 	arity int
-	// firstKey, lastKey and keyStep locate the key (or channel) arguments:
-	// 0 = none; lastKey -1 = the last argument.
-	firstKey, lastKey, keyStep int
-	// scriptOK is false for commands only Do may run (FLUSHALL, ...).
-	scriptOK bool
-	run      func(c *call, args []string) any
+	// firstKey and lastKey locate the key (or channel) arguments: 0 =
+	// none; lastKey -1 = the last argument.
+	firstKey, lastKey int
+	run               func(c *call, args []string) any
 }
 
 // keys returns the arguments of args (args[0] is the command) that name
@@ -31,29 +29,28 @@ func (cmd *command) keys(args []string) []string {
 		last = len(args) + last
 	}
 	var out []string
-	for i := cmd.firstKey; i <= last && i < len(args); i += cmd.keyStep {
+	for i := cmd.firstKey; i <= last && i < len(args); i++ {
 		out = append(out, args[i])
 	}
 	return out
 }
 
-// commands is the allow-list, filled by the init functions of the files
-// that implement each data type.
+// commands is the allow-list, the commands the scripts call (kept so by
+// TestShimEmulatesExactlyWhatScriptsCall), filled by the init functions of
+// the files that implement each data type.
 var commands = map[string]*command{}
 
 func register(cmds ...*command) {
 	for _, c := range cmds {
-		if c.keyStep == 0 {
-			c.keyStep = 1
-		}
-		c.scriptOK = c.scriptOK || !doOnly[c.name]
 		commands[c.name] = c
 	}
 }
 
-// doOnly lists commands outside the scripts' allow-list that Do still runs
-// for test setup.
-var doOnly = map[string]bool{"flushall": true, "flushdb": true, "dbsize": true}
+// unsupported refuses an option of a kept command that no script uses:
+// the shim emulates only what the scripts call.
+func unsupported(cmd, opt string) *ReplyError {
+	return replyErr("ERR lockgen-shim: " + strings.ToUpper(cmd) + " " + opt + " is not supported")
+}
 
 // call is the context of one command or script run: the server, the time
 // frozen at its start (Redis also freezes key expiry during a script), and
@@ -81,7 +78,7 @@ func (c *call) dispatch(args []string) any {
 		return replyErr("ERR lockgen-shim: empty command")
 	}
 	cmd := lookupCommand(args[0])
-	if cmd == nil || (c.run != nil && !cmd.scriptOK) {
+	if cmd == nil {
 		return replyErr("ERR lockgen-shim: command " + strings.ToUpper(args[0]) + " is not allowed")
 	}
 	if (cmd.arity > 0 && len(args) != cmd.arity) || (cmd.arity < 0 && len(args) < -cmd.arity) {

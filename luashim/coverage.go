@@ -2,6 +2,7 @@ package luashim
 
 import (
 	"sort"
+	"strconv"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -100,7 +101,7 @@ func (in *instrumenter) block(stmts []ast.Stmt) []ast.Stmt {
 // recordStmt builds `#coverage[line] = true`, positioned on line so that a
 // (theoretical) error in it would point at the statement it records.
 func recordStmt(line int) ast.Stmt {
-	target := &ast.AttrGetExpr{Object: &ast.IdentExpr{Value: recorderName}, Key: &ast.NumberExpr{Value: itoa(line)}}
+	target := &ast.AttrGetExpr{Object: &ast.IdentExpr{Value: recorderName}, Key: &ast.NumberExpr{Value: strconv.Itoa(line)}}
 	target.SetLine(line)
 	target.Object.SetLine(line)
 	target.Key.SetLine(line)
@@ -110,20 +111,6 @@ func recordStmt(line int) ast.Stmt {
 	st.SetLine(line)
 	st.SetLastLine(line)
 	return st
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(b[i:])
 }
 
 // stmt instruments the blocks and function bodies inside one statement.

@@ -1,8 +1,6 @@
 package luashim
 
 import (
-	"crypto/sha1"
-	"encoding/hex"
 	"strconv"
 	"strings"
 
@@ -149,7 +147,8 @@ func (e *engine) raise(L *lua.LState, msg string) {
 	L.Error(t, 1)
 }
 
-// redisLib builds the `redis` table.
+// redisLib builds the `redis` table: call, pcall and error_reply. The
+// scripts use nothing else of it.
 func (e *engine) redisLib() *lua.LTable {
 	L := e.L
 	t := L.NewTable()
@@ -161,21 +160,6 @@ func (e *engine) redisLib() *lua.LTable {
 		L.Push(r)
 		return 1
 	}))
-	t.RawSetString("status_reply", L.NewFunction(func(L *lua.LState) int {
-		r := L.CreateTable(0, 1)
-		r.RawSetString("ok", lua.LString(L.CheckString(1)))
-		L.Push(r)
-		return 1
-	}))
-	t.RawSetString("sha1hex", L.NewFunction(func(L *lua.LState) int {
-		sum := sha1.Sum([]byte(L.CheckString(1)))
-		L.Push(lua.LString(hex.EncodeToString(sum[:])))
-		return 1
-	}))
-	t.RawSetString("log", L.NewFunction(func(L *lua.LState) int { return 0 }))
-	for i, level := range []string{"LOG_DEBUG", "LOG_VERBOSE", "LOG_NOTICE", "LOG_WARNING"} {
-		t.RawSetString(level, lua.LNumber(i))
-	}
 	return t
 }
 
@@ -198,7 +182,7 @@ func (e *engine) redisCall(L *lua.LState, raise bool) int {
 	}
 	c := e.cur
 	cmd := lookupCommand(args[0])
-	if cmd == nil || !cmd.scriptOK {
+	if cmd == nil {
 		e.violation(L, "command "+strings.ToUpper(args[0])+" is not allowed")
 		return 0
 	}

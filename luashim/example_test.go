@@ -12,10 +12,11 @@ func Example() {
 	clock := luashim.NewVirtualClock(time.Unix(1_700_000_000, 0))
 	srv := luashim.New(clock)
 	sha, err := srv.Load("take", `
-if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return 1
+if redis.call('get', KEYS[1]) then
+  return 0
 end
-return 0`)
+redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1`)
 	if err != nil {
 		panic(err)
 	}

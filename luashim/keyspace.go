@@ -2,8 +2,7 @@ package luashim
 
 import "sort"
 
-// value is what a key holds: one of *stringValue, *hashValue, *listValue,
-// *zsetValue.
+// value is what a key holds: one of *stringValue, *hashValue, *zsetValue.
 type value interface {
 	typeName() string
 }
@@ -13,7 +12,7 @@ type stringValue struct{ s string }
 func (*stringValue) typeName() string { return "string" }
 
 // hashValue keeps fields in insertion order, as Redis's listpack encoding
-// of small hashes does, so HGETALL, HKEYS and HVALS reply in the same order
+// of small hashes does, so HGETALL replies in the same order
 // as a real server for the small hashes locks use.
 type hashValue struct {
 	fields []string
@@ -48,10 +47,6 @@ func (h *hashValue) del(field string) bool {
 	}
 	return true
 }
-
-type listValue struct{ items []string }
-
-func (*listValue) typeName() string { return "list" }
 
 // zsetValue is a sorted set: members ordered by (score, member), kept as a
 // sorted slice plus an index by member. Lock data sets are small, so the
@@ -107,15 +102,6 @@ func (z *zsetValue) remove(member string) bool {
 	return true
 }
 
-// rank returns member's 0-based index, or -1.
-func (z *zsetValue) rank(member string) int {
-	score, ok := z.scores[member]
-	if !ok {
-		return -1
-	}
-	return z.position(ZMember{Member: member, Score: score})
-}
-
 // entry is one key: its value and its expiry in Unix milliseconds
 // (0 = no TTL).
 type entry struct {
@@ -135,8 +121,6 @@ func isEmpty(v value) bool {
 	switch v := v.(type) {
 	case *hashValue:
 		return len(v.fields) == 0
-	case *listValue:
-		return len(v.items) == 0
 	case *zsetValue:
 		return len(v.sorted) == 0
 	}

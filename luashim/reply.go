@@ -35,7 +35,6 @@ var (
 	errNotFloat    = replyErr("ERR value is not a valid float")
 	errSyntax      = replyErr("ERR syntax error")
 	errMinMaxFloat = replyErr("ERR min or max is not a float")
-	errOverflow    = replyErr("ERR increment or decrement would overflow")
 )
 
 func wrongArgs(cmd string) *ReplyError {
@@ -118,12 +117,6 @@ func replyToLua(L *lua.LState, r any) lua.LValue {
 		t := L.CreateTable(len(r), 0)
 		for i, el := range r {
 			t.RawSetInt(i+1, replyToLua(L, el))
-		}
-		return t
-	case []string:
-		t := L.CreateTable(len(r), 0)
-		for i, el := range r {
-			t.RawSetInt(i+1, lua.LString(el))
 		}
 		return t
 	default: // nil: null bulk or null array

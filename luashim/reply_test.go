@@ -37,7 +37,6 @@ func TestLuaToReply(t *testing.T) {
 		{"return {1, nil, 3}", []any{int64(1)}},
 		{"return {1, {2, {3}}}", []any{int64(1), []any{int64(2), []any{int64(3)}}}},
 		{"return {ok='FINE'}", Status("FINE")},
-		{"return redis.status_reply('QUEUED')", Status("QUEUED")},
 		{"return {1, {ok='OK'}, {err='ERR inner'}}", []any{int64(1), Status("OK"), &ReplyError{Msg: "ERR inner"}}},
 		{"return {x=1}", []any{}},
 		{"return 1, 2", int64(1)},
@@ -77,7 +76,7 @@ func TestErrorReplies(t *testing.T) {
 		{"error({err='ERR lockgen: raised'})", "ERR lockgen: raised script: SHA, on @user_script:1."},
 		{"\nerror('boom')", "ERR user_script:2: boom script: SHA, on @user_script:2."},
 		{"local t = nil\nreturn t.x", "ERR user_script:2: attempt to index a non-table object(nil) with key 'x' script: SHA, on @user_script:2."},
-		{"local k = KEYS[1]\nredis.call('set', k, 'x')\nreturn redis.call('incr', k)", "ERR value is not an integer or out of range script: SHA, on @user_script:3."},
+		{"local k = KEYS[1]\nredis.call('set', k, 'x')\nreturn redis.call('pexpire', k, 'x')", "ERR value is not an integer or out of range script: SHA, on @user_script:3."},
 	}
 	for _, c := range cases {
 		_, err := s.Eval(c.src, []string{"k"})
@@ -112,14 +111,14 @@ func TestRedisCallConversions(t *testing.T) {
 		want any
 	}{
 		// Redis -> Lua
-		{"return type(redis.call('incr', KEYS[1]))", "number"},
+		{"redis.call('set', KEYS[1], 'v'); return type(redis.call('pttl', KEYS[1]))", "number"},
 		{"return type(redis.call('get', KEYS[1]))", "string"},
 		{"redis.call('del', KEYS[1]); return redis.call('get', KEYS[1]) == false", int64(1)},
 		{"redis.call('set', KEYS[1], 'v'); return redis.call('get', KEYS[1])", "v"},
 		{"return redis.call('set', KEYS[1], 'v').ok", "OK"},
 		{"return redis.pcall('hget', KEYS[1], 'f').err", "WRONGTYPE Operation against a key holding the wrong kind of value"},
 		{"local ok, e = pcall(redis.call, 'hget', KEYS[1], 'f'); return {tostring(ok), e}", []any{"false", "WRONGTYPE Operation against a key holding the wrong kind of value"}},
-		{"redis.call('del', KEYS[1]); return redis.call('lpop', KEYS[1], 2) == false", int64(1)},
+		{"redis.call('del', KEYS[1]); return #redis.call('zpopmin', KEYS[1])", int64(0)},
 		{"return #redis.call('time')", int64(2)},
 		// Lua numbers as arguments
 		{"redis.call('set', KEYS[1], 3); return redis.call('get', KEYS[1])", "3"},

@@ -94,8 +94,8 @@ func (s *Server) Eval(src string, keys []string, args ...string) (any, error) {
 }
 
 // Do runs one command from outside any script, for test setup and
-// inspection (DEL, FLUSHALL, GET, PTTL, TYPE, ...). Keys need not be
-// declared anywhere. Reply types are as for Eval: int64, string, Status,
+// inspection; the commands are the scripts' (see the package doc). Keys
+// need not be declared anywhere. Reply types are as for Eval: int64, string, Status,
 // nil, []any, and a *ReplyError as the error.
 func (s *Server) Do(args ...string) (any, error) {
 	s.mu.Lock()
@@ -112,11 +112,10 @@ func (s *Server) Do(args ...string) (any, error) {
 // matches Type is set.
 type KeyState struct {
 	Key    string
-	Type   string // "string", "hash", "list", "zset"
+	Type   string // "string", "hash", "zset"
 	PTTL   int64  // milliseconds left, -1 when the key has no TTL
 	String string
 	Hash   map[string]string
-	List   []string
 	ZSet   []ZMember // in ZRANGE order: by score, then member
 }
 
@@ -150,8 +149,6 @@ func (s *Server) Snapshot() []KeyState {
 			for f, x := range v.values {
 				ks.Hash[f] = x
 			}
-		case *listValue:
-			ks.List = append([]string(nil), v.items...)
 		case *zsetValue:
 			ks.ZSet = append([]ZMember(nil), v.sorted...)
 		}
@@ -161,18 +158,7 @@ func (s *Server) Snapshot() []KeyState {
 	return out
 }
 
-// now is split out so tests of expiry read one clock.
+// newCall starts a command or script run at now.
 func (s *Server) newCall(now time.Time, sc *scriptRun) *call {
 	return &call{s: s, now: now, nowMs: now.UnixMilli(), run: sc}
-}
-
-// Close releases the Lua state. The keyspace stays; a later script call
-// builds a fresh Lua state.
-func (s *Server) Close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.engine != nil {
-		s.engine.L.Close()
-		s.engine = nil
-	}
 }

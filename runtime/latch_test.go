@@ -218,11 +218,11 @@ func TestLatchExpiresOnRedis(t *testing.T) {
 	}
 	gone := time.Now().Add(ttl + 5*time.Second)
 	for {
-		v, err := tg.do(t, "EXISTS", "@latch:{short}")
+		v, err := tg.do(t, "PTTL", "@latch:{short}")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v == int64(0) {
+		if v == int64(-2) { // no such key
 			break
 		}
 		if time.Now().After(gone) {
@@ -233,8 +233,10 @@ func TestLatchExpiresOnRedis(t *testing.T) {
 	if _, err := lt.CountDown(ctx); !errors.Is(err, runtime.ErrNoLatch) {
 		t.Fatalf("CountDown after expiry: %v, want ErrNoLatch", err)
 	}
-	if v, err := tg.do(t, "EXISTS", "@latch:{short}", "@latch:{short}:wake"); v != int64(0) || err != nil {
-		t.Fatalf("EXISTS after a CountDown on no latch: %v, %v", v, err)
+	for _, k := range []string{"@latch:{short}", "@latch:{short}:wake"} {
+		if v, err := tg.do(t, "PTTL", k); v != int64(-2) || err != nil {
+			t.Fatalf("PTTL %s after a CountDown on no latch: %v, %v; want -2 (no key)", k, v, err)
+		}
 	}
 }
 
