@@ -20,6 +20,11 @@ type redisTarget struct {
 	rdb *redis.Client
 	t0  time.Time
 
+	// at is the current step's time; behind is how far the run fell behind
+	// its schedule: the most by which a step was sent, or its keys read,
+	// after the step's time (see lateness).
+	at, behind time.Duration
+
 	mu   sync.Mutex
 	msgs map[string][]string
 	subs []*redis.PubSub
@@ -58,7 +63,20 @@ func (r *redisTarget) advanceTo(at time.Duration) {
 	if d := time.Until(r.t0.Add(at)); d > 0 {
 		time.Sleep(d)
 	}
+	r.at = at
+	r.noteLateness()
 }
+
+// noteLateness records how far after the current step's time it is now.
+func (r *redisTarget) noteLateness() {
+	r.behind = max(r.behind, time.Since(r.t0.Add(r.at)))
+}
+
+// lateness is how far the run fell behind its schedule. The scenarios'
+// expected TTLs assume each step runs at its time: a run that fell behind
+// by more than about half the tolerance (a loaded machine descheduled it)
+// can fail without any fault in the scripts.
+func (r *redisTarget) lateness() time.Duration { return r.behind }
 
 func (r *redisTarget) eval(s *lua.Script, keys []string, args []string) any {
 	ctx := context.Background()
@@ -144,6 +162,7 @@ func (r *redisTarget) snapshot(keys []string) []keyState {
 		out = append(out, st)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	r.noteLateness()
 	return out
 }
 

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
 
 	kinds "github.com/lockgen/lockgen/internal/family"
@@ -154,8 +153,15 @@ func (sc *scenario) wakeChannel() string {
 	return k[len(k)-1]
 }
 
+// reporter is what play reports to: a *testing.T, or a recorder of a real
+// run that may be replayed (playOnRedis).
+type reporter interface {
+	Helper()
+	Errorf(format string, args ...any)
+}
+
 // play runs sc on tg, checking every expectation, and returns the trace.
-func play(t *testing.T, sc *scenario, tg target, tol time.Duration) []stepResult {
+func play(t reporter, sc *scenario, tg target, tol time.Duration) []stepResult {
 	t.Helper()
 	r := &run{sc: sc, tg: tg, tol: tol.Milliseconds(), fences: map[string]int64{}, grantedTo: map[int64]string{}}
 	trace := make([]stepResult, 0, len(sc.steps))
