@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockgen/lockgen/bench/internal/serverprobe"
 	"github.com/lockgen/lockgen/bench/peers"
 )
 
@@ -134,7 +135,7 @@ func runContended(ctx context.Context, addr string, rdb *redis.Client, p peers.P
 			return fail(err)
 		}
 	}
-	cpuBefore, err := serverCPU(ctx, rdb)
+	cpuBefore, err := serverprobe.CPU(ctx, rdb)
 	if err != nil {
 		return fail(err)
 	}
@@ -145,7 +146,7 @@ func runContended(ctx context.Context, addr string, rdb *redis.Client, p peers.P
 	if err != nil {
 		return fail(err)
 	}
-	cpuAfter, err := serverCPU(ctx, rdb)
+	cpuAfter, err := serverprobe.CPU(ctx, rdb)
 	if err != nil {
 		return fail(err)
 	}

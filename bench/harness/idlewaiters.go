@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockgen/lockgen/bench/internal/serverprobe"
 	"github.com/lockgen/lockgen/bench/peers"
 )
 
@@ -114,7 +115,7 @@ type serverSnapshot struct {
 }
 
 func takeSnapshot(ctx context.Context, rdb *redis.Client) (serverSnapshot, error) {
-	cpu, err := serverCPU(ctx, rdb)
+	cpu, err := serverprobe.CPU(ctx, rdb)
 	if err != nil {
 		return serverSnapshot{}, err
 	}

@@ -85,23 +85,3 @@ func resetServer(ctx context.Context, rdb *redis.Client) error {
 	}
 	return rdb.ConfigResetStat(ctx).Err()
 }
-
-// serverCPU is the CPU time redis-server has used (INFO cpu, user + sys
-// of the main thread and its helpers), in seconds.
-func serverCPU(ctx context.Context, rdb *redis.Client) (float64, error) {
-	info, err := rdb.Info(ctx, "cpu").Result()
-	if err != nil {
-		return 0, err
-	}
-	var total float64
-	sc := bufio.NewScanner(strings.NewReader(info))
-	for sc.Scan() {
-		name, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), ":")
-		if ok && (name == "used_cpu_sys" || name == "used_cpu_user") {
-			if f, err := strconv.ParseFloat(v, 64); err == nil {
-				total += f
-			}
-		}
-	}
-	return total, nil
-}
