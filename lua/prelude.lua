@@ -421,6 +421,17 @@ local function lg_shared_write(hash, set, fields, exp, deadline)
   return exp
 end
 
+-- Grants holder its hold of a shared lock (a reader, a permit) until
+-- deadline and returns the acquire's reply {1, fence}: fields are what the
+-- hash gains, its entry and the last fence for a new hold, nothing for the
+-- hold it has already (a retried acquire, whose deadline only moves on).
+-- read_acquire and semaphore_acquire grant alike.
+local function lg_shared_hold(hash, set, holder, fence, fields, exp, deadline)
+  redis.call('ZADD', set, lg_int(deadline), holder)
+  lg_shared_write(hash, set, fields, exp, deadline)
+  return { 1, fence }
+end
+
 -- Restarts the lease of one holder of a shared lock (a reader, a permit):
 -- its deadline in the set, and the TTL of both keys if that reaches further.
 -- Returns 1, or 0 when holder holds nothing (or its lease already ended).
