@@ -164,14 +164,25 @@ func runContended(ctx context.Context, addr string, rdb *redis.Client, p peers.P
 // until each is connected and warmed up. The children it returns (some may
 // be nil after an error) must be stopped.
 func startChildren(addr string, p peers.Peer, shape hotKeyShape, dur, hold time.Duration) ([]*childProc, error) {
+	specs := make([]childSpec, shape.Procs)
+	for i := range specs {
+		specs[i] = childSpec{Addr: addr, Peer: p.Name(), Proc: i, Goroutines: shape.perProc(i), Hold: hold, Key: "hot"}
+	}
+	return startReadyChildren(specs, dur+2*childReadyTimeout)
+}
+
+// startReadyChildren starts one worker process per spec, each killed after
+// limit, and waits until each is connected and warmed up: a run measures
+// from a start line sent to children that are all ready. The children it
+// returns (some may be nil after an error) must be stopped.
+func startReadyChildren(specs []childSpec, limit time.Duration) ([]*childProc, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	children := make([]*childProc, shape.Procs)
-	for i := range children {
-		spec := childSpec{Addr: addr, Peer: p.Name(), Proc: i, Goroutines: shape.perProc(i), Hold: hold, Key: "hot"}
-		ch, err := startChild(exe, spec, dur+2*childReadyTimeout)
+	children := make([]*childProc, len(specs))
+	for i, spec := range specs {
+		ch, err := startChild(exe, spec, limit)
 		if err != nil {
 			return children, err
 		}

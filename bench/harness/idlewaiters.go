@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -360,29 +359,15 @@ const idleLineDelay = 200 * time.Millisecond
 // startIdleChildren starts procs worker processes, the waiters split
 // evenly over them, and waits until each is connected and warmed up.
 func startIdleChildren(addr string, o Options, row IdleRow, procs int) ([]*childProc, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
 	shape := hotKeyShape{Procs: procs, Goroutines: o.IdleWaiters}
-	children := make([]*childProc, procs)
+	specs := make([]childSpec, procs)
 	first := 0
-	for i := range children {
+	for i := range specs {
 		n := shape.perProc(i)
-		spec := childSpec{Mode: idleChildMode, Addr: addr, Peer: row.Waiter, Proc: i, Goroutines: n, First: first, Lease: o.IdleLease}
+		specs[i] = childSpec{Mode: idleChildMode, Addr: addr, Peer: row.Waiter, Proc: i, Goroutines: n, First: first, Lease: o.IdleLease}
 		first += n
-		ch, err := startChild(exe, spec, o.IdleSettle+2*o.IdleLease/3+o.IdleWindow+2*childReadyTimeout)
-		if err != nil {
-			return children, err
-		}
-		children[i] = ch
 	}
-	for _, ch := range children {
-		if err := ch.waitReady(); err != nil {
-			return children, err
-		}
-	}
-	return children, nil
+	return startReadyChildren(specs, o.IdleSettle+2*o.IdleLease/3+o.IdleWindow+2*childReadyTimeout)
 }
 
 // runIdleWaiters is repetition r of workload 8: every row, each starting
