@@ -362,30 +362,13 @@ func cmpInt64(a, b int64) int {
 // commandMix lists the commands Redis executed, per grant, most frequent
 // first, e.g. "evalsha 2.0, publish 1.0".
 func commandMix(stats commandStats, grants float64) string {
-	type kv struct {
-		name  string
-		calls int64
-	}
-	var list []kv
+	perGrant := map[string]float64{}
 	for name, calls := range stats {
 		if !harnessCommands[name] && calls > 0 {
-			list = append(list, kv{name, calls})
+			perGrant[name] = float64(calls) / grants
 		}
 	}
-	slices.SortFunc(list, func(a, b kv) int {
-		if a.calls != b.calls {
-			return cmpInt64(b.calls, a.calls)
-		}
-		return strings.Compare(a.name, b.name)
-	})
-	var parts []string
-	for i, e := range list {
-		if i == 4 {
-			break
-		}
-		parts = append(parts, fmt.Sprintf("%s %.2f", e.name, float64(e.calls)/grants))
-	}
-	return strings.Join(parts, ", ")
+	return topMix(perGrant)
 }
 
 // childProc is one worker process of the hot-key workload.

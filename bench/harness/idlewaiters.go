@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -315,31 +314,17 @@ func runIdleShape(ctx context.Context, addr string, rdb *redis.Client, o Options
 // the waiters beyond its rate with the holders alone, the largest first
 // (at most four), e.g. "evalsha 6.00, pexpire 6.00".
 func idleMix(with commandStats, withSecs float64, alone commandStats, aloneSecs float64, waiters int) string {
-	type rate struct {
-		name string
-		v    float64
-	}
-	var rates []rate
+	rates := map[string]float64{}
 	for name, calls := range with {
 		if harnessCommands[name] {
 			continue
 		}
 		v := perWaiter(ratio(float64(calls), withSecs), ratio(float64(alone[name]), aloneSecs), waiters)
 		if v >= 0.005 {
-			rates = append(rates, rate{name, v})
+			rates[name] = v
 		}
 	}
-	slices.SortFunc(rates, func(a, b rate) int {
-		if a.v != b.v {
-			return cmpFloat(b.v, a.v)
-		}
-		return strings.Compare(a.name, b.name)
-	})
-	var parts []string
-	for _, r := range rates[:min(len(rates), 4)] {
-		parts = append(parts, fmt.Sprintf("%s %.2f", r.name, r.v))
-	}
-	return strings.Join(parts, ", ")
+	return topMix(rates)
 }
 
 func cmpFloat(a, b float64) int {

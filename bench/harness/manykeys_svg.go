@@ -5,17 +5,12 @@ import (
 	"html"
 	"io"
 	"math"
-	"path"
 	"strings"
 )
 
 // ManyKeysChartFile is the file name of workload 6's chart; it is written
 // next to the handoff chart.
 const ManyKeysChartFile = "manykeys.svg"
-
-func manyKeysChartName(handoffName string) string {
-	return path.Join(path.Dir(handoffName), ManyKeysChartFile)
-}
 
 // manyKeysColours: lockgen's configurations in reds and purples, the other
 // libraries in blues, greens and greys, so that lockgen stands out.

@@ -5,19 +5,12 @@ import (
 	"html"
 	"io"
 	"math"
-	"path"
 	"strings"
 )
 
 // ProcessesChartFile is the file name of workload 5's chart; it is written
 // next to the handoff chart.
 const ProcessesChartFile = "processes.svg"
-
-// processesChartName is the chart's name relative to the report, given the
-// handoff chart's.
-func processesChartName(handoffName string) string {
-	return path.Join(path.Dir(handoffName), ProcessesChartFile)
-}
 
 // processSeries is one line of the chart: a lockgen kind's executed commands
 // per grant (median over repetitions) at each process count.

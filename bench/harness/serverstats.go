@@ -3,6 +3,9 @@ package harness
 import (
 	"bufio"
 	"context"
+	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -84,4 +87,17 @@ func resetServer(ctx context.Context, rdb *redis.Client) error {
 		return err
 	}
 	return rdb.ConfigResetStat(ctx).Err()
+}
+
+// topMix lists the four largest of rates (per command name), the largest
+// first and ties by name, e.g. "evalsha 2.00, publish 1.00": what the
+// reports show of a workload's command mix.
+func topMix(rates map[string]float64) string {
+	names := slices.Sorted(maps.Keys(rates))
+	slices.SortStableFunc(names, func(a, b string) int { return cmpFloat(rates[b], rates[a]) })
+	var parts []string
+	for _, name := range names[:min(len(names), 4)] {
+		parts = append(parts, fmt.Sprintf("%s %.2f", name, rates[name]))
+	}
+	return strings.Join(parts, ", ")
 }

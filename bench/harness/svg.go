@@ -5,6 +5,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"path"
 	"strings"
 )
 
@@ -160,4 +161,10 @@ func (c *svgChart) linearGrid(a plotArea, yMax, step float64, y func(float64) fl
 		c.p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/>`, x(i), a.top, x(i), a.top+a.h)
 		c.p(`<text x="%.1f" y="%.1f" text-anchor="middle">%d</text>`, x(i), a.top+a.h+18, label)
 	}
+}
+
+// besideHandoffChart is the name of chart file, written next to the
+// handoff chart, relative to the report, given the handoff chart's name.
+func besideHandoffChart(handoffName, file string) string {
+	return path.Join(path.Dir(handoffName), file)
 }
