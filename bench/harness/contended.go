@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -260,7 +261,7 @@ func analyzeGrants(res *ContendedResult, grants []grant, winStart, winEnd int64)
 		}
 	}
 	res.ProcsSeen = len(procs)
-	slices.SortFunc(served, func(a, b grant) int { return cmpInt64(a.Acq, b.Acq) })
+	slices.SortFunc(served, func(a, b grant) int { return cmp.Compare(a.Acq, b.Acq) })
 	inWindow := func(g grant) bool { return g.Acq >= winStart && g.Acq <= winEnd }
 
 	var handoffs, nextGrants, waits []time.Duration
@@ -334,7 +335,7 @@ func countOutOfOrder(all, served []grant, count func(grant) bool) int {
 		arrivals = append(arrivals, r)
 		byID[id{g.Proc, g.G, g.Req}] = r
 	}
-	slices.SortFunc(arrivals, func(a, b *req) int { return cmpInt64(a.at, b.at) })
+	slices.SortFunc(arrivals, func(a, b *req) int { return cmp.Compare(a.at, b.at) })
 	n, next := 0, 0
 	for _, g := range served {
 		for next < len(arrivals) && arrivals[next].served {
@@ -347,16 +348,6 @@ func countOutOfOrder(all, served []grant, count func(grant) bool) int {
 		r.served = true
 	}
 	return n
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // commandMix lists the commands Redis executed, per grant, most frequent

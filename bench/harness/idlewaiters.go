@@ -327,16 +327,6 @@ func idleMix(with commandStats, withSecs float64, alone commandStats, aloneSecs 
 	return topMix(rates)
 }
 
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // idleLineDelay is the least time the children get to read the line that
 // tells them when to start waiting.
 const idleLineDelay = 200 * time.Millisecond

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -94,7 +95,7 @@ func resetServer(ctx context.Context, rdb *redis.Client) error {
 // reports show of a workload's command mix.
 func topMix(rates map[string]float64) string {
 	names := slices.Sorted(maps.Keys(rates))
-	slices.SortStableFunc(names, func(a, b string) int { return cmpFloat(rates[b], rates[a]) })
+	slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(rates[b], rates[a]) })
 	var parts []string
 	for _, name := range names[:min(len(names), 4)] {
 		parts = append(parts, fmt.Sprintf("%s %.2f", name, rates[name]))
