@@ -29,8 +29,7 @@ func fairHandOverScenarios() []*scenario {
 					expect: []keyWant{{holder: "B", ttl: 800 * ms, handed: true},
 						{suffix: ":queue", members: []string{"C"}}, {suffix: ":alive", members: []string{"C"}}}},
 				{at: 700 * ms, script: rel, holder: "B", lease: 1000 * ms, want: handedTo("C"),
-					expect: []keyWant{{holder: "C", ttl: 750 * ms, handed: true},
-						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
+					expect: handedLast("C", 750*ms)},
 				{at: 800 * ms, script: rel, holder: "C", lease: 1000 * ms, want: integer(1),
 					expect: []keyWant{{holder: tombstone}}},
 			},
@@ -55,8 +54,7 @@ func fairHandOverScenarios() []*scenario {
 					expect: []keyWant{{holder: "B", ttl: 1000 * ms}}},
 				// C's place ends at 1150 ms.
 				{at: 800 * ms, script: rel, holder: "B", lease: 1000 * ms, want: handedTo("C"),
-					expect: []keyWant{{holder: "C", ttl: 350 * ms, handed: true},
-						{suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
+					expect: handedLast("C", 350*ms)},
 				{at: 800 * ms, script: rel, holder: "B", lease: 1000 * ms, want: integer(0), unchanged: true},
 				// The queue is empty: a heartbeat replies 0 at once.
 				{at: 900 * ms, script: hb, holder: "C", lease: 1000 * ms, want: integer(0), unchanged: true},

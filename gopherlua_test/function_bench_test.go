@@ -11,7 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockgen/lockgen/lua"
-	"github.com/lockgen/lockgen/redistest"
 )
 
 // fcallVariant is one way of running mutex_acquire and mutex_release on
@@ -37,14 +36,8 @@ type fcallVariant struct {
 //
 //	go test ./gopherlua_test/ -run '^$' -bench FunctionVsEvalsha -benchtime 200x
 func BenchmarkFunctionVsEvalsha(b *testing.B) {
-	srv := redistest.Start(b)
-	rdb := srv.Client(b)
+	rdb := mutexCycleServer(b)
 	ctx := context.Background()
-	for _, s := range []*lua.Script{lua.MutexAcquire, lua.MutexRelease} {
-		if err := rdb.ScriptLoad(ctx, s.Source).Err(); err != nil {
-			b.Fatalf("SCRIPT LOAD %s: %v", s.Name, err)
-		}
-	}
 	if err := rdb.FunctionLoad(ctx, wrappedLibrary()).Err(); err != nil {
 		b.Fatalf("FUNCTION LOAD (wrapped): %v", err)
 	}

@@ -107,16 +107,10 @@ func normaliseRedis(v any, err error) any {
 	if err != nil {
 		return replyError(err.Error())
 	}
-	switch x := v.(type) {
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = normaliseRedis(e, nil)
-		}
-		return out
-	default:
-		return v
+	if x, ok := v.([]any); ok {
+		return normaliseArray(x, normaliseRedis)
 	}
+	return v
 }
 
 func (r *redisTarget) snapshot(keys []string) []keyState {

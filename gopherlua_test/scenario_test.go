@@ -915,6 +915,12 @@ func settled(a, other []keyState, tol float64) []keyState {
 	return out
 }
 
+// handedLast: a fair lock handed to holder, the last in line, for ttl (the
+// rest of its place): its queue and its places go with it.
+func handedLast(holder string, ttl time.Duration) []keyWant {
+	return []keyWant{{holder: holder, ttl: ttl, handed: true}, {suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}
+}
+
 // retired expects a lock that nobody holds or waits for: B keeps only the
 // last fence (a tombstone, or a hash with only f), for the floor; every
 // other data key is gone.

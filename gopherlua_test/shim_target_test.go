@@ -74,11 +74,7 @@ func normaliseShim(v any, err error) any {
 	}
 	switch x := v.(type) {
 	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = normaliseShim(e, nil)
-		}
-		return out
+		return normaliseArray(x, normaliseShim)
 	case luashim.Status:
 		return string(x)
 	case *luashim.ReplyError:

@@ -41,6 +41,16 @@ type target interface {
 // replyError is an error reply, kept as a value so replies compare with ==.
 type replyError string
 
+// normaliseArray normalises each element of an array reply with the
+// target's own normalise, so that nested replies take the common form too.
+func normaliseArray(x []any, normalise func(v any, err error) any) []any {
+	out := make([]any, len(x))
+	for i, e := range x {
+		out[i] = normalise(e, nil)
+	}
+	return out
+}
+
 // keyState is one key as both targets report it.
 type keyState struct {
 	Key  string

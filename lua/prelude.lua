@@ -33,6 +33,28 @@ local LG_OFFER_MS = 500
 -- some 55,000 years on.
 local LG_SCORE_BASE = 9007199254740992
 
+-- The claim of a mutex offer, once the claimant's lease has restarted:
+-- mutex_acquire's when it finds the lock its own, mutex_renew's when the
+-- runtime sends the claim as a renewal. It registers after (ARGV[5] of
+-- mutex_acquire, ARGV[4] of mutex_renew; nil or "": none), the next waiter
+-- of the claimant's process, under the lock's fence, and publishes
+-- "taken:<fence>" on a lock with waiters, so that the processes that saw
+-- the offer stop waiting for it to lapse. fence and waiters are the strings
+-- of the lock's value. One copy for both claims costs each call of the two
+-- scripts one closure, 25-100 ns (doc.go, "Cost"); the checks and the
+-- value's decoding stay written out.
+local function lg_mutex_claim(holder, fence, waiters, lease, after)
+  if after and #after > 0 then
+    redis.call('ZADD', KEYS[2], 'NX', string.format('%d', fence - LG_SCORE_BASE), after)
+    redis.call('PEXPIRE', KEYS[2], 2 * lease + LG_FLOOR_MS)
+    if waiters == '-' then
+      waiters = '+'
+      redis.call('SET', KEYS[1], holder .. ' ' .. fence .. ' +', 'KEEPTTL')
+    end
+  end
+  if waiters == '+' then redis.call(ARGV[3], KEYS[3], 'taken:' .. fence) end
+end
+
 local function lg_error(msg)
   return redis.error_reply('ERR lockgen: ' .. msg)
 end
@@ -53,7 +75,7 @@ local function lg_positive(s, max)
 end
 
 -- mutex_acquire, mutex_renew and mutex_release write this and the value's
--- decoding out themselves (no closure per call on the mutex cycle); the
+-- decoding out themselves (no closures for them on the mutex cycle); the
 -- malformed-input scenarios keep them refusing what these refuse.
 
 -- Checks KEYS and the ARGV every script shares: ARGV[1] holder id, ARGV[2]
@@ -397,6 +419,17 @@ local function lg_shared_write(hash, set, fields, exp, deadline)
   redis.call('PEXPIREAT', hash, lg_int(exp + LG_FLOOR_MS))
   redis.call('PEXPIREAT', set, lg_int(exp + LG_FLOOR_MS))
   return exp
+end
+
+-- Grants holder its hold of a shared lock (a reader, a permit) until
+-- deadline and returns the acquire's reply {1, fence}: fields are what the
+-- hash gains, its entry and the last fence for a new hold, nothing for the
+-- hold it has already (a retried acquire, whose deadline only moves on).
+-- read_acquire and semaphore_acquire grant alike.
+local function lg_shared_hold(hash, set, holder, fence, fields, exp, deadline)
+  redis.call('ZADD', set, lg_int(deadline), holder)
+  lg_shared_write(hash, set, fields, exp, deadline)
+  return { 1, fence }
 end
 
 -- Restarts the lease of one holder of a shared lock (a reader, a permit):

@@ -28,11 +28,7 @@ local ww, exp = tonumber(st[2]), tonumber(st[4]) or 0
 local deadline = now_ms + lease
 
 local mine = lg_hold_decode(st[6])
-if mine then
-  redis.call('ZADD', readers, lg_int(deadline), holder)
-  lg_shared_write(KEYS[1], readers, {}, exp, deadline)
-  return { 1, mine }
-end
+if mine then return lg_shared_hold(KEYS[1], readers, holder, mine, {}, exp, deadline) end
 
 local wait, by
 if writer and writer.holder ~= holder then
@@ -47,6 +43,4 @@ if wait then
 end
 
 local fence = lg_next_fence(tonumber(st[3]), now_us)
-redis.call('ZADD', readers, lg_int(deadline), holder)
-lg_shared_write(KEYS[1], readers, { 'r:' .. holder, lg_int(fence), 'f', lg_int(fence) }, exp, deadline)
-return { 1, fence }
+return lg_shared_hold(KEYS[1], readers, holder, fence, { 'r:' .. holder, lg_int(fence), 'f', lg_int(fence) }, exp, deadline)

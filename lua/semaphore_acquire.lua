@@ -27,11 +27,7 @@ local exp = tonumber(st[3]) or 0
 local deadline = now_ms + lease
 
 local mine = lg_hold_decode(st[1])
-if mine then
-  redis.call('ZADD', holds, lg_int(deadline), holder)
-  lg_shared_write(KEYS[1], holds, {}, exp, deadline)
-  return { 1, mine }
-end
+if mine then return lg_shared_hold(KEYS[1], holds, holder, mine, {}, exp, deadline) end
 
 if redis.call('ZCARD', holds) >= permits then
   lg_mark_waiting(KEYS[1], holds, st[4], exp, now_ms)
@@ -39,6 +35,4 @@ if redis.call('ZCARD', holds) >= permits then
 end
 
 local fence = lg_next_fence(tonumber(st[2]), now_us)
-redis.call('ZADD', holds, lg_int(deadline), holder)
-lg_shared_write(KEYS[1], holds, { 'h:' .. holder, lg_int(fence), 'f', lg_int(fence) }, exp, deadline)
-return { 1, fence }
+return lg_shared_hold(KEYS[1], holds, holder, fence, { 'h:' .. holder, lg_int(fence), 'f', lg_int(fence) }, exp, deadline)

@@ -105,3 +105,12 @@ func TestPercentileAndSpread(t *testing.T) {
 		t.Errorf("spread %+v", s)
 	}
 }
+
+// The hot-key mix is each command per grant, at most the four most
+// frequent, ties by name, the harness's own commands left out.
+func TestCommandMix(t *testing.T) {
+	stats := commandStats{"evalsha": 40, "set": 20, "publish": 20, "get": 20, "pexpire": 10, "info": 90, "zadd": 0}
+	if got, want := commandMix(stats, 20), "evalsha 2.00, get 1.00, publish 1.00, set 1.00"; got != want {
+		t.Errorf("mix %q, want %q", got, want)
+	}
+}

@@ -84,22 +84,34 @@ func RunChildIfAsked() {
 // childReadyTimeout bounds connecting and warming up.
 const childReadyTimeout = 30 * time.Second
 
-func runChild(spec childSpec, in io.Reader, out io.Writer) error {
+// openReady opens the child's client of spec.Peer with cfg, warms it up
+// and tells the parent "ready", which waits for every child before it sends
+// the start line. The caller closes the client.
+func openReady(spec childSpec, cfg peers.Config, out io.Writer) (peers.Client, error) {
 	p, ok := peers.ByName(spec.Peer)
 	if !ok {
-		return fmt.Errorf("unknown peer %q", spec.Peer)
+		return nil, fmt.Errorf("unknown peer %q", spec.Peer)
 	}
-	c, err := p.Open(peers.Config{Addr: spec.Addr})
+	c, err := p.Open(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := warmUp(c, spec.Proc); err == nil {
+		_, err = fmt.Fprintln(out, "ready")
+	}
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func runChild(spec childSpec, in io.Reader, out io.Writer) error {
+	c, err := openReady(spec, peers.Config{Addr: spec.Addr}, out)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if err := warmUp(c, spec.Proc); err != nil {
-		return err
-	}
-	if _, err := fmt.Fprintln(out, "ready"); err != nil {
-		return err
-	}
 	start, end, err := readStartLine(in)
 	if err != nil {
 		return err

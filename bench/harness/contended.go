@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockgen/lockgen/bench/internal/serverprobe"
 	"github.com/lockgen/lockgen/bench/peers"
 )
 
@@ -134,7 +136,7 @@ func runContended(ctx context.Context, addr string, rdb *redis.Client, p peers.P
 			return fail(err)
 		}
 	}
-	cpuBefore, err := serverCPU(ctx, rdb)
+	cpuBefore, err := serverprobe.CPU(ctx, rdb)
 	if err != nil {
 		return fail(err)
 	}
@@ -145,7 +147,7 @@ func runContended(ctx context.Context, addr string, rdb *redis.Client, p peers.P
 	if err != nil {
 		return fail(err)
 	}
-	cpuAfter, err := serverCPU(ctx, rdb)
+	cpuAfter, err := serverprobe.CPU(ctx, rdb)
 	if err != nil {
 		return fail(err)
 	}
@@ -163,14 +165,25 @@ func runContended(ctx context.Context, addr string, rdb *redis.Client, p peers.P
 // until each is connected and warmed up. The children it returns (some may
 // be nil after an error) must be stopped.
 func startChildren(addr string, p peers.Peer, shape hotKeyShape, dur, hold time.Duration) ([]*childProc, error) {
+	specs := make([]childSpec, shape.Procs)
+	for i := range specs {
+		specs[i] = childSpec{Addr: addr, Peer: p.Name(), Proc: i, Goroutines: shape.perProc(i), Hold: hold, Key: "hot"}
+	}
+	return startReadyChildren(specs, dur+2*childReadyTimeout)
+}
+
+// startReadyChildren starts one worker process per spec, each killed after
+// limit, and waits until each is connected and warmed up: a run measures
+// from a start line sent to children that are all ready. The children it
+// returns (some may be nil after an error) must be stopped.
+func startReadyChildren(specs []childSpec, limit time.Duration) ([]*childProc, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	children := make([]*childProc, shape.Procs)
-	for i := range children {
-		spec := childSpec{Addr: addr, Peer: p.Name(), Proc: i, Goroutines: shape.perProc(i), Hold: hold, Key: "hot"}
-		ch, err := startChild(exe, spec, dur+2*childReadyTimeout)
+	children := make([]*childProc, len(specs))
+	for i, spec := range specs {
+		ch, err := startChild(exe, spec, limit)
 		if err != nil {
 			return children, err
 		}
@@ -248,7 +261,7 @@ func analyzeGrants(res *ContendedResult, grants []grant, winStart, winEnd int64)
 		}
 	}
 	res.ProcsSeen = len(procs)
-	slices.SortFunc(served, func(a, b grant) int { return cmpInt64(a.Acq, b.Acq) })
+	slices.SortFunc(served, func(a, b grant) int { return cmp.Compare(a.Acq, b.Acq) })
 	inWindow := func(g grant) bool { return g.Acq >= winStart && g.Acq <= winEnd }
 
 	var handoffs, nextGrants, waits []time.Duration
@@ -322,7 +335,7 @@ func countOutOfOrder(all, served []grant, count func(grant) bool) int {
 		arrivals = append(arrivals, r)
 		byID[id{g.Proc, g.G, g.Req}] = r
 	}
-	slices.SortFunc(arrivals, func(a, b *req) int { return cmpInt64(a.at, b.at) })
+	slices.SortFunc(arrivals, func(a, b *req) int { return cmp.Compare(a.at, b.at) })
 	n, next := 0, 0
 	for _, g := range served {
 		for next < len(arrivals) && arrivals[next].served {
@@ -337,43 +350,16 @@ func countOutOfOrder(all, served []grant, count func(grant) bool) int {
 	return n
 }
 
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // commandMix lists the commands Redis executed, per grant, most frequent
 // first, e.g. "evalsha 2.0, publish 1.0".
 func commandMix(stats commandStats, grants float64) string {
-	type kv struct {
-		name  string
-		calls int64
-	}
-	var list []kv
+	perGrant := map[string]float64{}
 	for name, calls := range stats {
 		if !harnessCommands[name] && calls > 0 {
-			list = append(list, kv{name, calls})
+			perGrant[name] = float64(calls) / grants
 		}
 	}
-	slices.SortFunc(list, func(a, b kv) int {
-		if a.calls != b.calls {
-			return cmpInt64(b.calls, a.calls)
-		}
-		return strings.Compare(a.name, b.name)
-	})
-	var parts []string
-	for i, e := range list {
-		if i == 4 {
-			break
-		}
-		parts = append(parts, fmt.Sprintf("%s %.2f", e.name, float64(e.calls)/grants))
-	}
-	return strings.Join(parts, ", ")
+	return topMix(perGrant)
 }
 
 // childProc is one worker process of the hot-key workload.

@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockgen/lockgen/bench/internal/serverprobe"
 	"github.com/lockgen/lockgen/bench/peers"
 )
 
@@ -114,7 +113,7 @@ type serverSnapshot struct {
 }
 
 func takeSnapshot(ctx context.Context, rdb *redis.Client) (serverSnapshot, error) {
-	cpu, err := serverCPU(ctx, rdb)
+	cpu, err := serverprobe.CPU(ctx, rdb)
 	if err != nil {
 		return serverSnapshot{}, err
 	}
@@ -315,41 +314,17 @@ func runIdleShape(ctx context.Context, addr string, rdb *redis.Client, o Options
 // the waiters beyond its rate with the holders alone, the largest first
 // (at most four), e.g. "evalsha 6.00, pexpire 6.00".
 func idleMix(with commandStats, withSecs float64, alone commandStats, aloneSecs float64, waiters int) string {
-	type rate struct {
-		name string
-		v    float64
-	}
-	var rates []rate
+	rates := map[string]float64{}
 	for name, calls := range with {
 		if harnessCommands[name] {
 			continue
 		}
 		v := perWaiter(ratio(float64(calls), withSecs), ratio(float64(alone[name]), aloneSecs), waiters)
 		if v >= 0.005 {
-			rates = append(rates, rate{name, v})
+			rates[name] = v
 		}
 	}
-	slices.SortFunc(rates, func(a, b rate) int {
-		if a.v != b.v {
-			return cmpFloat(b.v, a.v)
-		}
-		return strings.Compare(a.name, b.name)
-	})
-	var parts []string
-	for _, r := range rates[:min(len(rates), 4)] {
-		parts = append(parts, fmt.Sprintf("%s %.2f", r.name, r.v))
-	}
-	return strings.Join(parts, ", ")
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return topMix(rates)
 }
 
 // idleLineDelay is the least time the children get to read the line that
@@ -359,29 +334,15 @@ const idleLineDelay = 200 * time.Millisecond
 // startIdleChildren starts procs worker processes, the waiters split
 // evenly over them, and waits until each is connected and warmed up.
 func startIdleChildren(addr string, o Options, row IdleRow, procs int) ([]*childProc, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
 	shape := hotKeyShape{Procs: procs, Goroutines: o.IdleWaiters}
-	children := make([]*childProc, procs)
+	specs := make([]childSpec, procs)
 	first := 0
-	for i := range children {
+	for i := range specs {
 		n := shape.perProc(i)
-		spec := childSpec{Mode: idleChildMode, Addr: addr, Peer: row.Waiter, Proc: i, Goroutines: n, First: first, Lease: o.IdleLease}
+		specs[i] = childSpec{Mode: idleChildMode, Addr: addr, Peer: row.Waiter, Proc: i, Goroutines: n, First: first, Lease: o.IdleLease}
 		first += n
-		ch, err := startChild(exe, spec, o.IdleSettle+2*o.IdleLease/3+o.IdleWindow+2*childReadyTimeout)
-		if err != nil {
-			return children, err
-		}
-		children[i] = ch
 	}
-	for _, ch := range children {
-		if err := ch.waitReady(); err != nil {
-			return children, err
-		}
-	}
-	return children, nil
+	return startReadyChildren(specs, o.IdleSettle+2*o.IdleLease/3+o.IdleWindow+2*childReadyTimeout)
 }
 
 // runIdleWaiters is repetition r of workload 8: every row, each starting

@@ -25,21 +25,11 @@ import (
 const idleChildMode = "idle"
 
 func runIdleChild(spec childSpec, in io.Reader, out io.Writer) error {
-	p, ok := peers.ByName(spec.Peer)
-	if !ok {
-		return fmt.Errorf("unknown peer %q", spec.Peer)
-	}
-	c, err := p.Open(peers.Config{Addr: spec.Addr, Lease: spec.Lease})
+	c, err := openReady(spec, peers.Config{Addr: spec.Addr, Lease: spec.Lease}, out)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if err := warmUp(c, spec.Proc); err != nil {
-		return err
-	}
-	if _, err := fmt.Fprintln(out, "ready"); err != nil {
-		return err
-	}
 	var waitAt, start, end int64
 	if _, err := fmt.Fscanf(bufio.NewReader(in), "%d %d %d\n", &waitAt, &start, &end); err != nil {
 		return fmt.Errorf("reading start line: %w", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockgen/lockgen/bench/internal/serverprobe"
 	"github.com/lockgen/lockgen/bench/peers"
 )
 
@@ -78,7 +79,7 @@ func runManyKeys(ctx context.Context, addr string, rdb *redis.Client, p peers.Pe
 		res.Err = err.Error()
 		return res
 	}
-	cpu0, err := serverCPU(ctx, rdb)
+	cpu0, err := serverprobe.CPU(ctx, rdb)
 	if err != nil {
 		res.Err = err.Error()
 		return res
@@ -92,7 +93,7 @@ func runManyKeys(ctx context.Context, addr string, rdb *redis.Client, p peers.Pe
 	sample, errs, err := manyKeysRound(runCtx, c, g, space, t0.Add(d), 0)
 	elapsed := time.Since(t0)
 	own1 := processCPU()
-	cpu1, cerr := serverCPU(ctx, rdb)
+	cpu1, cerr := serverprobe.CPU(ctx, rdb)
 	stats, serr := readCommandStats(ctx, rdb)
 	res.Errors = errs
 	if err = errors.Join(err, cerr, serr); err != nil {

@@ -5,17 +5,12 @@ import (
 	"html"
 	"io"
 	"math"
-	"path"
 	"strings"
 )
 
 // ManyKeysChartFile is the file name of workload 6's chart; it is written
 // next to the handoff chart.
 const ManyKeysChartFile = "manykeys.svg"
-
-func manyKeysChartName(handoffName string) string {
-	return path.Join(path.Dir(handoffName), ManyKeysChartFile)
-}
 
 // manyKeysColours: lockgen's configurations in reds and purples, the other
 // libraries in blues, greens and greys, so that lockgen stands out.
@@ -66,19 +61,9 @@ func WriteManyKeysSVG(w io.Writer, res *Results) error {
 	x := func(i int) float64 { return left + plotW*float64(i)/float64(n-1) }
 	y := func(v float64) float64 { return top + plotH*(1-v/yMax) }
 
-	var b strings.Builder
-	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
-	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`, width, height, width, height)
-	p(`<rect width="100%%" height="100%%" fill="white"/>`)
-	p(`<text x="10" y="22" font-size="15" font-weight="bold">Many keys (random of %d): lock + INCR + unlock per second</text>`, o.ManyKeys)
-	for v := 0.0; v <= yMax+step/2; v += step {
-		p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/>`, left, y(v), left+plotW, y(v))
-		p(`<text x="%.1f" y="%.1f" text-anchor="end">%g</text>`, left-6, y(v)+4, v)
-	}
-	for i, g := range o.ManyGoroutines {
-		p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/>`, x(i), top, x(i), top+plotH)
-		p(`<text x="%.1f" y="%.1f" text-anchor="middle">%d</text>`, x(i), top+plotH+18, g)
-	}
+	c := newSVGChart(width, height, fmt.Sprintf("Many keys (random of %d): lock + INCR + unlock per second", o.ManyKeys))
+	p := c.p
+	c.linearGrid(plotArea{left, top, plotW, plotH}, yMax, step, y, x, o.ManyGoroutines)
 	p(`<text x="%.1f" y="%.1f" text-anchor="middle">goroutines</text>`, left+plotW/2, height-10)
 	p(`<text x="16" y="%.1f" transform="rotate(-90 16 %.1f)" text-anchor="middle">cycles/s</text>`, top+plotH/2, top+plotH/2)
 	for k, s := range all {
@@ -105,7 +90,5 @@ func WriteManyKeysSVG(w io.Writer, res *Results) error {
 		p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2" stroke-dasharray="%s"/>`, left+plotW+15, ly, left+plotW+40, ly, colour, dash)
 		p(`<text x="%.1f" y="%.1f">%s</text>`, left+plotW+46, ly+4, html.EscapeString(s.peer))
 	}
-	p(`</svg>`)
-	_, err := io.WriteString(w, b.String())
-	return err
+	return c.writeTo(w)
 }

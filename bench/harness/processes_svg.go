@@ -5,19 +5,12 @@ import (
 	"html"
 	"io"
 	"math"
-	"path"
 	"strings"
 )
 
 // ProcessesChartFile is the file name of workload 5's chart; it is written
 // next to the handoff chart.
 const ProcessesChartFile = "processes.svg"
-
-// processesChartName is the chart's name relative to the report, given the
-// handoff chart's.
-func processesChartName(handoffName string) string {
-	return path.Join(path.Dir(handoffName), ProcessesChartFile)
-}
 
 // processSeries is one line of the chart: a lockgen kind's executed commands
 // per grant (median over repetitions) at each process count.
@@ -70,19 +63,9 @@ func WriteProcessesSVG(w io.Writer, res *Results) error {
 	x := func(procs int) float64 { return left + plotW*float64(procs)/float64(hi) }
 	y := func(v float64) float64 { return top + plotH*(1-v/yMax) }
 
-	var b strings.Builder
-	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
-	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`, width, height, width, height)
-	p(`<rect width="100%%" height="100%%" fill="white"/>`)
-	p(`<text x="10" y="22" font-size="15" font-weight="bold">Commands Redis executed per grant on one hot key, %d goroutines per process</text>`, o.ProcGoroutines)
-	for v := 0.0; v <= yMax+step/2; v += step {
-		p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/>`, left, y(v), left+plotW, y(v))
-		p(`<text x="%.1f" y="%.1f" text-anchor="end">%g</text>`, left-6, y(v)+4, v)
-	}
-	for _, procs := range o.Processes {
-		p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/>`, x(procs), top, x(procs), top+plotH)
-		p(`<text x="%.1f" y="%.1f" text-anchor="middle">%d</text>`, x(procs), top+plotH+18, procs)
-	}
+	c := newSVGChart(width, height, fmt.Sprintf("Commands Redis executed per grant on one hot key, %d goroutines per process", o.ProcGoroutines))
+	p := c.p
+	c.linearGrid(plotArea{left, top, plotW, plotH}, yMax, step, y, func(i int) float64 { return x(o.Processes[i]) }, o.Processes)
 	p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="black"/>`, left, top+plotH, left+plotW, top+plotH)
 	p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="black"/>`, left, top, left, top+plotH)
 	p(`<text x="%.1f" y="%.1f" text-anchor="middle">processes</text>`, left+plotW/2, height-10)
@@ -124,9 +107,7 @@ func WriteProcessesSVG(w io.Writer, res *Results) error {
 		p(`<line x1="%.1f" y1="38" x2="%.1f" y2="38" stroke="%s" stroke-width="2" stroke-dasharray="%s"/>`, lx, lx+30, s.colour, s.dash)
 		p(`<text x="%.1f" y="42">%s</text>`, lx+36, html.EscapeString(s.peer))
 	}
-	p(`</svg>`)
-	_, err := io.WriteString(w, b.String())
-	return err
+	return c.writeTo(w)
 }
 
 // writeProcessSeries draws one series as a polyline through its measured

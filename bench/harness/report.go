@@ -105,13 +105,13 @@ func WriteMarkdown(w io.Writer, res *Results, svgName string) error {
 	if svgName != "" && len(o.Processes) > 0 {
 		p("## Executed commands per grant against processes")
 		p("")
-		p("![executed commands per grant against the number of processes, lockgen mutex and fair](%s)", processesChartName(svgName))
+		p("![executed commands per grant against the number of processes, lockgen mutex and fair](%s)", besideHandoffChart(svgName, ProcessesChartFile))
 		p("")
 	}
 	if svgName != "" && len(o.ManyGoroutines) > 0 && len(o.ManyPeers) > 0 {
 		p("## Many keys: throughput against goroutines")
 		p("")
-		p("![cycles per second against goroutines, every library on many keys](%s)", manyKeysChartName(svgName))
+		p("![cycles per second against goroutines, every library on many keys](%s)", besideHandoffChart(svgName, ManyKeysChartFile))
 		p("")
 	}
 	writeErrors(p, res)

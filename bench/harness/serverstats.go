@@ -2,7 +2,11 @@ package harness
 
 import (
 	"bufio"
+	"cmp"
 	"context"
+	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -86,22 +90,15 @@ func resetServer(ctx context.Context, rdb *redis.Client) error {
 	return rdb.ConfigResetStat(ctx).Err()
 }
 
-// serverCPU is the CPU time redis-server has used (INFO cpu, user + sys
-// of the main thread and its helpers), in seconds.
-func serverCPU(ctx context.Context, rdb *redis.Client) (float64, error) {
-	info, err := rdb.Info(ctx, "cpu").Result()
-	if err != nil {
-		return 0, err
+// topMix lists the four largest of rates (per command name), the largest
+// first and ties by name, e.g. "evalsha 2.00, publish 1.00": what the
+// reports show of a workload's command mix.
+func topMix(rates map[string]float64) string {
+	names := slices.Sorted(maps.Keys(rates))
+	slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(rates[b], rates[a]) })
+	var parts []string
+	for _, name := range names[:min(len(names), 4)] {
+		parts = append(parts, fmt.Sprintf("%s %.2f", name, rates[name]))
 	}
-	var total float64
-	sc := bufio.NewScanner(strings.NewReader(info))
-	for sc.Scan() {
-		name, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), ":")
-		if ok && (name == "used_cpu_sys" || name == "used_cpu_user") {
-			if f, err := strconv.ParseFloat(v, 64); err == nil {
-				total += f
-			}
-		}
-	}
-	return total, nil
+	return strings.Join(parts, ", ")
 }

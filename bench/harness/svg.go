@@ -5,6 +5,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"path"
 	"strings"
 )
 
@@ -74,11 +75,8 @@ func WriteHandoffSVG(w io.Writer, res *Results) error {
 		height += groupH + float64(len(g.rows))*rowH
 	}
 	width := labelW + plotW + valueW
-	var b strings.Builder
-	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
-	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`, width, height, width, height)
-	p(`<rect width="100%%" height="100%%" fill="white"/>`)
-	p(`<text x="10" y="22" font-size="15" font-weight="bold">Handoff latency on one hot key (µs, log scale): dark p50, light p99</text>`)
+	c := newSVGChart(width, height, "Handoff latency on one hot key (µs, log scale): dark p50, light p99")
+	p := c.p
 	y := topH
 	plotTop := y
 	for _, g := range groups {
@@ -109,9 +107,7 @@ func WriteHandoffSVG(w io.Writer, res *Results) error {
 		p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ccc"/>`, tx, plotTop, tx, y+4)
 		p(`<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, tx, y+20, fmtMicros(math.Pow(10, d)))
 	}
-	p(`</svg>`)
-	_, err := io.WriteString(w, b.String())
-	return err
+	return c.writeTo(w)
 }
 
 // fmtMicros prints a duration given in µs with a readable unit.
@@ -125,4 +121,50 @@ func fmtMicros(us float64) string {
 		return fmt.Sprintf("%.3g ms", us/1e3)
 	}
 	return fmt.Sprintf("%.3g µs", us)
+}
+
+// svgChart collects a chart's elements. Every chart opens alike (its size,
+// the font, a white background, a bold title in the top left corner) and
+// closes alike.
+type svgChart struct{ b strings.Builder }
+
+func newSVGChart(width, height float64, title string) *svgChart {
+	c := &svgChart{}
+	c.p(`<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`, width, height, width, height)
+	c.p(`<rect width="100%%" height="100%%" fill="white"/>`)
+	c.p(`<text x="10" y="22" font-size="15" font-weight="bold">%s</text>`, title)
+	return c
+}
+
+// p writes one element, its attributes formatted as by fmt.Printf.
+func (c *svgChart) p(format string, args ...any) { fmt.Fprintf(&c.b, format+"\n", args...) }
+
+// writeTo closes the chart and writes it to w.
+func (c *svgChart) writeTo(w io.Writer) error {
+	c.p(`</svg>`)
+	_, err := io.WriteString(w, c.b.String())
+	return err
+}
+
+// plotArea is where a chart draws its data, in SVG units.
+type plotArea struct{ left, top, w, h float64 }
+
+// linearGrid draws the grid of a plot whose y axis is linear from 0 to
+// yMax: a labelled horizontal line every step, and a vertical line at x(i)
+// labelled xLabels[i] below the plot.
+func (c *svgChart) linearGrid(a plotArea, yMax, step float64, y func(float64) float64, x func(int) float64, xLabels []int) {
+	for v := 0.0; v <= yMax+step/2; v += step {
+		c.p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/>`, a.left, y(v), a.left+a.w, y(v))
+		c.p(`<text x="%.1f" y="%.1f" text-anchor="end">%g</text>`, a.left-6, y(v)+4, v)
+	}
+	for i, label := range xLabels {
+		c.p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/>`, x(i), a.top, x(i), a.top+a.h)
+		c.p(`<text x="%.1f" y="%.1f" text-anchor="middle">%d</text>`, x(i), a.top+a.h+18, label)
+	}
+}
+
+// besideHandoffChart is the name of chart file, written next to the
+// handoff chart, relative to the report, given the handoff chart's name.
+func besideHandoffChart(handoffName, file string) string {
+	return path.Join(path.Dir(handoffName), file)
 }

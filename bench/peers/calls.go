@@ -56,6 +56,19 @@ func newGoRedisClient(addr string) (*redis.Client, *callCounter) {
 	return rdb, cc
 }
 
+// newAutoPipelinedClient is newGoRedisClient with go-redis's AutoPipeliner
+// on top (default options), for the peers that measure it: commands sent
+// through ap are batched; the plain client stays for the rest.
+func newAutoPipelinedClient(addr string) (*redis.Client, *callCounter, *redis.AutoPipeliner, error) {
+	rdb, cc := newGoRedisClient(addr)
+	ap, err := rdb.AutoPipeline()
+	if err != nil {
+		rdb.Close()
+		return nil, nil, nil, err
+	}
+	return rdb, cc, ap, nil
+}
+
 // countingRueidis wraps a rueidis.Client and counts the calls made through
 // it; rueidislock issues every command through the client it is given.
 type countingRueidis struct {

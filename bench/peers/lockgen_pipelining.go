@@ -47,10 +47,8 @@ func lockgenAutoPipelinePeer(k lockgenKind) Peer {
 		Notes:     "runtime.NewWithBackend: the go-redis backend, with script calls (Eval) sent through go-redis's AutoPipeliner; Kind " + k.kind.String(),
 		AutoRenew: true,
 		open: func(cfg Config) (Client, error) {
-			rdb, cc := newGoRedisClient(cfg.Addr)
-			ap, err := rdb.AutoPipeline()
+			rdb, cc, ap, err := newAutoPipelinedClient(cfg.Addr)
 			if err != nil {
-				rdb.Close()
 				return nil, err
 			}
 			b := autoPipelineBackend{Backend: runtime.NewGoRedisBackend(rdb), ap: ap}

@@ -16,16 +16,8 @@ func TestEveryPeerExcludesAndCounts(t *testing.T) {
 	srv := redistest.Start(t)
 	for _, p := range Everything() {
 		t.Run(p.Name(), func(t *testing.T) {
-			a, err := p.Open(Config{Addr: srv.Addr})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer a.Close()
-			b, err := p.Open(Config{Addr: srv.Addr})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer b.Close()
+			a := openClient(t, p, Config{Addr: srv.Addr})
+			b := openClient(t, p, Config{Addr: srv.Addr})
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			key := "excl:" + p.Library + ":" + p.Setting
@@ -85,16 +77,8 @@ func TestEveryPeerRenewsPastItsLease(t *testing.T) {
 	for _, p := range Everything() {
 		t.Run(p.Name(), func(t *testing.T) {
 			t.Parallel()
-			a, err := p.Open(Config{Addr: srv.Addr, Lease: lease, ManualRenew: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer a.Close()
-			b, err := p.Open(Config{Addr: srv.Addr, Lease: lease})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer b.Close()
+			a := openClient(t, p, Config{Addr: srv.Addr, Lease: lease, ManualRenew: true})
+			b := openClient(t, p, Config{Addr: srv.Addr, Lease: lease})
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			key := "renew:" + p.Library + ":" + p.Setting
@@ -139,12 +123,7 @@ func TestOtherKindsExcludeTheirWaiters(t *testing.T) {
 				if !ok {
 					t.Fatalf("no peer %s", name)
 				}
-				c, err := p.Open(Config{Addr: srv.Addr})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { c.Close() })
-				return c
+				return openClient(t, p, Config{Addr: srv.Addr})
 			}
 			a, b := open(tc.holder), open(tc.waiter)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -191,16 +170,8 @@ func TestWaiterOutlastsItsLease(t *testing.T) {
 	for _, name := range []string{"redislock/default", "redsync/default", "lockgen/mutex"} {
 		t.Run(name, func(t *testing.T) {
 			p, _ := ByName(name)
-			a, err := p.Open(Config{Addr: srv.Addr, Lease: lease, ManualRenew: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer a.Close()
-			b, err := p.Open(Config{Addr: srv.Addr, Lease: lease})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer b.Close()
+			a := openClient(t, p, Config{Addr: srv.Addr, Lease: lease, ManualRenew: true})
+			b := openClient(t, p, Config{Addr: srv.Addr, Lease: lease})
 			key := "outlast:" + name
 			held, err := a.Lock(context.Background(), key)
 			if err != nil {
@@ -232,4 +203,15 @@ func TestWaiterOutlastsItsLease(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openClient opens a client of p, closed when the test ends.
+func openClient(t *testing.T, p Peer, c Config) Client {
+	t.Helper()
+	cl, err := p.Open(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	return cl
 }

@@ -47,10 +47,8 @@ func redislockAutoPipeline() Peer {
 		Notes: "as default, on go-redis's AutoPipeliner (client.AutoPipeline(), default options)",
 		Polls: true,
 		open: func(cfg Config) (Client, error) {
-			rdb, cc := newGoRedisClient(cfg.Addr)
-			ap, err := rdb.AutoPipeline()
+			rdb, cc, ap, err := newAutoPipelinedClient(cfg.Addr)
 			if err != nil {
-				rdb.Close()
 				return nil, err
 			}
 			c := newRedislockClient(cfg, rdb, cc, ap, func() redislock.RetryStrategy { return redislock.LinearBackoff(100 * time.Millisecond) })

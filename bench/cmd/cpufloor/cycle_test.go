@@ -14,10 +14,8 @@ import (
 // key locked, its counter incremented once, and the lock given back (a
 // tombstone with a fence for the fenced shapes, no key for redislock's).
 func TestEveryCycleLocksCountsAndReleases(t *testing.T) {
-	srv := redistest.Start(t)
+	rdb := redistest.Start(t).Client(t)
 	ctx := context.Background()
-	rdb := redis.NewClient(srv.Options())
-	defer rdb.Close()
 	released := map[string]*regexp.Regexp{
 		"lockgen scripts": regexp.MustCompile(`^! [0-9]{10,} -$`),
 		"redislock shape": nil,

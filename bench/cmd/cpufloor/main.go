@@ -8,20 +8,18 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
-	"log"
 	"os"
 	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockgen/lockgen/redistest"
-
 	"github.com/lockgen/lockgen/lua"
+
+	"github.com/lockgen/lockgen/bench/internal/serverprobe"
 )
 
 type variant struct {
@@ -33,7 +31,7 @@ type variant struct {
 func script(rdb *redis.Client, src string) string {
 	sha, err := rdb.ScriptLoad(context.Background(), src).Result()
 	if err != nil {
-		fatalf("%v", err)
+		serverprobe.Fatalf("%v", err)
 	}
 	return sha
 }
@@ -44,7 +42,7 @@ func script(rdb *redis.Client, src string) string {
 func fileVariants(rdb *redis.Client, path string) []variant {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		fatalf("%v", err)
+		serverprobe.Fatalf("%v", err)
 	}
 	sha := script(rdb, string(src))
 	k3 := func(key string) []string { return []string{key, key + ":waiters", key + ":wake"} }
@@ -93,40 +91,24 @@ func variants(rdb *redis.Client) []variant {
 }
 
 func cpu(ctx context.Context, rdb *redis.Client) float64 {
-	s, err := rdb.Info(ctx, "cpu").Result()
+	s, err := serverprobe.CPU(ctx, rdb)
 	if err != nil {
-		fatalf("%v", err)
+		serverprobe.Fatalf("%v", err)
 	}
-	var t float64
-	sc := bufio.NewScanner(strings.NewReader(s))
-	for sc.Scan() {
-		k, v, _ := strings.Cut(strings.TrimSpace(sc.Text()), ":")
-		if k == "used_cpu_user" || k == "used_cpu_sys" {
-			f, _ := strconv.ParseFloat(v, 64)
-			t += f
-		}
-	}
-	return t
+	return s
 }
 
 func main() {
-	addr := flag.String("addr", "", "redis-server to measure, on loopback (default: one this command starts on a free loopback port)")
+	addr := serverprobe.AddrFlag()
 	n := flag.Int("n", 100000, "commands per variant")
 	batches := flag.String("batch", "1,16,64", "pipeline batch sizes")
 	reps := flag.Int("reps", 3, "repetitions")
-	files := flag.String("script", "", "comma-separated script files to measure instead (lua.MutexAcquire's prelude constants must be in the file)")
+	files := flag.String("script", "", "comma-separated script files to measure instead (with the prelude helpers lua.MutexAcquire's Source carries)")
 	cyc := flag.Bool("cycle", false, "measure whole cycles (acquire, INCR, release) instead")
 	flag.Parse()
 	ctx := context.Background()
-	if *addr == "" {
-		srv, err := redistest.Launch()
-		if err != nil {
-			log.Fatal(err)
-		}
-		defer srv.Close()
-		stopServer = srv.Close
-		*addr = srv.Addr
-	}
+	*addr = serverprobe.Start(*addr)
+	defer serverprobe.Stop()
 	rdb := redis.NewClient(&redis.Options{Addr: *addr, PoolSize: 4})
 	defer rdb.Close()
 	for _, bs := range strings.Split(*batches, ",") {
@@ -137,7 +119,7 @@ func main() {
 				for r := 0; r < *reps; r++ {
 					us, err := runCycle(ctx, rdb, c, b, *n)
 					if err != nil {
-						fatalf("%v", err)
+						serverprobe.Fatalf("%v", err)
 					}
 					out = append(out, fmt.Sprintf("%5.2f", us))
 				}
@@ -190,17 +172,8 @@ func run(ctx context.Context, rdb *redis.Client, v variant, b, n int) float64 {
 			v.add(p, k)
 		}
 		if _, err := p.Exec(ctx); err != nil && err != redis.Nil {
-			fatalf("%s: %v", v.name, err)
+			serverprobe.Fatalf("%s: %v", v.name, err)
 		}
 	}
 	return (cpu(ctx, rdb) - c0) * 1e6 / float64(n)
-}
-
-// stopServer stops the server this command started, if it started one:
-// fatalf must not leave it running.
-var stopServer = func() {}
-
-func fatalf(format string, args ...any) {
-	stopServer()
-	log.Fatalf(format, args...)
 }

@@ -7,12 +7,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"log"
 	"math/rand/v2"
 	"os"
 	"sort"
@@ -23,28 +21,20 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockgen/lockgen/redistest"
-
+	"github.com/lockgen/lockgen/bench/internal/serverprobe"
 	"github.com/lockgen/lockgen/bench/peers"
 )
 
 func main() {
-	addr := flag.String("addr", "", "redis-server to measure, on loopback (default: one this command starts on a free loopback port)")
+	addr := serverprobe.AddrFlag()
 	names := flag.String("peers", "lockgen/mutex,redislock/autopipeline", "peers")
 	gs := flag.String("g", "64,256", "goroutine counts")
 	d := flag.Duration("d", 1500*time.Millisecond, "measured time per run")
 	reps := flag.Int("reps", 1, "repetitions")
 	flag.Parse()
 	ctx := context.Background()
-	if *addr == "" {
-		srv, err := redistest.Launch()
-		if err != nil {
-			log.Fatal(err)
-		}
-		defer srv.Close()
-		stopServer = srv.Close
-		*addr = srv.Addr
-	}
+	*addr = serverprobe.Start(*addr)
+	defer serverprobe.Stop()
 	rdb := redis.NewClient(&redis.Options{Addr: *addr, PoolSize: 2})
 	defer rdb.Close()
 	for r := 0; r < *reps; r++ {
@@ -53,7 +43,7 @@ func main() {
 			for _, name := range strings.Split(*names, ",") {
 				p, ok := peers.ByName(name)
 				if !ok {
-					fatalf("no peer %q", name)
+					serverprobe.Fatalf("no peer %q", name)
 				}
 				if err := probe(ctx, rdb, *addr, p, g, *d); err != nil {
 					fmt.Fprintf(os.Stderr, "%s g=%d: %v\n", name, g, err)
@@ -63,29 +53,21 @@ func main() {
 	}
 }
 
+// info reads an INFO section; a server that does not answer ends the probe.
 func info(ctx context.Context, rdb *redis.Client, section string) map[string]string {
-	s, err := rdb.Info(ctx, section).Result()
+	m, err := serverprobe.Info(ctx, rdb, section)
 	if err != nil {
-		fatalf("%v", err)
-	}
-	m := map[string]string{}
-	sc := bufio.NewScanner(strings.NewReader(s))
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), ":"); ok {
-			m[k] = v
-		}
+		serverprobe.Fatalf("%v", err)
 	}
 	return m
 }
 
-func num(m map[string]string, k string) float64 {
-	f, _ := strconv.ParseFloat(m[k], 64)
-	return f
-}
-
 func cpu(ctx context.Context, rdb *redis.Client) float64 {
-	m := info(ctx, rdb, "cpu")
-	return num(m, "used_cpu_user") + num(m, "used_cpu_sys")
+	s, err := serverprobe.CPU(ctx, rdb)
+	if err != nil {
+		serverprobe.Fatalf("%v", err)
+	}
+	return s
 }
 
 func field(v, name string) float64 {
@@ -120,11 +102,11 @@ func probe(ctx context.Context, rdb *redis.Client, addr string, p peers.Peer, g 
 		return err
 	}
 	fn := float64(n)
-	reads := num(stats, "total_reads_processed")
+	reads := serverprobe.Num(stats, "total_reads_processed")
 	// INFO itself: two INFO calls and a reset made reads of their own.
-	processed := num(stats, "total_commands_processed")
+	processed := serverprobe.Num(stats, "total_commands_processed")
 	fmt.Printf("%-28s g=%-3d cycles=%-7d redisCPU=%5.2f us/cycle  cmds/read=%5.2f reads/cycle=%4.2f writes/cycle=%4.2f\n",
-		p.Name(), g, n, (cpu1-cpu0)*1e6/fn, processed/reads, reads/fn, num(stats, "total_writes_processed")/fn)
+		p.Name(), g, n, (cpu1-cpu0)*1e6/fn, processed/reads, reads/fn, serverprobe.Num(stats, "total_writes_processed")/fn)
 	var keys []string
 	for k := range cmds {
 		if strings.HasPrefix(k, "cmdstat_") && !strings.Contains(k, "info") && !strings.Contains(k, "config") {
@@ -175,13 +157,4 @@ func round(ctx context.Context, c peers.Client, g int, deadline time.Time) (int,
 	}
 	wg.Wait()
 	return total, first
-}
-
-// stopServer stops the server this command started, if it started one:
-// fatalf must not leave it running.
-var stopServer = func() {}
-
-func fatalf(format string, args ...any) {
-	stopServer()
-	log.Fatalf(format, args...)
 }
