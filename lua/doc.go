@@ -57,9 +57,8 @@
 // not need would still cost it CPU. [Script.Helpers] lists them. Every
 // helper is a Lua local, so scripts read and write no globals. The three
 // scripts every mutex cycle runs (mutex_acquire, mutex_renew,
-// mutex_release) take the constants (LG_TOMB, LG_FLOOR_MS, ...) and, for
-// the first two, one function, lg_mutex_claim, the claim of an offer they
-// share: they write out the checks of lg_args and the value of
+// mutex_release) take no helper at all, only the constants LG_TOMB and
+// LG_FLOOR_MS: they write out the checks of lg_args and the value of
 // lg_lock_decode and lg_lock_encode, a third less Redis CPU ("Cost"). The
 // malformed-input scenarios hold them to the same refusals as the rest.
 // [Script.File] maps a line of Source back to its file and line.
@@ -328,10 +327,7 @@
 // value about 270 ns, string.format of a 16-digit fence 150 ns, a dozen
 // helper closures 250 ns, a TTL passed as a Lua number about 130 ns more
 // than as a string, tonumber 40 ns, a concatenation 30 ns. So the three
-// mutex cycle scripts carry no helper but lg_mutex_claim (one closure per
-// call of mutex_acquire and mutex_renew: 25-100 ns, garbage collection
-// included, in the same kind of loop on a loaded 2-core machine,
-// 2026-11-28; kept for one copy of the claim instead of two); the
+// mutex cycle scripts carry no helper (no closure is made per call); the
 // fence and the waiters flag stay the strings they were written as until a
 // grant needs the next fence (a tombstone keeps the digits, no format on
 // release); a tombstone is checked with a pattern over the part after

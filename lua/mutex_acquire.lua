@@ -35,9 +35,8 @@
 --                   comes first (an offer to it, "all", or an offer to
 --                   another that lapses).
 --
--- This is the hot path of every lock, so it is written out, with one
--- prelude helper only, the claim it shares with mutex_renew
--- (lg_mutex_claim): each helper a script carries is a closure made on every
+-- This is the hot path of every lock, so it is written out whole, with no
+-- prelude helper: each helper a script carries is a closure made on every
 -- call (lua/doc.go, "Cost"). The checks are those of lg_args, the value
 -- those of lg_lock_decode and lg_lock_encode.
 if #KEYS < 3 then return redis.error_reply('ERR lockgen: want 3 KEYS, got ' .. #KEYS) end
@@ -80,7 +79,15 @@ end
 
 if owner == holder then
   redis.call('PEXPIRE', KEYS[1], lease + LG_FLOOR_MS)
-  lg_mutex_claim(holder, fence, waiters, lease, after)
+  if after then
+    redis.call('ZADD', KEYS[2], 'NX', string.format('%d', fence - LG_SCORE_BASE), after)
+    redis.call('PEXPIRE', KEYS[2], 2 * lease + LG_FLOOR_MS)
+    if waiters == '-' then
+      waiters = '+'
+      redis.call('SET', KEYS[1], holder .. ' ' .. fence .. ' +', 'KEEPTTL')
+    end
+  end
+  if waiters == '+' then redis.call(ARGV[3], KEYS[3], 'taken:' .. fence) end
   return fence + 0
 end
 

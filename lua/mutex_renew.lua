@@ -17,8 +17,8 @@
 -- of a loss. mutex_acquire would grant a free lock again to a caller that
 -- may have returned.
 --
--- Written out, like mutex_acquire, with one helper only, the claim they
--- share (lg_mutex_claim): the watchdog runs it for every held lock.
+-- Written out whole, with no prelude helper, like mutex_acquire: the
+-- watchdog runs it for every held lock.
 if #KEYS < 3 then return redis.error_reply('ERR lockgen: want 3 KEYS, got ' .. #KEYS) end
 if #ARGV < 3 then return redis.error_reply('ERR lockgen: want 3 ARGV, got ' .. #ARGV) end
 local holder, lease = ARGV[1], tonumber(ARGV[2])
@@ -55,5 +55,15 @@ end
 if owner ~= holder or not after and redis.call('PTTL', KEYS[1]) < LG_FLOOR_MS then return 0 end
 
 redis.call('PEXPIRE', KEYS[1], lease + LG_FLOOR_MS)
-if after then lg_mutex_claim(holder, fence, waiters, lease, after) end
+if after then
+  if #after > 0 then
+    redis.call('ZADD', KEYS[2], 'NX', string.format('%d', fence - LG_SCORE_BASE), after)
+    redis.call('PEXPIRE', KEYS[2], 2 * lease + LG_FLOOR_MS)
+    if waiters == '-' then
+      waiters = '+'
+      redis.call('SET', KEYS[1], holder .. ' ' .. fence .. ' +', 'KEEPTTL')
+    end
+  end
+  if waiters == '+' then redis.call(ARGV[3], KEYS[3], 'taken:' .. fence) end
+end
 return 1

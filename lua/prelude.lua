@@ -33,28 +33,6 @@ local LG_OFFER_MS = 500
 -- some 55,000 years on.
 local LG_SCORE_BASE = 9007199254740992
 
--- The claim of a mutex offer, once the claimant's lease has restarted:
--- mutex_acquire's when it finds the lock its own, mutex_renew's when the
--- runtime sends the claim as a renewal. It registers after (ARGV[5] of
--- mutex_acquire, ARGV[4] of mutex_renew; nil or "": none), the next waiter
--- of the claimant's process, under the lock's fence, and publishes
--- "taken:<fence>" on a lock with waiters, so that the processes that saw
--- the offer stop waiting for it to lapse. fence and waiters are the strings
--- of the lock's value. One copy for both claims costs each call of the two
--- scripts one closure, 25-100 ns (doc.go, "Cost"); the checks and the
--- value's decoding stay written out.
-local function lg_mutex_claim(holder, fence, waiters, lease, after)
-  if after and #after > 0 then
-    redis.call('ZADD', KEYS[2], 'NX', string.format('%d', fence - LG_SCORE_BASE), after)
-    redis.call('PEXPIRE', KEYS[2], 2 * lease + LG_FLOOR_MS)
-    if waiters == '-' then
-      waiters = '+'
-      redis.call('SET', KEYS[1], holder .. ' ' .. fence .. ' +', 'KEEPTTL')
-    end
-  end
-  if waiters == '+' then redis.call(ARGV[3], KEYS[3], 'taken:' .. fence) end
-end
-
 local function lg_error(msg)
   return redis.error_reply('ERR lockgen: ' .. msg)
 end
@@ -75,7 +53,7 @@ local function lg_positive(s, max)
 end
 
 -- mutex_acquire, mutex_renew and mutex_release write this and the value's
--- decoding out themselves (no closures for them on the mutex cycle); the
+-- decoding out themselves (no closure per call on the mutex cycle); the
 -- malformed-input scenarios keep them refusing what these refuse.
 
 -- Checks KEYS and the ARGV every script shares: ARGV[1] holder id, ARGV[2]

@@ -103,7 +103,7 @@ func main() {
 	n := flag.Int("n", 100000, "commands per variant")
 	batches := flag.String("batch", "1,16,64", "pipeline batch sizes")
 	reps := flag.Int("reps", 3, "repetitions")
-	files := flag.String("script", "", "comma-separated script files to measure instead (with the prelude helpers lua.MutexAcquire's Source carries)")
+	files := flag.String("script", "", "comma-separated script files to measure instead (lua.MutexAcquire's prelude constants must be in the file)")
 	cyc := flag.Bool("cycle", false, "measure whole cycles (acquire, INCR, release) instead")
 	flag.Parse()
 	ctx := context.Background()
