@@ -129,3 +129,23 @@ func noWait(l runtime.Lock) runtime.Lock {
 	l.Wait = runtime.NoWait
 	return l
 }
+
+// Quorum is a Target of quorum Lockers (runtime.NewQuorumWithBackends),
+// mutexes only. Each Locker runs on the backends lockerBackends returns:
+// new ones per call where a Locker's Close would disturb others sharing
+// them (go-redis backends end their subscriptions), or the same ones where
+// Close does nothing (embedded). servers, one per quorum member, are the
+// suite's and must stay open.
+func Quorum(servers []runtime.Backend, lockerBackends func() []runtime.Backend) Target {
+	return Target{
+		NewLocker: func(t *testing.T, opts ...runtime.Option) *runtime.Locker {
+			l, err := runtime.NewQuorumWithBackends(lockerBackends(), opts...)
+			if err != nil {
+				t.Fatalf("NewQuorumWithBackends: %v", err)
+			}
+			return l
+		},
+		Servers: servers,
+		Kinds:   []runtime.Kind{runtime.Mutex},
+	}
+}

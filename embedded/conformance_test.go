@@ -19,18 +19,9 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-// The suite on a quorum Locker over three embedded backends.
+// The suite on a quorum Locker over three embedded backends, shared by
+// every Locker (Close leaves an embedded backend as it was).
 func TestQuorumConformance(t *testing.T) {
 	servers := []runtime.Backend{embedded.NewBackend(nil), embedded.NewBackend(nil), embedded.NewBackend(nil)}
-	backendtest.Run(t, backendtest.Target{
-		NewLocker: func(t *testing.T, opts ...runtime.Option) *runtime.Locker {
-			l, err := runtime.NewQuorumWithBackends(servers, opts...)
-			if err != nil {
-				t.Fatalf("NewQuorumWithBackends: %v", err)
-			}
-			return l
-		},
-		Servers: servers,
-		Kinds:   []runtime.Kind{runtime.Mutex},
-	})
+	backendtest.Run(t, backendtest.Quorum(servers, func() []runtime.Backend { return servers }))
 }
