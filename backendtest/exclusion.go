@@ -51,12 +51,12 @@ func mutualExclusion(e *env, kind runtime.Kind) {
 				for r := range exclusionRounds {
 					h, err := l.Acquire(ctx, lock)
 					if err != nil {
-						c.errs <- fmt.Errorf("%v round %d: %w", lock.Kind, r, err)
+						c.report("%v round %d: %v", lock.Kind, r, err)
 						return
 					}
 					c.inside(kind, lock.Kind, h)
 					if err := h.Release(); err != nil {
-						c.errs <- fmt.Errorf("%v round %d: release: %w", lock.Kind, r, err)
+						c.report("%v round %d: release: %v", lock.Kind, r, err)
 						return
 					}
 				}
@@ -68,18 +68,28 @@ func mutualExclusion(e *env, kind runtime.Kind) {
 	e.checkClean(kind, "excl")
 }
 
+// report records a failure without ever blocking a holder (one that
+// blocked inside would keep the others out): past the channel's room, the
+// first ones tell enough.
+func (c *critical) report(format string, args ...any) {
+	select {
+	case c.errs <- fmt.Errorf(format, args...):
+	default:
+	}
+}
+
 // inside is one holder's stay in the critical section.
 func (c *critical) inside(kind, as runtime.Kind, h *runtime.Held) {
 	if as == runtime.Read {
 		c.readers.Add(1)
 		if w := c.holders.Load(); w != 0 {
-			c.errs <- fmt.Errorf("a reader inside with %d writers", w)
+			c.report("a reader inside with %d writers", w)
 		}
 		defer c.readers.Add(-1)
 	} else {
 		n := c.holders.Add(1)
 		if r := c.readers.Load(); r != 0 {
-			c.errs <- fmt.Errorf("a writer inside with %d readers", r)
+			c.report("a writer inside with %d readers", r)
 		}
 		defer c.holders.Add(-1)
 		// CAS, so that a smaller count stored late cannot hide an overlap.
@@ -89,7 +99,7 @@ func (c *critical) inside(kind, as runtime.Kind, h *runtime.Held) {
 	if exclusive(as) {
 		fence, _ := runtime.Fence(h.Context())
 		if last := c.lastFence.Load(); fence <= last {
-			c.errs <- fmt.Errorf("fence %d not above the previous holder's %d", fence, last)
+			c.report("fence %d not above the previous holder's %d", fence, last)
 		}
 		c.lastFence.Store(fence)
 		v := c.counter.Load()
