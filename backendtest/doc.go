@@ -1,8 +1,9 @@
-// Package backendtest is the conformance suite every lock backend runs, the
-// way net/http/httptest serves every HTTP test: one set of scenarios, run
+// Package backendtest is the conformance suite every lock backend runs (a
+// package for tests, as net/http/httptest is): one set of scenarios, run
 // against the embedded shim, go-redis on one server and on a Cluster,
-// rueidis, and the quorum Locker, so that a backend cannot pass a test of
-// its own that the others would fail.
+// rueidis, and the quorum Locker, so that no backend passes a test of its
+// own that the others would fail. A module with a Backend of its own
+// imports it from its tests.
 //
 //	backendtest.Run(t, backendtest.Target{
 //		NewLocker: func(t *testing.T, opts ...runtime.Option) *runtime.Locker {
@@ -23,12 +24,12 @@
 //     the release, though the lease is minutes long: a wake message, not
 //     the lease running out, let it in.
 //   - Loss: a lock whose keys are deleted on every server cancels its
-//     holder's context with ErrLockLost, and Release says ErrNotHeld and
-//     ErrLockLost.
+//     holder's context with ErrLockLost, Release says ErrNotHeld and
+//     ErrLockLost, and another Locker can take the lock.
 //   - Close: Close stops a waiter with ErrClosed and cancels the contexts of
 //     held locks; those can still be released.
 //
-// After every scenario but Loss, the lock's keys hold nothing but what
+// After every scenario, the lock's keys hold nothing but what
 // docs/design.md ("Key lifetime") says a released lock leaves for the fence
 // floor: a mutex or fair key "! <fence> <waiters>", a read/write or
 // semaphore hash with only its fence field "f", each with a TTL. Waiter

@@ -45,4 +45,5 @@ func loss(e *env, kind runtime.Kind) {
 	if err := h2.Release(); err != nil {
 		t.Fatal(err)
 	}
+	e.checkClean(kind, "lost")
 }
