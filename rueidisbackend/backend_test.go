@@ -7,24 +7,23 @@ import (
 	"errors"
 	"reflect"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 
+	"github.com/lockgen/lockgen/backendtest"
 	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/rueidisbackend"
 	"github.com/lockgen/lockgen/runtime"
 )
 
-// The runtime's core scenarios run through this backend on a single
-// redis-server and on a Cluster of three masters: every kind, exclusion
-// among goroutines, a hand-over woken by a message, and a script cache
-// flushed under the Locker.
+// The conformance suite runs through this backend on a single redis-server
+// and on a Cluster of three masters, each Locker on a client of its own, as
+// separate processes would have; the script cache flushed under a Locker is
+// this backend's own scenario.
 
 // target is one deployment the scenarios run on.
 type target struct {
@@ -64,166 +63,15 @@ func ctxTimeout(t *testing.T, d time.Duration) context.Context {
 func TestConformance(t *testing.T) {
 	for _, tg := range targets(t) {
 		t.Run(tg.name, func(t *testing.T) {
-			t.Run("EveryKind", func(t *testing.T) { everyKind(t, tg) })
-			t.Run("MutexExcludesGoroutines", func(t *testing.T) { mutexExcludesGoroutines(t, tg) })
-			t.Run("ReleaseWakesWaiterOfAnotherLocker", func(t *testing.T) { releaseWakesWaiter(t, tg, runtime.Mutex) })
-			t.Run("FairHandOver", func(t *testing.T) { releaseWakesWaiter(t, tg, runtime.Fair) })
+			backendtest.Run(t, backendtest.Target{
+				NewLocker: func(t *testing.T, opts ...runtime.Option) *runtime.Locker {
+					return rueidisbackend.NewLocker(tg.client(t), opts...)
+				},
+				Servers: []runtime.Backend{rueidisbackend.New(tg.client(t))},
+			})
 			t.Run("ScriptFlushed", func(t *testing.T) { scriptFlushed(t, tg) })
 		})
 	}
-}
-
-// Exclusive kinds exclude a second holder, shared kinds admit as many as
-// they should, fences grow, and a lock is free again after its release.
-func everyKind(t *testing.T, tg target) {
-	l := rueidisbackend.NewLocker(tg.client(t))
-	defer l.Close()
-	ctx := ctxTimeout(t, 20*time.Second)
-	cases := []struct {
-		lock   runtime.Lock
-		admits int
-	}{
-		{runtime.Lock{Kind: runtime.Mutex, Key: "m"}, 1},
-		{runtime.Lock{Kind: runtime.Fair, Key: "f"}, 1},
-		{runtime.Lock{Kind: runtime.Write, Key: "w"}, 1},
-		{runtime.Lock{Kind: runtime.Read, Key: "r"}, 5},
-		{runtime.Lock{Kind: runtime.Semaphore, Key: "s", Permits: 3}, 3},
-	}
-	for _, c := range cases {
-		try := c.lock
-		try.Wait = runtime.NoWait
-		var held []*runtime.Held
-		var last int64
-		for i := range c.admits {
-			h, err := l.Acquire(ctx, try)
-			if err != nil {
-				t.Fatalf("%v: holder %d of %d: %v", c.lock.Kind, i+1, c.admits, err)
-			}
-			fence, ok := runtime.Fence(h.Context())
-			if !ok || fence <= 0 || (c.admits == 1 && fence <= last) {
-				t.Fatalf("%v: holder %d: fence %d (%v) after %d", c.lock.Kind, i+1, fence, ok, last)
-			}
-			last = fence
-			held = append(held, h)
-		}
-		if c.lock.Kind != runtime.Read {
-			if _, err := l.Acquire(ctx, try); !errors.Is(err, runtime.ErrNotAcquired) {
-				t.Fatalf("%v: holder %d: %v, want ErrNotAcquired", c.lock.Kind, c.admits+1, err)
-			}
-		}
-		for _, h := range held {
-			if err := h.Release(); err != nil {
-				t.Fatalf("%v: release: %v", c.lock.Kind, err)
-			}
-		}
-		h, err := l.Acquire(ctx, try)
-		if err != nil {
-			t.Fatalf("%v: after release: %v", c.lock.Kind, err)
-		}
-		if err := h.Release(); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// Goroutines sharing one pipelined client never hold the mutex together.
-func mutexExcludesGoroutines(t *testing.T, tg target) {
-	l := rueidisbackend.NewLocker(tg.client(t))
-	defer l.Close()
-	ctx := ctxTimeout(t, 60*time.Second)
-	var inside, most, done atomic.Int32
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 10 {
-				h, err := l.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "counter"})
-				if err != nil {
-					errs <- err
-					return
-				}
-				n := inside.Add(1)
-				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
-				}
-				time.Sleep(100 * time.Microsecond)
-				inside.Add(-1)
-				done.Add(1)
-				if err := h.Release(); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	if m, d := most.Load(), done.Load(); m != 1 || d != 80 {
-		t.Fatalf("%d goroutines inside the mutex at once, %d of 80 cycles done", m, d)
-	}
-}
-
-// A waiter on another Locker (another client, as another process would
-// have) is woken by the release's message: with a lease and a waiter
-// window of 20s, nothing else lets it in within 5s.
-func releaseWakesWaiter(t *testing.T, tg target, kind runtime.Kind) {
-	busy := make(chan struct{}, 16)
-	holder := rueidisbackend.NewLocker(tg.client(t))
-	defer holder.Close()
-	waiter := rueidisbackend.NewLocker(tg.client(t), runtime.WithWaiterWindow(20*time.Second), runtime.WithObserver(func(e runtime.Event) {
-		if e.Kind == runtime.EventBusy {
-			select {
-			case busy <- struct{}{}:
-			default:
-			}
-		}
-	}))
-	defer waiter.Close()
-	ctx := ctxTimeout(t, 30*time.Second)
-	lock := runtime.Lock{Kind: kind, Key: "order:" + kind.String(), Lease: 20 * time.Second}
-	h1, err := holder.Acquire(ctx, lock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f1, _ := runtime.Fence(h1.Context())
-	got := make(chan error, 1)
-	var f2 int64
-	go func() {
-		h2, err := waiter.Acquire(ctx, lock)
-		if err == nil {
-			f2, _ = runtime.Fence(h2.Context())
-			err = h2.Release()
-		}
-		got <- err
-	}()
-	// Its first attempt, then (subscribed) its second: asleep after that.
-	for range 2 {
-		select {
-		case <-busy:
-		case <-ctx.Done():
-			t.Fatal("the waiter never got busy")
-		}
-	}
-	released := time.Now()
-	if err := h1.Release(); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-got:
-		if err != nil {
-			t.Fatalf("waiter: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("waiter not woken within 5s of the release (lease and waiter window 20s)")
-	}
-	if f2 <= f1 {
-		t.Errorf("waiter's fence %d not above the holder's %d", f2, f1)
-	}
-	t.Logf("hand-over in %v", time.Since(released))
 }
 
 // After SCRIPT FLUSH every call meets NOSCRIPT once and is sent as EVAL.

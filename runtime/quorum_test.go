@@ -71,24 +71,9 @@ func mutexLock(key string, lease time.Duration) runtime.Lock {
 	return runtime.Lock{Kind: runtime.Mutex, Key: key, Lease: lease}
 }
 
-// Three Lockers (three processes) increment a shared counter under one
-// quorum lock, several goroutines each: no update may be lost, no two
-// holders may overlap, and each holder's fence is above the one before.
-func TestQuorumMutualExclusion(t *testing.T) {
-	for _, n := range []int{3, 5} {
-		t.Run(map[int]string{3: "3 servers", 5: "5 servers"}[n], func(t *testing.T) {
-			q := startQuorum(t, n)
-			contend(t, q, 8)
-			for i := range q.servers {
-				for k, v := range q.lockValues(t, i) {
-					if !strings.HasPrefix(v, "! ") {
-						t.Errorf("server %d: %s = %q left behind", i+1, k, v)
-					}
-				}
-			}
-		})
-	}
-}
+// Mutual exclusion, fences, wake-ups and clean-up on 3 and 5 servers are
+// the conformance suite's (backendtest, TestQuorum); contend is the same
+// load for the fault tests.
 
 // contend runs 3 Lockers of 3 goroutines, each taking the lock rounds
 // times to increment a counter, and checks that no update was lost, no two

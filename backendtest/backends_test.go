@@ -1,0 +1,63 @@
+package backendtest_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/lockgen/lockgen/backendtest"
+	"github.com/lockgen/lockgen/redistest"
+	"github.com/lockgen/lockgen/runtime"
+	"github.com/redis/go-redis/v9"
+)
+
+// The suite on go-redis: one redis-server, and a Cluster of three masters
+// (wake-ups by sharded Pub/Sub, keys on whichever master owns their slot).
+// Lockers share one client, as the goroutines of a process would.
+func TestGoRedis(t *testing.T) {
+	t.Run("server", func(t *testing.T) {
+		backendtest.Run(t, goRedisTarget(redistest.Start(t).Client(t)))
+	})
+	t.Run("cluster", func(t *testing.T) {
+		backendtest.Run(t, goRedisTarget(redistest.StartCluster(t, 3).Client(t)))
+	})
+}
+
+func goRedisTarget(rdb redis.UniversalClient) backendtest.Target {
+	return backendtest.Target{
+		NewLocker: func(t *testing.T, opts ...runtime.Option) *runtime.Locker { return runtime.New(rdb, opts...) },
+		Servers:   []runtime.Backend{runtime.NewGoRedisBackend(rdb)},
+	}
+}
+
+// The suite on a quorum Locker over three and over five redis-servers
+// (the backends NewQuorum builds): mutexes only. With five, a release that
+// offered the lock server by server could name a different waiter on each,
+// none on a majority: the waiters would then sit out their offers, which
+// slows MutualExclusion down and can run it out of its context.
+func TestQuorum(t *testing.T) {
+	for _, n := range []int{3, 5} {
+		t.Run(fmt.Sprintf("%d servers", n), func(t *testing.T) { backendtest.Run(t, quorumTarget(t, n)) })
+	}
+}
+
+func quorumTarget(t *testing.T, n int) backendtest.Target {
+	var clients []redis.UniversalClient
+	for range n {
+		srv := redistest.Start(t)
+		// A slow server must fail a call quickly, not after go-redis's
+		// default dial timeout and retries.
+		c := redis.NewClient(&redis.Options{Addr: srv.Addr, DialTimeout: time.Second, MaxRetries: -1})
+		t.Cleanup(func() { c.Close() })
+		clients = append(clients, c)
+	}
+	// What NewQuorum(clients) builds: a go-redis backend per client.
+	backends := func() []runtime.Backend {
+		out := make([]runtime.Backend, len(clients))
+		for i, c := range clients {
+			out[i] = runtime.NewGoRedisBackend(c)
+		}
+		return out
+	}
+	return backendtest.Quorum(backends(), backends)
+}

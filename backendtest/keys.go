@@ -1,0 +1,124 @@
+package backendtest
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lockgen/lockgen/lua"
+	"github.com/lockgen/lockgen/runtime"
+)
+
+// lockKeys are the keys a lock of kind on key may write, as docs/design.md
+// ("Keys") names them: the base key, then its family's others (the wake
+// channel is no key). They share the hash tag {key}, so one script call
+// reaches all of them on a Cluster.
+func lockKeys(prefix string, kind runtime.Kind, key string) []string {
+	family, others := map[runtime.Kind]string{
+		runtime.Mutex: "mutex", runtime.Fair: "fair", runtime.Read: "rw", runtime.Write: "rw", runtime.Semaphore: "sem",
+	}[kind], map[runtime.Kind][]string{
+		runtime.Mutex:     {":waiters"},
+		runtime.Fair:      {":queue", ":alive"},
+		runtime.Read:      {":readers"},
+		runtime.Write:     {":readers"},
+		runtime.Semaphore: {":holds"},
+	}[kind]
+	base := prefix + family + ":{" + key + "}"
+	out := []string{base}
+	for _, s := range others {
+		out = append(out, base+s)
+	}
+	return out
+}
+
+func script(name, src string) *lua.Script {
+	sum := sha1.Sum([]byte(src))
+	return &lua.Script{Name: name, Source: src, SHA1: hex.EncodeToString(sum[:])}
+}
+
+// describe replies, per KEY, "<type> <what>|<pttl>": a string's value, a
+// hash's field names (sorted), a set's size.
+var describe = script("backendtest_describe", `
+local out = {}
+for i, k in ipairs(KEYS) do
+  local t = redis.call('TYPE', k)['ok']
+  local what = ''
+  if t == 'string' then
+    what = redis.call('GET', k)
+  elseif t == 'hash' then
+    local f = redis.call('HKEYS', k)
+    table.sort(f)
+    what = table.concat(f, ',')
+  elseif t == 'zset' then
+    what = tostring(redis.call('ZCARD', k))
+  end
+  out[i] = t .. ' ' .. what .. '|' .. tostring(redis.call('PTTL', k))
+end
+return out`)
+
+var deleteKeys = script("backendtest_delete", `return redis.call('DEL', unpack(KEYS))`)
+
+// leftovers lists what a released lock of kind on key keeps, on any
+// server, beyond its fence floor: a tombstone string "! <fence> <waiters>"
+// or a hash with only "f", either with a TTL, is the floor; anything else
+// (a holder, a waiter registration, a queue, a reader or permit set, a key
+// without a TTL) is left behind.
+func (e *env) leftovers(kind runtime.Kind, key string) []string {
+	e.t.Helper()
+	keys := lockKeys(e.prefix, kind, key)
+	var out []string
+	for i, srv := range e.tg.Servers {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		v, err := srv.Eval(ctx, runtime.Call{Script: describe, Keys: keys})
+		cancel()
+		descs, ok := v.([]any)
+		if err != nil || !ok || len(descs) != len(keys) {
+			e.t.Fatalf("server %d: reading %v: %#v, %v", i+1, keys, v, err)
+		}
+		for j, d := range descs {
+			if s, _ := d.(string); !floorOnly(s) {
+				out = append(out, fmt.Sprintf("server %d: %s = %s", i+1, keys[j], s))
+			}
+		}
+	}
+	return out
+}
+
+// floorOnly reports whether a description by describe is no key, or a
+// key that only keeps a fence for the floor and will expire.
+func floorOnly(desc string) bool {
+	what, pttl, _ := strings.Cut(desc, "|")
+	if what == "none " {
+		return true
+	}
+	if pttl == "-1" || strings.HasPrefix(pttl, "-") {
+		return false
+	}
+	return strings.HasPrefix(what, "string ! ") || what == "hash f"
+}
+
+// checkClean fails the scenario if a released lock left more than its floor.
+func (e *env) checkClean(kind runtime.Kind, key string) {
+	e.t.Helper()
+	if left := e.leftovers(kind, key); len(left) > 0 {
+		e.t.Errorf("%v %q: left behind after every holder and waiter is gone:\n  %s", kind, key, strings.Join(left, "\n  "))
+	}
+}
+
+// deleteLock deletes every key of the lock on every server, behind its
+// holders' back.
+func (e *env) deleteLock(kind runtime.Kind, key string) {
+	e.t.Helper()
+	keys := lockKeys(e.prefix, kind, key)
+	for i, srv := range e.tg.Servers {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := srv.Eval(ctx, runtime.Call{Script: deleteKeys, Keys: keys})
+		cancel()
+		if err != nil {
+			e.t.Fatalf("server %d: deleting %v: %v", i+1, keys, err)
+		}
+	}
+}
