@@ -10,33 +10,40 @@ import (
 	"github.com/lockgen/lockgen/runtime"
 )
 
-// slowReleases answers release scripts late (a loaded server), the rest
-// at once.
-type slowReleases struct {
+// releaseGate holds mutex release calls back until wait returns (a loaded
+// server, or one the test orders after others); the rest go at once.
+type releaseGate struct {
 	runtime.Backend
-	delay time.Duration
+	wait func(ctx context.Context)
 }
 
-func (s slowReleases) stall(ctx context.Context, calls ...runtime.Call) {
+func (g releaseGate) hold(ctx context.Context, calls ...runtime.Call) {
 	for _, c := range calls {
 		if c.Script == lua.MutexRelease {
-			select {
-			case <-time.After(s.delay):
-			case <-ctx.Done():
-			}
+			g.wait(ctx)
 			return
 		}
 	}
 }
 
-func (s slowReleases) Eval(ctx context.Context, c runtime.Call) (any, error) {
-	s.stall(ctx, c)
-	return s.Backend.Eval(ctx, c)
+func (g releaseGate) Eval(ctx context.Context, c runtime.Call) (any, error) {
+	g.hold(ctx, c)
+	return g.Backend.Eval(ctx, c)
 }
 
-func (s slowReleases) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
-	s.stall(ctx, calls...)
-	return s.Backend.EvalBatch(ctx, calls)
+func (g releaseGate) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
+	g.hold(ctx, calls...)
+	return g.Backend.EvalBatch(ctx, calls)
+}
+
+// slowReleases answers release scripts d late.
+func slowReleases(b runtime.Backend, d time.Duration) runtime.Backend {
+	return releaseGate{b, func(ctx context.Context) {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+		}
+	}}
 }
 
 // A holder with the lock on two servers of three releases it, though the
@@ -54,7 +61,7 @@ func TestQuorumReleaseWaitsForAMajorityOfReleases(t *testing.T) {
 	if _, err := other.Acquire(ctx, mutexLock("k", time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	l, err := runtime.NewQuorumWithBackends([]runtime.Backend{slowReleases{a, 300 * time.Millisecond}, b, c})
+	l, err := runtime.NewQuorumWithBackends([]runtime.Backend{slowReleases(a, 300*time.Millisecond), b, c})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func TestQuorumClusterMemberWakes(t *testing.T) {
 	holderBackends := []runtime.Backend{
 		releaseSignal{backends[0], onceCloser(aReleased)},
 		releaseSignal{backends[1], onceCloser(bReleased)},
-		releaseAfter{backends[2], []<-chan struct{}{aReleased, bReleased}},
+		releasesAfter(backends[2], aReleased, bReleased),
 	}
 	newLockerOn := func(backends []runtime.Backend, opts ...runtime.Option) *runtime.Locker {
 		l, err := runtime.NewQuorumWithBackends(backends, append([]runtime.Option{runtime.WithWaiterWindow(30 * time.Second)}, opts...)...)
@@ -128,36 +128,18 @@ func (r releaseSignal) EvalBatch(ctx context.Context, calls []runtime.Call) []ru
 	return replies
 }
 
-// releaseAfter holds a mutex release back until every channel of before
-// is closed (or ctx ends).
-type releaseAfter struct {
-	runtime.Backend
-	before []<-chan struct{}
-}
-
-func (r releaseAfter) hold(ctx context.Context, calls ...runtime.Call) {
-	for _, c := range calls {
-		if c.Script != lua.MutexRelease {
-			continue
-		}
-		for _, ch := range r.before {
+// releasesAfter holds b's mutex releases back until every channel of
+// before is closed (or ctx ends).
+func releasesAfter(b runtime.Backend, before ...<-chan struct{}) runtime.Backend {
+	return releaseGate{b, func(ctx context.Context) {
+		for _, ch := range before {
 			select {
 			case <-ch:
 			case <-ctx.Done():
 				return
 			}
 		}
-	}
-}
-
-func (r releaseAfter) Eval(ctx context.Context, c runtime.Call) (any, error) {
-	r.hold(ctx, c)
-	return r.Backend.Eval(ctx, c)
-}
-
-func (r releaseAfter) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
-	r.hold(ctx, calls...)
-	return r.Backend.EvalBatch(ctx, calls)
+	}}
 }
 
 // wokenByRelease: holder takes a mutex with a 30 s lease, waiter waits for
