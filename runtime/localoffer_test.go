@@ -22,6 +22,15 @@ type batchGate struct {
 	calls  int           // acquire calls made while the gate was closed
 	held   chan struct{} // a batch is waiting at the gate
 	log    []string      // "batch done" and "release sent", in order
+	// deaf: a closed gate holds a batch until it opens, whatever the
+	// batch's context says (a reply that never arrives in time).
+	deaf bool
+	// passed, if not nil, is signalled when a batch held at the gate has
+	// been sent and replied to.
+	passed chan struct{}
+	// released is when the test let go of the first holder's lock, just
+	// before its release was sent.
+	released time.Time
 }
 
 func (g *batchGate) note(what string) {
@@ -60,35 +69,50 @@ func (g *batchGate) Eval(ctx context.Context, c runtime.Call) (any, error) {
 
 func (g *batchGate) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
 	g.mu.Lock()
-	closed := g.closed
+	closed, deaf := g.closed, g.deaf
 	g.mu.Unlock()
 	if closed != nil {
 		select {
 		case g.held <- struct{}{}:
 		default:
 		}
+		done := ctx.Done()
+		if deaf {
+			done = nil
+		}
 		select {
 		case <-closed:
-		case <-ctx.Done():
+		case <-done:
 		}
 	}
 	replies := g.Backend.EvalBatch(ctx, calls)
 	g.note("batch done")
+	if closed != nil && g.passed != nil {
+		select {
+		case g.passed <- struct{}{}:
+		default:
+		}
+	}
 	return replies
 }
 
 // gatedHandOver has a waiter of one Locker wait behind a holder of the
 // same Locker, closes the gate and releases: the release's reply offers
 // the lock to the waiter. It returns the waiter's hold, acquired while
-// the gate held its claim back, and the first holder's fence.
-func gatedHandOver(t *testing.T, ctx context.Context, tg target, lock runtime.Lock) (*runtime.Held, *batchGate, int64) {
+// the gate held its claim back, and the first holder's fence. gate, if
+// not nil, is the gate to use (its held channel is made here); opts go
+// to the Locker.
+func gatedHandOver(t *testing.T, ctx context.Context, tg target, lock runtime.Lock, gate *batchGate, opts ...runtime.Option) (*runtime.Held, *batchGate, int64) {
 	t.Helper()
-	gate := &batchGate{held: make(chan struct{}, 1)}
+	if gate == nil {
+		gate = &batchGate{}
+	}
+	gate.held = make(chan struct{}, 1)
 	observe, busy := busySignal()
 	l := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
 		gate.Backend = b
 		return gate
-	}, runtime.WithObserver(observe))
+	}, append([]runtime.Option{runtime.WithObserver(observe)}, opts...)...)
 	first, err := l.Acquire(ctx, lock)
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +122,7 @@ func gatedHandOver(t *testing.T, ctx context.Context, tg target, lock runtime.Lo
 	waitBusy(t, busy, 2) // registered, and subscribed
 
 	gate.close()
+	gate.released = time.Now()
 	if err := first.Release(); err != nil {
 		t.Fatal(err) // offers the lock to the waiter, and says so in its reply
 	}
@@ -124,7 +149,7 @@ func TestOwnReleaseOfferIsHeldBeforeItsClaim(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
 		lock := runtime.Lock{Kind: runtime.Mutex, Key: "own-offer", Lease: 10 * time.Second}
 		ctx := ctxTimeout(t, 30*time.Second)
-		h, gate, firstFence := gatedHandOver(t, ctx, tg, lock)
+		h, gate, firstFence := gatedHandOver(t, ctx, tg, lock, nil)
 		defer h.Release()
 		awaitClosedOrSignal(t, gate.held, "the claim")
 		if n := gate.open(); n != 0 {
@@ -163,7 +188,7 @@ func TestOwnReleaseOfferWhoseClaimFailsIsLost(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
 		lock := runtime.Lock{Kind: runtime.Mutex, Key: "own-offer-lost", Lease: 10 * time.Second}
 		ctx := ctxTimeout(t, 30*time.Second)
-		h, gate, _ := gatedHandOver(t, ctx, tg, lock)
+		h, gate, _ := gatedHandOver(t, ctx, tg, lock, nil)
 		awaitClosedOrSignal(t, gate.held, "the claim")
 
 		other := tg.newLocker(t)
@@ -204,7 +229,7 @@ func TestReleaseWaitsForItsPendingClaim(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
 		lock := runtime.Lock{Kind: runtime.Mutex, Key: "own-offer-release", Lease: 10 * time.Second}
 		ctx := ctxTimeout(t, 30*time.Second)
-		h, gate, _ := gatedHandOver(t, ctx, tg, lock)
+		h, gate, _ := gatedHandOver(t, ctx, tg, lock, nil)
 		awaitClosedOrSignal(t, gate.held, "the claim")
 		gate.mu.Lock()
 		gate.log = nil
@@ -225,6 +250,46 @@ func TestReleaseWaitsForItsPendingClaim(t *testing.T) {
 		gate.mu.Unlock()
 		if len(log) < 2 || log[0] != "batch done" || log[1] != "release sent" {
 			t.Errorf("calls in the order %q; want the claim's batch done before the release was sent", log)
+		}
+	})
+}
+
+// A claim whose reply does not come (its batch hangs, whatever its
+// context says) holds a Release up for half the release timeout at most:
+// the release then goes out, and the lock is free when Release returns,
+// while the claim still hangs. The claim, when it runs at last, is
+// refused and leaves the next holder's lock alone. (Release used to wait
+// until the watchdog gave the hold up at the offer's local deadline,
+// about 500 ms after the offer, past a release timeout of 400 ms, and
+// then returned ErrNotHeld and left the lock to a clean-up.)
+func TestReleaseWaitsForItsClaimWithinTheReleaseTimeout(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, tg target) {
+		const releaseTimeout = 400 * time.Millisecond
+		lock := runtime.Lock{Kind: runtime.Mutex, Key: "own-offer-hung-claim", Lease: 10 * time.Second}
+		ctx := ctxTimeout(t, 30*time.Second)
+		other := tg.newLocker(t)
+		gate := &batchGate{deaf: true, passed: make(chan struct{}, 1)}
+		h, _, _ := gatedHandOver(t, ctx, tg, lock, gate, runtime.WithReleaseTimeout(releaseTimeout))
+		awaitClosedOrSignal(t, gate.held, "the claim")
+
+		start := time.Now()
+		err := h.Release()
+		took := time.Since(start)
+		t.Logf("Release took %v with the claim hung and a release timeout of %v", took, releaseTimeout)
+		if err != nil {
+			t.Errorf("Release while its claim hangs: %v (after %v); want the lock given back within the release timeout", err, took)
+		}
+		tryOnce := lock
+		tryOnce.Wait = runtime.NoWait
+		second, err := other.Acquire(ctx, tryOnce)
+		if err != nil {
+			gate.open()
+			t.Fatalf("another Locker, once Release returned: %v; want the lock free", err)
+		}
+		gate.open()
+		awaitClosedOrSignal(t, gate.passed, "the hung claim's reply")
+		if err := second.Release(); err != nil {
+			t.Errorf("the next holder's release after the late claim ran: %v", err)
 		}
 	})
 }
