@@ -326,3 +326,100 @@ func TestReleaseWaitsForItsClaimWithinTheReleaseTimeout(t *testing.T) {
 		}
 	})
 }
+
+// A Release that gives up on its hung claim (at half its release timeout)
+// releases while the claim, which was to register the next waiter of its
+// process in Redis, has not run. The release finds that waiter
+// unregistered and offers the lock to another process's registered
+// waiter, which publishes no "all". The next waiter is woken to try on
+// its own: within seconds it is registered in Redis (or holds the lock).
+// Left asleep, it would wait on a registration that does not exist until
+// the other process's waiters were all served or its 30 s lease ran out.
+func TestAbandonedClaimWakesTheWaiterItWasToRegister(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, tg target) {
+		lock := runtime.Lock{Kind: runtime.Mutex, Key: "abandoned-claim", Lease: 30 * time.Second}
+		ctx := ctxTimeout(t, 60*time.Second)
+		gate := &batchGate{deaf: true, held: make(chan struct{}, 1)}
+		observe, busy := busySignal()
+		a := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
+			gate.Backend = b
+			return gate
+		}, runtime.WithObserver(observe), runtime.WithReleaseTimeout(400*time.Millisecond), holderIDs("a"))
+		first, err := a.Acquire(ctx, lock) // a:1
+		if err != nil {
+			t.Fatal(err)
+		}
+		nearGot := acquireAsync(ctx, a, lock) // a:2
+		waitBusy(t, busy, 2)
+		nextGot := acquireAsync(ctx, a, lock) // a:3, queued in the process
+		awaitInLine(t, a, 2)
+		observeB, busyB := busySignal()
+		otherGot := acquireAsync(ctx, tg.newLocker(t, runtime.WithObserver(observeB), holderIDs("b")), lock)
+		waitBusy(t, busyB, 2)
+
+		gate.close()
+		if err := first.Release(); err != nil {
+			t.Fatal(err) // offers the lock to a:2, whose claim is to register a:3
+		}
+		near := <-nearGot
+		if near.err != nil {
+			gate.open()
+			t.Fatal(near.err)
+		}
+		awaitClosedOrSignal(t, gate.held, "the claim")
+		if err := near.h.Release(); err != nil {
+			t.Errorf("release with the claim hung: %v", err)
+		}
+
+		registered := awaitRegisteredOrHolding(ctx, a, lock, "a:3")
+		gate.open()
+		if !registered {
+			t.Error("a:3, which the abandoned claim was to register, neither holds the lock nor is registered in Redis 5s after the release")
+		}
+		releaseBoth(t, nextGot, otherGot)
+	})
+}
+
+// awaitRegisteredOrHolding reports whether id holds lock or is among its
+// registered waiters in Redis within 5s.
+func awaitRegisteredOrHolding(ctx context.Context, l *runtime.Locker, lock runtime.Lock, id string) bool {
+	end := time.Now().Add(5 * time.Second)
+	for time.Now().Before(end) {
+		st, err := l.Inspect(ctx, lock)
+		if err == nil {
+			for _, h := range st.Holders {
+				if h.ID == id {
+					return true
+				}
+			}
+			for _, w := range st.Waiters {
+				if w.ID == id {
+					return true
+				}
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return false
+}
+
+// releaseBoth waits for two acquires, in whichever order they are
+// granted, and releases each as it comes.
+func releaseBoth(t *testing.T, x, y <-chan acquired) {
+	t.Helper()
+	for range 2 {
+		var a acquired
+		select {
+		case a = <-x:
+			x = nil
+		case a = <-y:
+			y = nil
+		case <-time.After(10 * time.Second):
+			t.Fatal("a waiter got no lock within 10s of the one before")
+		}
+		if a.err != nil {
+			t.Fatal(a.err)
+		}
+		a.h.Release()
+	}
+}
