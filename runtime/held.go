@@ -258,13 +258,15 @@ func (h *Held) releaseLocks() error {
 func (l *Locker) releaseOne(h *Held, hl *heldLock) error {
 	var lost error
 	inDoubt := false
-	ctx, giveUp := l.releaseContext(h)
+	var ctx context.Context // of the release, made before the wait for a claim, which it bounds
+	var giveUp time.Time
 	if hl.renewal != nil {
 		// A release that overtook the claim of an offer counted held
 		// would leave the claim's next waiter unregistered (and the
 		// claim refused): it waits for the claim, a round trip at most
 		// unless Redis fails, never past the offer's lease nor half the
 		// release's own bound (awaitClaim).
+		ctx, giveUp = l.releaseContext(h)
 		l.dog.awaitClaim(hl.renewal, giveUp)
 		lost, inDoubt = l.dog.unregister(h, hl.renewal)
 	}
@@ -283,6 +285,9 @@ func (l *Locker) releaseOne(h *Held, hl *heldLock) error {
 	if lost != nil {
 		err = l.releaseLost(hl, lost, inDoubt)
 	} else {
+		if ctx == nil {
+			ctx, giveUp = l.releaseContext(h)
+		}
 		err = l.releaseHold(h, hl, ctx, giveUp)
 	}
 	if l.observed() {
