@@ -1,7 +1,7 @@
 package runtime_test
 
 import (
-	"fmt"
+	"context"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,9 +23,7 @@ func TestOtherProcessIsGrantedWithinTheNearHandOvers(t *testing.T) {
 	prefix := uniquePrefix(t)
 	lock := runtime.Lock{Kind: runtime.Mutex, Key: "near-bound", Lease: 30 * time.Second}
 	ctx := ctxTimeout(t, 60*time.Second)
-	var aIDs, bIDs atomic.Int64
-	a := runtime.New(redisClient(t), runtime.WithKeyPrefix(prefix),
-		runtime.WithHolderIDs(func() string { return fmt.Sprintf("procA:%d", aIDs.Add(1)) }))
+	a := runtime.New(redisClient(t), runtime.WithKeyPrefix(prefix), holderIDs("procA"))
 	t.Cleanup(func() { a.Close() })
 
 	var holds atomic.Int64       // A's holds so far
@@ -36,43 +34,11 @@ func TestOtherProcessIsGrantedWithinTheNearHandOvers(t *testing.T) {
 			holdsAtBusy.CompareAndSwap(-1, holds.Load())
 		}
 	}
-	b := runtime.New(redisClient(t), runtime.WithKeyPrefix(prefix), runtime.WithObserver(observe),
-		runtime.WithHolderIDs(func() string { return fmt.Sprintf("procB:%d", bIDs.Add(1)) }))
+	b := runtime.New(redisClient(t), runtime.WithKeyPrefix(prefix), runtime.WithObserver(observe), holderIDs("procB"))
 	t.Cleanup(func() { b.Close() })
 
-	stop := make(chan struct{})
-	warm := make(chan struct{})
-	errs := make(chan error, goroutines)
-	var wg sync.WaitGroup
-	for range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				h, err := a.Acquire(ctx, lock)
-				if err != nil {
-					errs <- err
-					return
-				}
-				if holds.Add(1) == 50 {
-					close(warm)
-				}
-				if err := h.Release(); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	defer func() {
-		close(stop)
-		wg.Wait()
-	}()
+	warm, errs, stop := handAround(ctx, a, lock, goroutines, &holds)
+	defer stop()
 	select {
 	case <-warm: // A's goroutines hand the lock around
 	case err := <-errs:
@@ -129,4 +95,44 @@ func grantedWhileQueued(t *testing.T, a, b *runtime.Locker, lock runtime.Lock, h
 		t.Fatalf("round %d: B was granted without a busy reply: A's goroutines were not holding the lock", round)
 	}
 	return between, queued
+}
+
+// handAround has n goroutines of l take lock and give it back at once,
+// over and over, counting their holds in holds. warm is closed after 50
+// holds; errs gets the first error of each goroutine; stop ends them and
+// waits for them.
+func handAround(ctx context.Context, l *runtime.Locker, lock runtime.Lock, n int, holds *atomic.Int64) (warm <-chan struct{}, errs <-chan error, stop func()) {
+	done := make(chan struct{})
+	warmed := make(chan struct{})
+	failed := make(chan error, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				h, err := l.Acquire(ctx, lock)
+				if err != nil {
+					failed <- err
+					return
+				}
+				if holds.Add(1) == 50 {
+					close(warmed)
+				}
+				if err := h.Release(); err != nil {
+					failed <- err
+					return
+				}
+			}
+		}()
+	}
+	return warmed, failed, func() {
+		close(done)
+		wg.Wait()
+	}
 }
