@@ -258,12 +258,16 @@ func (h *Held) releaseLocks() error {
 func (l *Locker) releaseOne(h *Held, hl *heldLock) error {
 	var lost error
 	inDoubt := false
+	var ctx context.Context // of the release, made before the wait for a claim, which it bounds
+	var giveUp time.Time
 	if hl.renewal != nil {
 		// A release that overtook the claim of an offer counted held
 		// would leave the claim's next waiter unregistered (and the
 		// claim refused): it waits for the claim, a round trip at most
-		// unless Redis fails, and never past the offer's lease.
-		l.dog.awaitClaim(hl.renewal)
+		// unless Redis fails, never past the offer's lease nor half the
+		// release's own bound (awaitClaim).
+		ctx, giveUp = l.releaseContext(h)
+		l.dog.awaitClaim(hl.renewal, giveUp)
 		lost, inDoubt = l.dog.unregister(h, hl.renewal)
 	}
 	if hl.claimed != nil {
@@ -281,7 +285,10 @@ func (l *Locker) releaseOne(h *Held, hl *heldLock) error {
 	if lost != nil {
 		err = l.releaseLost(hl, lost, inDoubt)
 	} else {
-		err = l.releaseHold(h, hl)
+		if ctx == nil {
+			ctx, giveUp = l.releaseContext(h)
+		}
+		err = l.releaseHold(h, hl, ctx, giveUp)
 	}
 	if l.observed() {
 		l.observe(h.parent, Event{Kind: EventReleased, Lock: hl.spec.withLease(), Holder: hl.hold.key.holder, Fence: hl.hold.fence, Held: time.Since(hl.granted), Err: err})
@@ -323,11 +330,11 @@ func (h *Held) ended() error {
 	return nil
 }
 
-// releaseHold runs the release script of hl's hold, bounded by the release
-// timeout; without a reply it leaves the release to the clean-up.
-func (l *Locker) releaseHold(h *Held, hl *heldLock) error {
+// releaseHold runs the release script of hl's hold on ctx, retrying a
+// call not sent until giveUp (releaseContext); without a reply it leaves
+// the release to the clean-up.
+func (l *Locker) releaseHold(h *Held, hl *heldLock, ctx context.Context, giveUp time.Time) error {
 	holder := hl.hold.key.holder
-	ctx, giveUp := l.releaseContext(h)
 	wc, near := l.wakeups.releaseStarts(hl.spec.wake, hl.spec.Kind == Mutex)
 	call := hl.hold.release
 	if near != "" && near != holder {

@@ -160,38 +160,3 @@ func TestMutexWaitersAreRegistered(t *testing.T) {
 		t.Errorf("second Locker's ARGV[4] per attempt: %q, want %q (try-once, then a waiter's first attempt, again after subscribing, the claim)", got, want)
 	}
 }
-
-// A waiter window longer than the lock's lease registers the waiter for one
-// lease only: a lock handed over lives until the registration would have
-// ended, and a waiter that died must not keep it longer than a lease.
-func TestMutexWindowIsCappedByTheLease(t *testing.T) {
-	prefix := uniquePrefix(t)
-	holder := runtime.New(redisClient(t), runtime.WithKeyPrefix(prefix))
-	t.Cleanup(func() { holder.Close() })
-	observe, busy := busySignal()
-	waiter, calls := countedLocker(t, prefix, runtime.WithObserver(observe), runtime.WithWaiterWindow(time.Minute))
-	ctx := ctxTimeout(t, 10*time.Second)
-	lock := runtime.Lock{Kind: runtime.Mutex, Key: "capped", Lease: 2 * time.Second}
-
-	h, err := holder.Acquire(ctx, lock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := acquireAsync(ctx, waiter, lock)
-	waitBusy(t, busy, 1)
-	if err := h.Release(); err != nil {
-		t.Fatal(err)
-	}
-	a := <-got
-	if a.err != nil {
-		t.Fatalf("waiter: %v", a.err)
-	}
-	if err := a.h.Release(); err != nil {
-		t.Fatal(err)
-	}
-	for i, w := range calls.argv4() {
-		if w != "2000" {
-			t.Errorf("attempt %d: window %q ms, want the lease, 2000", i+1, w)
-		}
-	}
-}

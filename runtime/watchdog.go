@@ -261,8 +261,12 @@ func (d *watchdog) register(h *Held, hl *heldLock) (*renewal, error) {
 
 // awaitClaim waits until the claim of r's offer, if one is pending, has
 // succeeded or r was lost (the watchdog gives r up at its deadline, the
-// end of the offer's lease, at the latest).
-func (d *watchdog) awaitClaim(r *renewal) {
+// end of the offer's lease, at the latest), the Locker is closed, or
+// halfway to giveUp, the deadline of the release that waits: the release
+// call keeps the other half, so that Release stays within the release
+// timeout however long the claim's reply takes. A claim not settled by
+// then is abandoned (abandonClaim).
+func (d *watchdog) awaitClaim(r *renewal, giveUp time.Time) {
 	d.mu.Lock()
 	pending := r.claim.Script != nil && d.renewals[r.key] == r
 	done := r.claimDone
@@ -270,9 +274,33 @@ func (d *watchdog) awaitClaim(r *renewal) {
 	if !pending {
 		return
 	}
+	t := time.NewTimer(time.Until(giveUp) / 2)
+	defer t.Stop()
 	select {
 	case <-done:
 	case <-d.done:
+	case <-t.C:
+		d.abandonClaim(r)
+	}
+}
+
+// abandonClaim gives up waiting for the claim of r's offer: the release
+// that follows goes out while the claim may still be in flight. Whichever
+// runs first in Redis, nothing is held twice (a claim that runs after the
+// release is refused, its reply ignored: r is gone by then), but the next
+// waiter the claim was to register may not be registered: it is woken to
+// try itself (claimFailed) rather than wait a lease for an offer.
+func (d *watchdog) abandonClaim(r *renewal) {
+	d.mu.Lock()
+	claimFailed := r.claimFailed
+	r.claimFailed = nil
+	if r.claim.Script != nil {
+		r.claim = Call{}
+		close(r.claimDone)
+	}
+	d.mu.Unlock()
+	if claimFailed != nil {
+		claimFailed()
 	}
 }
 
