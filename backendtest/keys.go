@@ -8,30 +8,31 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgen/lockgen/internal/family"
 	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/runtime"
 )
 
-// lockKeys are the keys a lock of kind on key may write, as docs/design.md
-// ("Keys") names them: the base key, then its family's others (the wake
-// channel is no key). They share the hash tag {key}, so one script call
-// reaches all of them on a Cluster.
-func lockKeys(prefix string, kind runtime.Kind, key string) []string {
-	family, others := map[runtime.Kind]string{
-		runtime.Mutex: "mutex", runtime.Fair: "fair", runtime.Read: "rw", runtime.Write: "rw", runtime.Semaphore: "sem",
-	}[kind], map[runtime.Kind][]string{
-		runtime.Mutex:     {":waiters"},
-		runtime.Fair:      {":queue", ":alive"},
-		runtime.Read:      {":readers"},
-		runtime.Write:     {":readers"},
-		runtime.Semaphore: {":holds"},
-	}[kind]
-	base := prefix + family + ":{" + key + "}"
-	out := []string{base}
-	for _, s := range others {
-		out = append(out, base+s)
+// lockKeys are the keys a lock of kind on key may write, from the family
+// table the runtime reads too: the base key, then its family's others (the
+// last suffix is the wake channel, no key). They share the hash tag {key},
+// so one script call reaches all of them on a Cluster. types says what
+// each holds: the base key of a mutex or fair lock is a string, of a
+// read/write lock or semaphore a hash; the others are sorted sets.
+func lockKeys(prefix string, kind runtime.Kind, key string) (keys, types []string) {
+	fam, ok := family.Named(kind.String())
+	if !ok {
+		panic(fmt.Sprintf("backendtest: kind %v has no family row", kind))
 	}
-	return out
+	base := prefix + fam.Family + ":{" + key + "}"
+	keys, types = []string{base}, []string{"string"}
+	if fam.Family == family.Read.Family || fam.Family == family.Semaphore.Family {
+		types[0] = "hash"
+	}
+	for _, s := range fam.Suffixes[:len(fam.Suffixes)-1] {
+		keys, types = append(keys, base+s), append(types, "zset")
+	}
+	return keys, types
 }
 
 func script(name, src string) *lua.Script {
@@ -39,23 +40,27 @@ func script(name, src string) *lua.Script {
 	return &lua.Script{Name: name, Source: src, SHA1: hex.EncodeToString(sum[:])}
 }
 
-// describe replies, per KEY, "<type> <what>|<pttl>": a string's value, a
-// hash's field names (sorted), a set's size.
+// describe replies, per KEY (whose type ARGV gives, in lockKeys's words),
+// "<type> <what>|<pttl>": a string's value, a hash's field names (sorted),
+// a set's size; "none |-2" for no key. It reads with the commands the
+// lock scripts use, which are all the embedded shim emulates.
 var describe = script("backendtest_describe", `
 local out = {}
 for i, k in ipairs(KEYS) do
-  local t = redis.call('TYPE', k)['ok']
-  local what = ''
-  if t == 'string' then
+  local t, what, pttl = ARGV[i], '', redis.call('PTTL', k)
+  if pttl == -2 then
+    t = 'none'
+  elseif t == 'string' then
     what = redis.call('GET', k)
   elseif t == 'hash' then
-    local f = redis.call('HKEYS', k)
+    local all, f = redis.call('HGETALL', k), {}
+    for j = 1, #all, 2 do f[#f + 1] = all[j] end
     table.sort(f)
     what = table.concat(f, ',')
-  elseif t == 'zset' then
+  else
     what = tostring(redis.call('ZCARD', k))
   end
-  out[i] = t .. ' ' .. what .. '|' .. tostring(redis.call('PTTL', k))
+  out[i] = t .. ' ' .. what .. '|' .. tostring(pttl)
 end
 return out`)
 
@@ -68,11 +73,11 @@ var deleteKeys = script("backendtest_delete", `return redis.call('DEL', unpack(K
 // without a TTL) is left behind.
 func (e *env) leftovers(kind runtime.Kind, key string) []string {
 	e.t.Helper()
-	keys := lockKeys(e.prefix, kind, key)
+	keys, types := lockKeys(e.prefix, kind, key)
 	var out []string
 	for i, srv := range e.tg.Servers {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		v, err := srv.Eval(ctx, runtime.Call{Script: describe, Keys: keys})
+		v, err := srv.Eval(ctx, runtime.Call{Script: describe, Keys: keys, Args: types})
 		cancel()
 		descs, ok := v.([]any)
 		if err != nil || !ok || len(descs) != len(keys) {
@@ -112,7 +117,7 @@ func (e *env) checkClean(kind runtime.Kind, key string) {
 // holders' back.
 func (e *env) deleteLock(kind runtime.Kind, key string) {
 	e.t.Helper()
-	keys := lockKeys(e.prefix, kind, key)
+	keys, _ := lockKeys(e.prefix, kind, key)
 	for i, srv := range e.tg.Servers {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		_, err := srv.Eval(ctx, runtime.Call{Script: deleteKeys, Keys: keys})
