@@ -87,6 +87,66 @@ func (h *Held) lockAt(i int) *heldLock {
 	return new(heldLock)
 }
 
+// keepAlive has the watchdog renew hl, a lock just taken, or, for a
+// renew=false lock, moves expiry to its lease's end if that comes first.
+// A re-entry needs neither: its chain's context already carries the
+// hold's deadline or loss.
+func (h *Held) keepAlive(hl *heldLock, expiry *time.Time) error {
+	switch {
+	case hl.validFor == 0:
+	case hl.spec.NoRenew:
+		end := hl.acquired.Add(hl.validFor - driftMargin(hl.validFor))
+		if expiry.IsZero() || end.Before(*expiry) {
+			*expiry = end
+		}
+	default:
+		r, err := h.l.dog.register(h, hl)
+		if err != nil {
+			return err
+		}
+		hl.renewal = r
+	}
+	return nil
+}
+
+// endBefore gives the holder's context a deadline at expiry, the end of
+// the earliest renew=false lease (if any), so that the method stops before
+// Redis may give the lock to another.
+func (h *Held) endBefore(expiry time.Time) error {
+	if expiry.IsZero() {
+		return nil
+	}
+	if !time.Now().Before(expiry) {
+		return fmt.Errorf("%w: the lease of a renew=false lock ran out while waiting for the others", ErrNotAcquired)
+	}
+	ctx, stop := context.WithDeadlineCause(h.ctx, expiry, fmt.Errorf("%w: renew=false lease about to run out", ErrLockLost))
+	inner := h.cancel
+	h.ctx, h.cancel = ctx, func(cause error) { inner(cause); stop() }
+	return nil
+}
+
+// abandon gives back the locks an Acquire that failed with err had taken.
+func (h *Held) abandon(err error) error {
+	rerr := h.releaseLocks()
+	h.cancel(nil)
+	return errors.Join(err, rerr)
+}
+
+// claim reserves hl for one active re-entry if its kind is exclusive. It
+// reports false if another re-entry is active.
+func (hl *heldLock) claim() bool {
+	if !hl.spec.Kind.exclusive() {
+		return true
+	}
+	return hl.reentered.CompareAndSwap(false, true)
+}
+
+func (hl *heldLock) unclaim() {
+	if hl.spec.Kind.exclusive() {
+		hl.reentered.Store(false)
+	}
+}
+
 // hold is one lock held in Redis by one holder id. Re-entries by the same
 // call chain share it and are counted here, not in Redis: the scripts see
 // one grant per holder id, so a retried or duplicated call can never add a
@@ -409,11 +469,4 @@ func (h *Held) detached() context.Context {
 		h.values = detach(h.parent)
 	}
 	return h.values
-}
-
-// withLease returns the Lock with its effective lease filled in, for events.
-func (s *lockSpec) withLease() Lock {
-	l := s.Lock
-	l.Lease = s.lease
-	return l
 }
