@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -250,6 +251,19 @@ func (ns *nodeSubscriber) refused(err redis.Error) {
 	ns.forget(ended, unsubscribeTimeout)
 }
 
+// refusePending refuses every subscription still waiting for its
+// confirmation with err, a NOPERM reply on the Pub/Sub connection (which
+// names no channel). ns.mu must be held.
+func (ns *nodeSubscriber) refusePending(err error) {
+	for _, sub := range ns.subs {
+		if sub.confirm != nil {
+			sub.refused = err
+			close(sub.confirm)
+			sub.confirm = nil
+		}
+	}
+}
+
 // connectionLost drops what the lost connection still owed: the
 // confirmations of unsubscribes sent on it will not come. On a Cluster the
 // node may be gone for good, its slots taken over by a replica: its
@@ -419,4 +433,41 @@ func (ns *nodeSubscriber) close() error {
 	err := ns.ps.Close()
 	<-ns.exited
 	return err
+}
+
+var pingSeq atomic.Uint64
+
+// ping sends PING with a payload of its own on the Pub/Sub connection and
+// waits until the receive loop reads the PONG that carries it back.
+func (ns *nodeSubscriber) ping(ctx context.Context) error {
+	token := "lockgen-ping-" + strconv.FormatUint(pingSeq.Add(1), 10)
+	pong := make(chan struct{})
+	ns.mu.Lock()
+	ns.pings[token] = pong
+	ns.mu.Unlock()
+	defer func() {
+		ns.mu.Lock()
+		delete(ns.pings, token)
+		ns.mu.Unlock()
+	}()
+	if err := ns.ps.Ping(ctx, token); err != nil {
+		return err
+	}
+	select {
+	case <-pong:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("no PONG: %w", ctx.Err())
+	}
+}
+
+// ponged is called by the receive loop for every PONG.
+func (ns *nodeSubscriber) ponged(payload string) {
+	ns.mu.Lock()
+	pong := ns.pings[payload]
+	delete(ns.pings, payload)
+	ns.mu.Unlock()
+	if pong != nil {
+		close(pong)
+	}
 }
