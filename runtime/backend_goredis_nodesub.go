@@ -14,8 +14,9 @@ import (
 )
 
 // nodeSubscriber: the go-redis backend's one Pub/Sub connection to one
-// node, its receive loop, and how it learns that the server confirmed,
-// refused or ended a subscription.
+// node, its receive loop, how it learns that the server confirmed,
+// refused or ended a subscription, and its health-check PINGs (which
+// Locker.Ping, ping.go, uses too).
 
 // nodeSubscriber is the one Pub/Sub connection to one node. go-redis
 // reconnects it and resubscribes its channels by itself; the confirmations
@@ -245,7 +246,7 @@ func (ns *nodeSubscriber) refused(err redis.Error) {
 			ended = append(ended, ch)
 		}
 	case "NOPERM":
-		ns.refusePending(err) // noperm.go
+		ns.refusePending(err)
 	}
 	ns.mu.Unlock()
 	ns.forget(ended, unsubscribeTimeout)
