@@ -56,7 +56,7 @@ type nodeSubscriber struct {
 	// wrongly taken as alive would cost its waiters their wake messages.
 	unsubscribing map[string]int
 	// pings are the health checks waiting for their PONG, by payload
-	// (ping.go).
+	// (ping).
 	pings map[string]chan struct{}
 }
 
