@@ -68,6 +68,9 @@ type goRedisBackend struct {
 	closed bool
 }
 
+// takesBoxedArgs: this backend sends the values the runtime boxed (argv.go).
+func (*goRedisBackend) takesBoxedArgs() {}
+
 // callLimit says how long one call can take at most with the client's own
 // timeouts and retries (every try may wait for a pooled connection, dial,
 // write and read; 0 when a timeout is off), and whether the client applies
