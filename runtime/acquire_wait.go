@@ -34,7 +34,8 @@ func (a *acquisition) awaitWake(live bool, retry time.Duration) (tryNow bool, er
 		// No wake-up will come, and Redis may be going away: the next
 		// attempt comes after a transient pause, not at the end of the
 		// holder's lease (a fair waiter's retry), so that it meets the
-		// error and recovers (acquire_recover.go) or subscribes, within its wait.
+		// error and recovers (acquire_recover.go) or subscribes, within its
+		// wait.
 		retry = min(retry, transientBackoffMax)
 	}
 	if a.keepPlace() && a.l.wakeups.subscribed(a.w) && !a.l.wakeups.failed(a.w) {

@@ -151,8 +151,8 @@ func (w *waiter) open() {
 }
 
 // rename gives w a new holder id (an acquisition goes on under a new one
-// after a transient error, acquire_recover.go). A grant to the old one is no longer
-// w's: the clean-up of the old id gives it back.
+// after a transient error, acquire_recover.go). A grant to the old one is
+// no longer w's: the clean-up of the old id gives it back.
 func (m *wakeups) rename(w *waiter, holder string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
