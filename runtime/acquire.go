@@ -2,11 +2,8 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/lockgen/lockgen/lua"
 )
 
 // Acquire takes every lock, all or nothing. It sorts them into the canonical
@@ -87,75 +84,6 @@ func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 	h.chain = chainCtx{Context: h.ctx, link: chainLink{held: h, parent: chain}}
 	h.ctx = &h.chain
 	return h, nil
-}
-
-// waitOf returns the wait of a call that takes specs together, the
-// shortest of their Waits, and when it ends (zero: until ctx is done).
-func waitOf(specs []lockSpec, start time.Time) (wait time.Duration, deadline time.Time) {
-	wait = specs[0].Wait
-	for _, s := range specs[1:] {
-		wait = shorterWait(wait, s.Wait)
-	}
-	if wait > 0 {
-		deadline = start.Add(wait)
-	}
-	return wait, deadline
-}
-
-// keepAlive has the watchdog renew hl, a lock just taken, or, for a
-// renew=false lock, moves expiry to its lease's end if that comes first.
-// A re-entry needs neither: its chain's context already carries the
-// hold's deadline or loss.
-func (h *Held) keepAlive(hl *heldLock, expiry *time.Time) error {
-	switch {
-	case hl.validFor == 0:
-	case hl.spec.NoRenew:
-		end := hl.acquired.Add(hl.validFor - driftMargin(hl.validFor))
-		if expiry.IsZero() || end.Before(*expiry) {
-			*expiry = end
-		}
-	default:
-		r, err := h.l.dog.register(h, hl)
-		if err != nil {
-			return err
-		}
-		hl.renewal = r
-	}
-	return nil
-}
-
-// endBefore gives the holder's context a deadline at expiry, the end of
-// the earliest renew=false lease (if any), so that the method stops before
-// Redis may give the lock to another.
-func (h *Held) endBefore(expiry time.Time) error {
-	if expiry.IsZero() {
-		return nil
-	}
-	if !time.Now().Before(expiry) {
-		return fmt.Errorf("%w: the lease of a renew=false lock ran out while waiting for the others", ErrNotAcquired)
-	}
-	ctx, stop := context.WithDeadlineCause(h.ctx, expiry, fmt.Errorf("%w: renew=false lease about to run out", ErrLockLost))
-	inner := h.cancel
-	h.ctx, h.cancel = ctx, func(cause error) { inner(cause); stop() }
-	return nil
-}
-
-// abandon gives back the locks an Acquire that failed with err had taken.
-func (h *Held) abandon(err error) error {
-	rerr := h.releaseLocks()
-	h.cancel(nil)
-	return errors.Join(err, rerr)
-}
-
-// sharesBase reports whether one of specs is on base: the read side of a
-// key taken with its write side in one call needs the same holder id.
-func sharesBase(specs []lockSpec, base string) bool {
-	for _, s := range specs {
-		if s.base == base {
-			return true
-		}
-	}
-	return false
 }
 
 // acquisition is one lock being taken by one Acquire call.
@@ -270,18 +198,6 @@ func (a *acquisition) claimLater(hl *heldLock, g granted) {
 	}
 }
 
-// now reads the clock, once per step of the hot path: the first attempt
-// of the first lock of an Acquire goes out microseconds after Acquire read
-// the clock, and uses that reading (an earlier send time only makes the
-// lease origin more cautious). Anything that may have waited reads anew.
-func (a *acquisition) now() time.Time {
-	if t := a.fresh; !t.IsZero() {
-		a.fresh = time.Time{}
-		return t
-	}
-	return time.Now()
-}
-
 // run takes the lock for a.holder, waiting as the call allows.
 //
 // Waiting does not poll: a waiter sleeps until a wake message, the retry
@@ -299,17 +215,9 @@ func (a *acquisition) now() time.Time {
 // lease would end.
 func (a *acquisition) run() (granted, error) {
 	defer a.finish()
-	skip := false // the next attempt is not due: this waiter is registered and sleeps first
-	if !a.tryOnce {
-		a.w = a.l.wakeups.joinExisting(a.spec.wake, a.holder, a.spec.Kind == Mutex)
-		err := a.awaitTurn()
-		// A waiter registered by the call ahead of it withdraws that
-		// registration if it gives up, even before its turn.
-		skip = a.w != nil && a.l.wakeups.registeredAhead(a.w)
-		a.registered = skip
-		if err != nil {
-			return granted{}, a.giveUp(err)
-		}
+	skip, err := a.enterLine() // skip: the next attempt is not due: this waiter is registered and sleeps first
+	if err != nil {
+		return granted{}, a.giveUp(err)
 	}
 	for {
 		// Only a subscription live before the attempt ran covers a wake
@@ -346,40 +254,35 @@ func (a *acquisition) run() (granted, error) {
 		case !a.deadline.IsZero() && !time.Now().Before(a.deadline):
 			return granted{}, a.giveUp(a.heldBy.explain(fmt.Errorf("%w: %s still busy after %v", ErrNotAcquired, a.spec, time.Since(a.start).Round(time.Millisecond))))
 		}
-		if a.w == nil {
-			a.w = a.l.wakeups.join(a.spec.wake, a.holder, a.spec.Kind == Mutex, true)
-			a.l.wakeups.placeKept(a.w, a.regSent, a.keptFor())
-		}
-		if !live && a.subscribe(retry) {
-			continue
-		}
-		if err := a.l.wakeups.denial(a.w); err != nil {
-			return granted{}, a.giveUp(err) // no silent fall-back to timers (noperm.go)
-		}
-		if a.l.wakeups.failed(a.w) {
-			// No wake-up will come, and Redis may be going away: the next
-			// attempt comes after a transient pause, not at the end of the
-			// holder's lease (a fair waiter's retry), so that it meets the
-			// error and recovers (recover.go) or subscribes, within its wait.
-			retry = min(retry, transientBackoffMax)
-		}
-		if a.keepPlace() && a.l.wakeups.subscribed(a.w) && !a.l.wakeups.failed(a.w) {
-			// The heartbeat keeps the place and looks at the lock when
-			// its lease would end (handing a lock whose holder died to
-			// the head), and a grant or an eviction wakes this waiter:
-			// an attempt of its own at that moment would only repeat it.
-			// (Without a live subscription a grant could go unheard: the
-			// waiter keeps its timer.)
-			retry = 0
-		}
-		if err := a.sleepUntil(nil, retry); err != nil {
+		tryNow, err := a.awaitWake(live, retry)
+		if err != nil {
 			return granted{}, a.giveUp(err)
+		}
+		if tryNow {
+			continue
 		}
 		if g, ok := a.handedOver(); ok {
 			a.won = true
 			return g, nil
 		}
 	}
+}
+
+// enterLine joins the line of this process's waiters for the lock, if
+// there are any (a.w stays nil otherwise), and waits for its turn. skip
+// reports that the call ahead registered this waiter in Redis already: it
+// sleeps before its first attempt.
+func (a *acquisition) enterLine() (skip bool, err error) {
+	if a.tryOnce {
+		return false, nil
+	}
+	a.w = a.l.wakeups.joinExisting(a.spec.wake, a.holder, a.spec.Kind == Mutex)
+	err = a.awaitTurn()
+	// A waiter registered by the call ahead of it withdraws that
+	// registration if it gives up, even before its turn.
+	skip = a.w != nil && a.l.wakeups.registeredAhead(a.w)
+	a.registered = skip
+	return skip, err
 }
 
 // awaitTurn waits until a mutex waiter of this process ahead of this one has
@@ -456,246 +359,16 @@ func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err 
 	return g, true, retry, nil
 }
 
-// keptFor is how long a request that keeps the waiter's place keeps it:
-// the registration window of a mutex waiter, the lease of a fair one.
-func (a *acquisition) keptFor() time.Duration {
-	if a.spec.Kind == Mutex {
-		return a.window()
+// now reads the clock, once per step of the hot path: the first attempt
+// of the first lock of an Acquire goes out microseconds after Acquire read
+// the clock, and uses that reading (an earlier send time only makes the
+// lease origin more cautious). Anything that may have waited reads anew.
+func (a *acquisition) now() time.Time {
+	if t := a.fresh; !t.IsZero() {
+		a.fresh = time.Time{}
+		return t
 	}
-	return a.spec.lease
-}
-
-// window is mutex_acquire's ARGV[4] for a waiter: any value but 0
-// registers a busy caller (protocol 2 keeps no deadline of it; the
-// Locker's window, capped by the lease, is sent as protocol 1 did).
-func (a *acquisition) window() time.Duration { return min(a.l.waiterWindow, a.spec.lease) }
-
-// withNextWaiter returns the call of the next attempt. A mutex waiter
-// that is first in its process's line, with another behind it, names that
-// one (ARGV[5]): the call that takes or claims the lock registers it, so
-// that a grant costs no registration call of its own, whatever the number
-// of waiters. after is the waiter named, nil if none.
-func (a *acquisition) withNextWaiter() (Call, *waiter) {
-	if a.spec.Kind != Mutex || a.w == nil || a.tryOnce {
-		return a.call, nil
-	}
-	after, holder := a.l.wakeups.nextInLine(a.w)
-	if after == nil {
-		return a.call, nil
-	}
-	c := a.call
-	c.Args = append(c.Args[:len(c.Args):len(c.Args)], holder)
-	c.vals = nil
-	return c, after
-}
-
-// callError says why a call got no usable reply. A waiter that was told
-// busy before, and whose last attempt got no reply before its wait ended,
-// was busy for the whole wait as far as it knows: ErrNotAcquired.
-func (a *acquisition) callError(err error) error {
-	if werr := a.waitError(err); werr != nil {
-		return werr
-	}
-	if a.unreachable {
-		return a.unreachableError(err)
-	}
-	if errors.Is(err, errNoReply) {
-		if end := a.failingUntil(); a.lastTransient != nil && !end.IsZero() && !time.Now().Before(end) {
-			return a.unreachableError(a.lastTransient)
-		}
-		if a.lastTransient != nil {
-			// The wait ran out while Redis was failing: say how.
-			return fmt.Errorf("%w (still failing when the wait ended, after %d transient errors)", a.lastTransient, a.transientErrors)
-		}
-		if a.busyReplies > 0 {
-			return a.heldBy.explain(fmt.Errorf("%w: %s still busy after %v (the last attempt got no reply in time)", ErrNotAcquired, a.spec, time.Since(a.start).Round(time.Millisecond)))
-		}
-		return fmt.Errorf("lockgen: acquire %s: no reply from Redis within the wait: %w", a.spec, context.DeadlineExceeded)
-	}
-	return fmt.Errorf("lockgen: acquire %s: %w", a.spec, err)
-}
-
-// callDeadline bounds each call made while waiting: the end of the wait,
-// plus a little grace for the attempt that falls due at its very end.
-//
-// During a run of failures, a call ends at the unreachable timeout as well:
-// one that hangs (a dial to a host that is gone) must not keep the caller
-// past it.
-func (a *acquisition) callDeadline() time.Time {
-	end := a.deadline
-	if until := a.failingUntil(); !until.IsZero() && (end.IsZero() || until.Before(end)) {
-		end = until
-	}
-	if end.IsZero() {
-		return end
-	}
-	return end.Add(a.grace())
-}
-
-// grace is how long a call may run past the end of a wait (the last
-// attempt), and how long a caller that gives up waits for its withdrawal
-// before leaving it to the background: a tenth of the wait, within
-// 10..250 ms.
-func (a *acquisition) grace() time.Duration {
-	wait := a.deadline.Sub(a.start)
-	if a.deadline.IsZero() {
-		return maxGrace
-	}
-	return min(max(wait/10, 10*time.Millisecond), maxGrace)
-}
-
-const maxGrace = 250 * time.Millisecond
-
-// withdraw gives back whatever a.holder may have taken or registered, once
-// p (the last call) has returned: at once if p has and Redis answers within
-// the grace, else in the background (cleanup.go).
-func (a *acquisition) withdraw(p *pending) {
-	if a.cleaning {
-		return
-	}
-	a.cleaning = true
-	mayHold := a.registered
-	select {
-	case <-p.done:
-		if !mayHold && p.err != nil && didNotRun(p.err) {
-			return // never sent, or refused: nothing of a.holder in Redis
-		}
-		mayHold = true
-		p = a.l.releaseNow(a.spec, a.holder, a.grace(), p.err != nil)
-		if p == nil {
-			return
-		}
-	default:
-	}
-	a.l.cleanUp(a.spec, a.holder, p, mayHold)
-}
-
-// subscribe subscribes a.w's channel, bounded by the retry time and the
-// wait, and reports whether it is subscribed now.
-func (a *acquisition) subscribe(retry time.Duration) bool {
-	ctx, cancel := context.WithTimeout(a.wctx, retry)
-	defer cancel()
-	if !a.deadline.IsZero() {
-		var stop context.CancelFunc
-		ctx, stop = context.WithDeadline(ctx, a.deadline)
-		defer stop()
-	}
-	return a.l.wakeups.subscribe(ctx, a.w)
-}
-
-// keepPlace starts the heartbeat that keeps a fair waiter's place in the
-// queue while it sleeps (the watchdog sends it); each attempt counts as one.
-// It reports whether the waiter has a heartbeat.
-func (a *acquisition) keepPlace() bool {
-	if a.spec.Kind.scripts().heartbeat == nil {
-		return false
-	}
-	if a.hb != nil {
-		a.l.dog.touchHeartbeat(a.hb, a.regSent)
-		return true
-	}
-	// The callbacks capture no *acquisition, which can then stay on the
-	// stack of Acquire.
-	l, w, keptFor := a.l, a.w, a.keptFor()
-	a.hb = &heartbeat{
-		call:    commonCall(a.call, a.spec.Kind.scripts().heartbeat),
-		lease:   a.spec.lease,
-		kept:    func(sent time.Time) { l.wakeups.placeKept(w, sent, keptFor) },
-		evicted: func() { trySignal(w) },
-	}
-	a.l.dog.addHeartbeat(a.hb, a.regSent)
-	return true
-}
-
-// sleepUntil waits for ready (if not nil), a wake-up, d (if not 0), or the
-// end of the wait. A nil error means the next attempt may go.
-func (a *acquisition) sleepUntil(ready <-chan struct{}, d time.Duration) error {
-	var wake <-chan struct{}
-	if ready == nil {
-		wake = a.w.wake
-	}
-	if !a.deadline.IsZero() && (d == 0 || time.Until(a.deadline) < d) {
-		d = max(time.Until(a.deadline), time.Nanosecond)
-	}
-	var expire <-chan time.Time
-	if d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		expire = t.C
-	}
-	select {
-	case <-ready:
-	case <-wake:
-	case <-expire:
-		if ready != nil {
-			return fmt.Errorf("%w: %s still busy after %v (waiters of this process ahead)", ErrNotAcquired, a.spec, time.Since(a.start).Round(time.Millisecond))
-		}
-	case <-a.wctx.Done():
-		return a.waitError(nil)
-	case <-a.l.closed:
-		return fmt.Errorf("%s: %w", a.spec, ErrClosed)
-	}
-	return nil
-}
-
-// handedOver reports whether a fair release handed the lock to the waiter.
-// Its lease is counted from the request that kept its place (the grant
-// lives in Redis until that place would have run out, which is at least
-// as long after that request was sent). A renew=false lock, a lock under
-// replica safety, a grant that has little of that left, and every mutex
-// offer are claimed with one more attempt, which finds the lock the
-// waiter's own and gives it a full lease (and WAIT covers it).
-func (a *acquisition) handedOver() (granted, bool) {
-	seen, ok := a.l.wakeups.grant(a.w)
-	if !ok {
-		return granted{}, false
-	}
-	if a.spec.Kind == Mutex {
-		return a.offerHeld(seen)
-	}
-	g := granted{fence: seen.fence, from: seen.placeKept, validFor: a.spec.lease}
-	left := time.Until(g.from.Add(g.validFor))
-	if a.spec.NoRenew || a.l.replicas > 0 || seen.lapsed || left < g.validFor/2 {
-		return granted{}, false // the next attempt claims it
-	}
-	a.acquired(&g)
-	return g, true
-}
-
-// offerHeld reports whether the mutex offer seen counts as held before it
-// is claimed. A release only offers the lock; an offer learnt from a
-// message is claimed with the waiter's next attempt, which finds the lock
-// its own (or, if the offer lapsed and another took it, busy): a message
-// may be late. One learnt from the reply of a release of this Locker is
-// dated: Redis put the lock in the waiter's name for the offer's lease
-// (lua.MutexOffer, at most the lease) after that release was sent, so the
-// waiter holds it until then, like a grant whose lease counts from the
-// send time of its request. It returns at once, and the claim follows as
-// the first renewal (claimLater). A renew=false lock, a lock under replica
-// safety, and an offer with less than half its lease left are claimed
-// first, as a message's.
-func (a *acquisition) offerHeld(seen grantSeen) (granted, bool) {
-	if seen.releaseSent.IsZero() || a.spec.NoRenew || a.l.replicas > 0 {
-		return granted{}, false
-	}
-	validFor := min(a.spec.lease, lua.MutexOffer)
-	if time.Until(seen.releaseSent.Add(validFor)) < validFor/2 {
-		return granted{}, false
-	}
-	g := granted{fence: seen.fence, from: seen.releaseSent, validFor: validFor, unclaimed: true}
-	if a.call.Script == nil {
-		// Registered by the call ahead, this waiter made no call: the
-		// hold's calls are made from this one.
-		a.call = a.l.acquireCall(a.spec, a.holder, a.window(), a.argv)
-	}
-	// The claim registers the next waiter of this process, which must
-	// know it before this one leaves the line and gives it its turn.
-	if after, holder := a.l.wakeups.nextInLine(a.w); after != nil {
-		a.l.wakeups.registered(after, holder)
-		g.next, g.nextHolder = after, holder
-	}
-	a.acquired(&g)
-	return g, true
+	return time.Now()
 }
 
 // acquired tells the observers of the grant g. The clock is read for them
@@ -709,16 +382,6 @@ func (a *acquisition) acquired(g *granted) {
 	a.l.observe(a.ctx, Event{Kind: EventAcquired, Lock: a.spec.withLease(), Holder: a.holder, Fence: g.fence, Waited: g.learnt.Sub(a.start)})
 }
 
-// giveUp ends a failed acquisition: whatever its busy replies registered in
-// Redis is withdrawn.
-func (a *acquisition) giveUp(err error) error {
-	if a.registered {
-		a.withdraw(finished(nil))
-	}
-	a.l.observe(a.ctx, Event{Kind: EventGaveUp, Lock: a.spec.withLease(), Holder: a.holder, Waited: time.Since(a.start), Err: err})
-	return err
-}
-
 func (a *acquisition) finish() {
 	if a.w != nil {
 		a.l.wakeups.leave(a.w, a.won && a.spec.Kind.family().nudges)
@@ -726,22 +389,6 @@ func (a *acquisition) finish() {
 	if a.hb != nil {
 		a.l.dog.removeHeartbeat(a.hb)
 	}
-}
-
-// waitError says why wctx is done: the caller's context (its error, and its
-// cause if that is different), or the loss of a lock already taken by the
-// same call. It returns nil if wctx is not done.
-func waitError(wctx, ctx context.Context, spec *lockSpec) error {
-	if wctx.Err() == nil {
-		return nil
-	}
-	if err := ctx.Err(); err != nil {
-		if cause := context.Cause(ctx); cause != nil && cause != err {
-			return fmt.Errorf("lockgen: waiting for %s: %w (%w)", spec, err, cause)
-		}
-		return fmt.Errorf("lockgen: waiting for %s: %w", spec, err)
-	}
-	return fmt.Errorf("lockgen: waiting for %s: %w", spec, context.Cause(wctx))
 }
 
 // The first element of an acquire script's reply.

@@ -21,9 +21,6 @@ import (
 // Over any other backend the runtime boxes nothing.
 type boxedArgsTaker interface{ takesBoxedArgs() }
 
-func (*goRedisBackend) takesBoxedArgs() {}
-func (*quorumBackend) takesBoxedArgs()  {}
-
 // initArgs makes the Locker's usual ARGV values; the options are applied.
 func (l *Locker) initArgs() {
 	l.leaseMs = strconv.FormatInt(l.lease.Milliseconds(), 10)
@@ -102,27 +99,6 @@ func (l *Locker) boxedArg(s string) any {
 		}
 	}
 	return s
-}
-
-// boxedKeysArgs returns c's KEYS then ARGV as the runtime boxed them, if
-// c carries them and they still are c's: a Backend that wraps another may
-// pass on a Call whose Keys or Args it replaced. Equal strings compare in
-// a pointer check when they share their bytes, as these do.
-func (c *Call) boxedKeysArgs() ([]any, bool) {
-	if c.vals == nil || len(c.vals) != len(c.Keys)+len(c.Args) {
-		return nil, false
-	}
-	for i, k := range c.Keys {
-		if c.vals[i] != k {
-			return nil, false
-		}
-	}
-	for i, a := range c.Args {
-		if c.vals[len(c.Keys)+i] != a {
-			return nil, false
-		}
-	}
-	return c.vals, true
 }
 
 // scriptSHAs holds every script's SHA1 boxed, for EVALSHA commands. It is

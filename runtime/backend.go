@@ -18,6 +18,27 @@ type Call struct {
 	vals []any
 }
 
+// boxedKeysArgs returns c's KEYS then ARGV as the runtime boxed them, if
+// c carries them and they still are c's: a Backend that wraps another may
+// pass on a Call whose Keys or Args it replaced. Equal strings compare in
+// a pointer check when they share their bytes, as these do.
+func (c *Call) boxedKeysArgs() ([]any, bool) {
+	if c.vals == nil || len(c.vals) != len(c.Keys)+len(c.Args) {
+		return nil, false
+	}
+	for i, k := range c.Keys {
+		if c.vals[i] != k {
+			return nil, false
+		}
+	}
+	for i, a := range c.Args {
+		if c.vals[len(c.Keys)+i] != a {
+			return nil, false
+		}
+	}
+	return c.vals, true
+}
+
 // Reply is the outcome of one Call of a batch: the script's reply (int64,
 // string, []any of those, or nil) or the error.
 type Reply struct {

@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/lockgen/lockgen/lua"
 )
 
 // Held is the set of locks taken by one Acquire call. Give it back with
@@ -87,114 +84,64 @@ func (h *Held) lockAt(i int) *heldLock {
 	return new(heldLock)
 }
 
-// hold is one lock held in Redis by one holder id. Re-entries by the same
-// call chain share it and are counted here, not in Redis: the scripts see
-// one grant per holder id, so a retried or duplicated call can never add a
-// hold, and the release script runs when the last of them is released.
-type hold struct {
-	key   holdKey
-	fence int64
-	// common is what every call of the family's scripts for key.holder
-	// carries (KEYS, the head of ARGV); call adds the script.
-	common Call
-	// release is the call of the family's release script: common's KEYS
-	// and ARGV, then the fence of the grant, with which mutex_release
-	// gives the lock back in one write (the other families' release
-	// scripts ignore it). Its values live here (releaseArgs, releaseVals).
-	release     Call
-	releaseArgs [4]string
-	releaseVals [8]any
-	refs        int // guarded by holds.mu
-}
-
-// call returns the call of script (the kind's renew) for the hold's
-// holder.
-func (h *hold) call(script *lua.Script) Call {
-	c := h.common
-	c.Script = script
-	return c
-}
-
-// initRelease makes h.release from h.common and h.fence. It costs the
-// fence's digits and, where the backend takes boxed values, their box:
-// the rest is shared with common.
-func (h *hold) initRelease() {
-	c := h.common
-	c.Script = h.key.kind.scripts().release
-	fence := strconv.FormatInt(h.fence, 10)
-	n := copy(h.releaseArgs[:], c.Args)
-	h.releaseArgs[n] = fence
-	c.Args = h.releaseArgs[: n+1 : n+1]
-	if c.vals != nil && len(c.vals) < len(h.releaseVals) {
-		m := copy(h.releaseVals[:], c.vals)
-		h.releaseVals[m] = fence
-		c.vals = h.releaseVals[: m+1 : m+1]
-	} else {
-		c.vals = nil
+// keepAlive has the watchdog renew hl, a lock just taken, or, for a
+// renew=false lock, moves expiry to its lease's end if that comes first.
+// A re-entry needs neither: its chain's context already carries the
+// hold's deadline or loss.
+func (h *Held) keepAlive(hl *heldLock, expiry *time.Time) error {
+	switch {
+	case hl.validFor == 0:
+	case hl.spec.NoRenew:
+		end := hl.acquired.Add(hl.validFor - driftMargin(hl.validFor))
+		if expiry.IsZero() || end.Before(*expiry) {
+			*expiry = end
+		}
+	default:
+		r, err := h.l.dog.register(h, hl)
+		if err != nil {
+			return err
+		}
+		hl.renewal = r
 	}
-	h.release = c
+	return nil
 }
 
-type holdKey struct {
-	base   string
-	kind   Kind
-	holder string
-}
-
-// holds is the Locker's registry of the holds in Redis it holds.
-type holds struct {
-	mu sync.Mutex
-	m  map[holdKey]*hold
-}
-
-func (hs *holds) init() { hs.m = map[holdKey]*hold{} }
-
-// add records a new hold in the storage at h (the taker's heldLock's), or
-// joins the one the key already has. acquire is the call that took it.
-func (hs *holds) add(h *hold, key holdKey, fence int64, acquire Call) *hold {
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	if old := hs.m[key]; old != nil {
-		h = old
-	} else {
-		*h = hold{key: key, fence: fence, common: commonCall(acquire, nil)}
-		h.initRelease()
-		hs.m[key] = h
+// endBefore gives the holder's context a deadline at expiry, the end of
+// the earliest renew=false lease (if any), so that the method stops before
+// Redis may give the lock to another.
+func (h *Held) endBefore(expiry time.Time) error {
+	if expiry.IsZero() {
+		return nil
 	}
-	h.refs++
-	return h
+	if !time.Now().Before(expiry) {
+		return fmt.Errorf("%w: the lease of a renew=false lock ran out while waiting for the others", ErrNotAcquired)
+	}
+	ctx, stop := context.WithDeadlineCause(h.ctx, expiry, fmt.Errorf("%w: renew=false lease about to run out", ErrLockLost))
+	inner := h.cancel
+	h.ctx, h.cancel = ctx, func(cause error) { inner(cause); stop() }
+	return nil
 }
 
-// has reports whether the lock of key is held.
-func (hs *holds) has(key holdKey) bool {
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	return hs.m[key] != nil
+// abandon gives back the locks an Acquire that failed with err had taken.
+func (h *Held) abandon(err error) error {
+	rerr := h.releaseLocks()
+	h.cancel(nil)
+	return errors.Join(err, rerr)
 }
 
-// join adds a reference to the hold of key, if it is still held.
-func (hs *holds) join(key holdKey) *hold {
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	h := hs.m[key]
-	if h != nil {
-		h.refs++
+// claim reserves hl for one active re-entry if its kind is exclusive. It
+// reports false if another re-entry is active.
+func (hl *heldLock) claim() bool {
+	if !hl.spec.Kind.exclusive() {
+		return true
 	}
-	return h
+	return hl.reentered.CompareAndSwap(false, true)
 }
 
-// drop removes a reference and reports whether it was the last one.
-func (hs *holds) drop(h *hold) bool {
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	h.refs--
-	if h.refs > 0 {
-		return false
+func (hl *heldLock) unclaim() {
+	if hl.spec.Kind.exclusive() {
+		hl.reentered.Store(false)
 	}
-	if hs.m[h.key] == h {
-		delete(hs.m, h.key)
-	}
-	return true
 }
 
 // Context returns the holder's context, to pass to the code that runs under
@@ -409,11 +356,4 @@ func (h *Held) detached() context.Context {
 		h.values = detach(h.parent)
 	}
 	return h.values
-}
-
-// withLease returns the Lock with its effective lease filled in, for events.
-func (s *lockSpec) withLease() Lock {
-	l := s.Lock
-	l.Lease = s.lease
-	return l
 }

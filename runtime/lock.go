@@ -178,6 +178,30 @@ func shorterWait(a, b time.Duration) time.Duration {
 	return min(a, b)
 }
 
+// waitOf returns the wait of a call that takes specs together, the
+// shortest of their Waits, and when it ends (zero: until ctx is done).
+func waitOf(specs []lockSpec, start time.Time) (wait time.Duration, deadline time.Time) {
+	wait = specs[0].Wait
+	for _, s := range specs[1:] {
+		wait = shorterWait(wait, s.Wait)
+	}
+	if wait > 0 {
+		deadline = start.Add(wait)
+	}
+	return wait, deadline
+}
+
+// sharesBase reports whether one of specs is on base: the read side of a
+// key taken with its write side in one call needs the same holder id.
+func sharesBase(specs []lockSpec, base string) bool {
+	for _, s := range specs {
+		if s.base == base {
+			return true
+		}
+	}
+	return false
+}
+
 // args returns ARGV for the family's scripts other than acquire: holder
 // id, lease in milliseconds, publish command.
 func (s *lockSpec) args(holder, publish string) []string {
@@ -189,6 +213,13 @@ func (s *lockSpec) args(holder, publish string) []string {
 // share their values (commonCall).
 func (s *lockSpec) call(script *lua.Script, holder, publish string) Call {
 	return Call{Script: script, Keys: s.keys, Args: s.args(holder, publish)}
+}
+
+// withLease returns the Lock with its effective lease filled in, for events.
+func (s *lockSpec) withLease() Lock {
+	l := s.Lock
+	l.Lease = s.lease
+	return l
 }
 
 // String names the lock for error messages: `mutex "order:42"`.

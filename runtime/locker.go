@@ -23,7 +23,7 @@ type Locker struct {
 	releaseTimeout time.Duration
 	waiterWindow   time.Duration
 	// unreachableTimeout bounds a run of failed attempts of one Acquire
-	// (recover.go).
+	// (acquire_recover.go).
 	unreachableTimeout time.Duration
 	callBound          time.Duration // the backend's own bound on a call, 0 if unknown (callLimiter)
 	honorsDeadline     bool          // the backend stops a call at its context's deadline

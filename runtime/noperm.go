@@ -109,19 +109,6 @@ func permissionDenied(err error) bool {
 	return errors.Is(err, ErrNoPermission)
 }
 
-// refusePending refuses every subscription still waiting for its
-// confirmation with err, a NOPERM reply on the Pub/Sub connection (which
-// names no channel). ns.mu must be held.
-func (ns *nodeSubscriber) refusePending(err error) {
-	for _, sub := range ns.subs {
-		if sub.confirm != nil {
-			sub.refused = err
-			close(sub.confirm)
-			sub.confirm = nil
-		}
-	}
-}
-
 // lostCause is the cause a renewal's end gives its holders: the NOPERM
 // that refused it, or the lock being no longer held.
 func lostCause(r *renewal) error {

@@ -85,6 +85,10 @@ type quorumBackend struct {
 	once  sync.Once
 }
 
+// takesBoxedArgs: the members, go-redis backends, send the values the
+// runtime boxed (argv.go).
+func (*quorumBackend) takesBoxedArgs() {}
+
 func newQuorumBackend(backends []Backend) *quorumBackend {
 	q := &quorumBackend{majority: len(backends)/2 + 1, held: map[slotKey]int64{}, stop: make(chan struct{})}
 	for i, b := range backends {

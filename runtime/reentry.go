@@ -97,18 +97,3 @@ func (c *chainLink) reentry(spec *lockSpec) (hold *heldLock, claimed bool, err e
 	}
 	return nil, false, nil
 }
-
-// claim reserves hl for one active re-entry if its kind is exclusive. It
-// reports false if another re-entry is active.
-func (hl *heldLock) claim() bool {
-	if !hl.spec.Kind.exclusive() {
-		return true
-	}
-	return hl.reentered.CompareAndSwap(false, true)
-}
-
-func (hl *heldLock) unclaim() {
-	if hl.spec.Kind.exclusive() {
-		hl.reentered.Store(false)
-	}
-}

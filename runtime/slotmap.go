@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
@@ -315,4 +316,27 @@ func (b *goRedisBackend) servesSlots(addr string) bool {
 		}
 	}
 	return false
+}
+
+// clusterSlot is the Cluster hash slot of key: CRC16 (XMODEM) of its hash
+// tag, or of the whole key if it has none, modulo 16384. It matches a MOVED
+// or ASK reply to the channels it is about.
+func clusterSlot(key string) int {
+	if open := strings.IndexByte(key, '{'); open >= 0 {
+		if n := strings.IndexByte(key[open+1:], '}'); n > 0 {
+			key = key[open+1 : open+1+n]
+		}
+	}
+	var crc uint16
+	for i := 0; i < len(key); i++ {
+		crc ^= uint16(key[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return int(crc) % 16384
 }

@@ -16,7 +16,7 @@ import (
 // being reconfigured answers NOREPLICAS (min-replicas-to-write), and a
 // Cluster answers TRYAGAIN, CLUSTERDOWN, or a MOVED/ASK that the client did
 // not follow. A waiter whose wait has time left tries again after such an
-// error rather than fail (recover.go); anything else (a script
+// error rather than fail (acquire_recover.go); anything else (a script
 // error, NOPERM, a wrong type, a closed client) ends the wait at once.
 
 // transientReplyPrefixes are the error replies of Redis that say "not now"

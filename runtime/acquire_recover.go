@@ -5,6 +5,12 @@ import (
 	"time"
 )
 
+// An acquisition whose call fails transiently (a failover, a dropped
+// connection) does not fail: it gives its holder id to the clean-up, takes
+// a new one and tries again after a pause, until the wait or the
+// unreachable timeout ends. This file holds that recovery; acquire.go the
+// loop that calls it.
+
 // Pacing of a waiter's attempts after transient errors (transient.go):
 // quick at first, since a failover on loopback takes a few hundred ms once
 // decided, and never so slow that a lock released after the failover waits

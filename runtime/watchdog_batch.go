@@ -1,0 +1,246 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// The watchdog's rounds (watchdog.go): how it picks the renewals and
+// heartbeats that are due into batches, sends each batch, paces the retries
+// of those that failed, and applies the replies.
+
+// Batching and retry pacing of the watchdog.
+const (
+	// maxBatchCalls bounds one batch: a pipeline of 10,000 calls keeps a
+	// connection and the server busy for long enough under load that one
+	// timeout would take every lock down at once.
+	maxBatchCalls = 1000
+	// maxBatchesInFlight bounds the batches (and their goroutines and
+	// connections) in flight at once.
+	maxBatchesInFlight = 4
+	// retryPauseMin is the pause after a first failure; it doubles with each
+	// further one, up to lease/10 and a quarter of the time left.
+	retryPauseMin = 20 * time.Millisecond
+)
+
+// batch is what one sender sends: the calls of rs, then those of hbs.
+type batch struct {
+	rs    []*renewal
+	hbs   []*heartbeat
+	calls []Call
+	// by is when the most urgent member's reply stops being of use: its
+	// local deadline, or when its place in the queue runs out.
+	by time.Time
+}
+
+// dueCall is one renewal or heartbeat picked for a batch.
+type dueCall struct {
+	r  *renewal
+	hb *heartbeat
+	by time.Time
+}
+
+// collect picks what goes out now, for at most free batches, and marks it
+// as sending. If nothing is due yet it returns no batch and when the first
+// thing falls due (and the zero time when it made batches). Once something is due, everything due within its lease/6
+// goes too, most urgent first. d.mu must be held.
+func (d *watchdog) collect(now time.Time, free int) ([]*batch, time.Time) {
+	firstDue := now.Add(time.Hour)
+	for _, r := range d.renewals {
+		if !r.sending {
+			firstDue = earliest(firstDue, r.due)
+		}
+	}
+	for hb := range d.beats {
+		if !hb.sending {
+			firstDue = earliest(firstDue, hb.due)
+		}
+	}
+	if firstDue.After(now) {
+		return nil, firstDue
+	}
+	var due []dueCall
+	for _, r := range d.renewals {
+		if !r.sending && !r.due.After(now.Add(r.spec.lease/6)) {
+			due = append(due, dueCall{r: r, by: r.deadline})
+		}
+	}
+	for hb := range d.beats {
+		if !hb.sending && !hb.due.After(now.Add(hb.lease/6)) {
+			due = append(due, dueCall{hb: hb, by: hb.placeUntil})
+		}
+	}
+	slices.SortFunc(due, func(a, b dueCall) int { return a.by.Compare(b.by) })
+	due = due[:min(len(due), free*maxBatchCalls)]
+	var batches []*batch
+	for chunk := range slices.Chunk(due, maxBatchCalls) {
+		b := &batch{by: chunk[0].by, calls: make([]Call, 0, len(chunk))}
+		for _, c := range chunk {
+			if c.r != nil {
+				c.r.sending = true
+				b.rs = append(b.rs, c.r)
+				b.calls = append(b.calls, c.r.renewCall())
+			}
+		}
+		for _, c := range chunk {
+			if c.hb != nil {
+				c.hb.sending = true
+				b.hbs = append(b.hbs, c.hb)
+				b.calls = append(b.calls, c.hb.call)
+			}
+		}
+		batches = append(batches, b)
+	}
+	return batches, time.Time{}
+}
+
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// send runs one batch and applies its replies. It may take half the time
+// its most urgent member has left: a reply later than that would leave no
+// time for a retry.
+func (d *watchdog) send(b *batch, done chan<- struct{}) {
+	sent := time.Now()
+	ctx, cancel := context.WithDeadline(context.Background(), sent.Add(b.by.Sub(sent)/2))
+	replies := d.l.backend.EvalBatch(ctx, b.calls)
+	cancel()
+	if len(replies) != len(b.calls) {
+		err := fmt.Errorf("lockgen: backend returned %d replies to a batch of %d calls", len(replies), len(b.calls))
+		replies = make([]Reply, len(b.calls))
+		for i := range replies {
+			replies[i].Err = err
+		}
+	}
+	d.apply(b, sent, replies)
+	done <- struct{}{}
+}
+
+// retryPause is how long a call that failed failures times in a row waits
+// before its next attempt, with left before it is of no use any more.
+func retryPause(failures int, lease, left time.Duration) time.Duration {
+	pause := retryPauseMin << min(failures-1, 16)
+	return max(min(pause, lease/10, left/4), 0)
+}
+
+// apply records the replies to a batch sent at sent, then tells holders
+// and waiters what they mean.
+func (d *watchdog) apply(b *batch, sent time.Time, replies []Reply) {
+	now := time.Now()
+	d.mu.Lock()
+	renewed, lost := d.applyRenewals(b.rs, sent, now, replies[:len(b.rs)])
+	kept, evicted := d.applyHeartbeats(b.hbs, sent, now, replies[len(b.rs):])
+	d.inflight--
+	d.mu.Unlock()
+
+	for _, r := range renewed {
+		d.l.observe(r.ctx, Event{Kind: EventRenewed, Lock: r.spec.withLease(), Holder: r.key.holder, Fence: r.hold.fence})
+	}
+	for _, r := range lost {
+		d.lose(r, lostCause(r))
+	}
+	for _, f := range kept {
+		f(sent)
+	}
+	for _, f := range evicted {
+		f()
+	}
+}
+
+// applyRenewals records the replies to renewals sent at sent. d.mu must be
+// held.
+func (d *watchdog) applyRenewals(rs []*renewal, sent, now time.Time, replies []Reply) (renewed, lost []*renewal) {
+	for i, r := range rs {
+		rep := replies[i]
+		r.sending = false
+		if d.renewals[r.key] != r {
+			continue // released or lost meanwhile
+		}
+		switch v, ok := rep.Value.(int64); {
+		case permissionDenied(rep.Err):
+			// Retrying cannot help: the holder hears it now.
+			r.denied = rep.Err
+			delete(d.renewals, r.key)
+			lost = append(lost, r)
+		case rep.Err != nil || !ok:
+			// Try again soon; the deadline decides when to give up.
+			r.failures++
+			r.due = now.Add(retryPause(r.failures, r.spec.lease, r.deadline.Sub(now)))
+		case v == 1:
+			r.failures = 0
+			if r.claim.Script != nil {
+				r.claim, r.claimFailed = Call{}, nil
+				close(r.claimDone)
+			}
+			r.due = sent.Add(r.spec.lease / 3)
+			if r.recheck {
+				r.recheck = false
+				r.due = now
+			}
+			r.deadline = later(r.deadline, sent.Add(r.spec.lease-driftMargin(r.spec.lease)))
+			renewed = append(renewed, r)
+		default:
+			delete(d.renewals, r.key)
+			lost = append(lost, r)
+		}
+	}
+	return renewed, lost
+}
+
+// applyHeartbeats records the replies to heartbeats sent at sent and
+// returns the callbacks to run. d.mu must be held.
+func (d *watchdog) applyHeartbeats(hbs []*heartbeat, sent, now time.Time, replies []Reply) (kept []func(time.Time), evicted []func()) {
+	for i, hb := range hbs {
+		rep := replies[i]
+		hb.sending = false
+		if _, ok := d.beats[hb]; !ok {
+			continue
+		}
+		switch v, ok := rep.Value.(int64); {
+		case rep.Err != nil || !ok:
+			hb.failures++
+			hb.due = now.Add(retryPause(hb.failures, hb.lease, hb.placeUntil.Sub(now)))
+			if heartbeatRefused(rep.Err) {
+				// The waiter makes no attempt of its own while its
+				// heartbeat runs: it makes one now, which meets the
+				// refusal (a lock of another protocol, NOPERM) itself.
+				evicted = append(evicted, hb.evicted)
+			}
+		case v >= 1:
+			// v ms: when the lock's lease ends at the latest. The next
+			// heartbeat looks then whether it ended without a release (its
+			// holder died), and hands it on; a renewed lease ends later.
+			hb.failures = 0
+			hb.due = sent.Add(min(heartbeatEvery(hb.lease), time.Duration(v)*time.Millisecond))
+			hb.placeUntil = later(hb.placeUntil, sent.Add(hb.lease))
+			kept = append(kept, hb.kept)
+		default:
+			hb.failures = 0
+			hb.due = sent.Add(heartbeatEvery(hb.lease))
+			evicted = append(evicted, hb.evicted)
+		}
+	}
+	return kept, evicted
+}
+
+// heartbeatRefused reports whether err, a heartbeat's error, is Redis refusing the
+// call (an error reply), which the next attempt would meet too, rather than
+// a call that failed on the way or ran out of time.
+func heartbeatRefused(err error) bool {
+	return err != nil && !isTransient(err) && !errors.Is(err, errNoReply) &&
+		!errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
+}
