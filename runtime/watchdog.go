@@ -277,16 +277,23 @@ func (d *watchdog) awaitClaim(r *renewal, giveUp time.Time) {
 // try itself (claimFailed) rather than wait a lease for an offer.
 func (d *watchdog) abandonClaim(r *renewal) {
 	d.mu.Lock()
-	claimFailed := r.claimFailed
-	r.claimFailed = nil
-	if r.claim.Script != nil {
-		r.claim = Call{}
-		close(r.claimDone)
-	}
+	claimFailed := r.dropClaim()
 	d.mu.Unlock()
 	if claimFailed != nil {
 		claimFailed()
 	}
+}
+
+// dropClaim ends r's pending claim, if any, for those waiting on it, and
+// returns what to run because it failed (nil if nothing). d.mu must be
+// held.
+func (r *renewal) dropClaim() (claimFailed func()) {
+	claimFailed, r.claimFailed = r.claimFailed, nil
+	if r.claim.Script != nil {
+		r.claim = Call{}
+		close(r.claimDone)
+	}
+	return claimFailed
 }
 
 // unregister removes h from r; the last holder to go stops the renewals.
@@ -419,12 +426,7 @@ func (d *watchdog) lose(r *renewal, cause error) {
 	d.mu.Lock()
 	r.lostCause = cause
 	holders := slices.Clone(r.holders)
-	claimFailed := r.claimFailed
-	r.claimFailed = nil
-	if r.claim.Script != nil {
-		r.claim = Call{}
-		close(r.claimDone)
-	}
+	claimFailed := r.dropClaim()
 	d.mu.Unlock()
 	if claimFailed != nil {
 		claimFailed()
