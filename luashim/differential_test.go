@@ -159,10 +159,22 @@ func TestDifferentialAgainstRedis(t *testing.T) {
 	for i, st := range diffSteps {
 		want := serverReply(ctx, rdb, st)
 		got := shimReply(shim, st)
-		if !reflect.DeepEqual(got, want) {
+		if !reflect.DeepEqual(got, want) && !sameTTL(st, got, want) {
 			t.Errorf("step %d %s:\n shim   %s\n server %s", i, describe(st), show(got), show(want))
 		}
 	}
+}
+
+// sameTTL reports whether got and want are the replies of a PTTL of a key
+// with a TTL on both sides within a second of each other: the shim's step
+// runs after the server's, and on a loaded machine its write and its PTTL
+// may lie milliseconds apart where the server's did not (99991 against
+// 100000 once, under make test with busy loops).
+func sameTTL(st diffStep, got, want any) bool {
+	g, okG := got.(int64)
+	w, okW := want.(int64)
+	return st.src == "" && strings.EqualFold(st.args[0], "PTTL") && okG && okW &&
+		g >= 0 && w >= 0 && g-w < 1000 && w-g < 1000
 }
 
 func describe(st diffStep) string {
