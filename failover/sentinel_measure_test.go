@@ -324,8 +324,11 @@ func sentinelCheckRows(t *testing.T, sc sentinelScenario, rows []sentinelRow) {
 		// Waiting for both replicas cannot succeed once one data node is
 		// dead for good.
 		available := sc.graceful || i != sentinelAllReplicas
-		if available && time.Since(r.churn.lastGrant) > 900*time.Millisecond+50*sentinelChurnPeriod {
-			t.Errorf("%s: no grant in the second after the failover settled (last %v ago)", r.safety, time.Since(r.churn.lastGrant).Round(time.Millisecond))
+		// 3 s of slack: under make test with busy loops a client took
+		// 1.5 s to be granted again after the switch (the churn's own
+		// goroutines starved), which says nothing about the failover.
+		if available && time.Since(r.churn.lastGrant) > 3*time.Second+50*sentinelChurnPeriod {
+			t.Errorf("%s: no grant in the 3.5 s after the failover settled (last %v ago)", r.safety, time.Since(r.churn.lastGrant).Round(time.Millisecond))
 		}
 		if sc.cut && (i > 0 || sc.dataArgs != nil) && r.freshGranted() != 0 {
 			t.Errorf("%s: %d fresh locks granted while no replica received anything; want 0 (ErrNotReplicated or NOREPLICAS)", r.safety, r.freshGranted())
