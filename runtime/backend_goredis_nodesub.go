@@ -303,13 +303,9 @@ func (ns *nodeSubscriber) forget(channels []string, timeout time.Duration) {
 		delete(ns.subs, ch)
 		ns.unsubscribing[ch]++
 		names = append(names, ch)
-		if sub.confirm != nil {
-			sub.refused = errSubscriptionEnded
-			close(sub.confirm)
-			sub.confirm = nil
-			continue
+		if sub.end() {
+			ended = append(ended, sub)
 		}
-		ended = append(ended, sub)
 	}
 	ns.mu.Unlock()
 	if len(names) == 0 {
@@ -367,18 +363,27 @@ func (ns *nodeSubscriber) abandon() {
 	ns.subs = map[string]*subscription{}
 	var ended []*subscription
 	for _, sub := range subs {
-		if sub.confirm != nil {
-			sub.refused = errSubscriptionEnded
-			close(sub.confirm)
-			sub.confirm = nil
-			continue
+		if sub.end() {
+			ended = append(ended, sub)
 		}
-		ended = append(ended, sub)
 	}
 	ns.mu.Unlock()
 	for _, sub := range ended {
 		sub.deliver(PayloadUnsubscribed)
 	}
+}
+
+// end ends sub as the server would: one still waiting for its confirmation
+// is refused; a confirmed one is reported (true), to be told
+// PayloadUnsubscribed once ns.mu, which must be held, is released.
+func (sub *subscription) end() (confirmed bool) {
+	if sub.confirm == nil {
+		return true
+	}
+	sub.refused = errSubscriptionEnded
+	close(sub.confirm)
+	sub.confirm = nil
+	return false
 }
 
 // subscribe subscribes channel and waits for the server's confirmation, so
