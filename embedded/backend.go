@@ -87,3 +87,8 @@ func (b *Backend) PublishCommand() string { return "PUBLISH" }
 // Close does nothing: the shim keeps working, so that locks still held can
 // be released after the Locker is closed.
 func (b *Backend) Close() error { return nil }
+
+// Caps: none. A script call runs in process, bounded by nothing but the
+// shim; the Locker bounds a call it may have to abandon on a goroutine of
+// its own.
+func (b *Backend) Caps() runtime.Caps { return runtime.Caps{} }

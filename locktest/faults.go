@@ -134,3 +134,7 @@ func (f *faultBackend) Subscribe(ctx context.Context, channel string, deliver fu
 func (f *faultBackend) PublishCommand() string { return f.inner.PublishCommand() }
 
 func (f *faultBackend) Close() error { return f.inner.Close() }
+
+// Caps passes on what the inner backend states: injected faults make calls
+// fail, never run past their deadlines.
+func (f *faultBackend) Caps() runtime.Caps { return f.inner.Caps() }

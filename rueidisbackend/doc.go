@@ -37,7 +37,7 @@
 // connection, since WAIT blocks the connection it runs on.
 //
 // A restart or a failover is noticed at once on a single server or behind
-// Sentinel (runtime.MasterWatcher): the backend keeps a channel of its own
+// Sentinel (runtime.Caps.WatchMasters): the backend keeps a channel of its own
 // subscribed, the Locker's prefix + "watch", and when rueidis has
 // subscribed it again on a new connection the Locker verifies every lock
 // it holds; a lock the server no longer has is lost a round trip later

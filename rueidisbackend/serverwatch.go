@@ -11,15 +11,18 @@ import (
 	"github.com/lockgen/lockgen/runtime"
 )
 
-var _ runtime.MasterWatcher = (*Backend)(nil)
-
 // Pacing of the server watch's subscription while it cannot subscribe.
 const (
 	watchPauseMin = 100 * time.Millisecond
 	watchPauseMax = 2 * time.Second
 )
 
-// WatchMasters implements runtime.MasterWatcher on a single server or a
+// Caps states that the backend watches its masters (watchMasters); its
+// calls end at their contexts' deadlines once marked with
+// runtime.HonorsDeadlines, which New's Locker does.
+func (b *Backend) Caps() runtime.Caps { return runtime.Caps{WatchMasters: b.watchMasters} }
+
+// watchMasters is the backend's Caps.WatchMasters on a single server or a
 // Sentinel client: the backend keeps a channel of its own subscribed,
 // prefix + "watch", on the connection it shares with commands. A restart or
 // a failover drops that connection; when rueidis has subscribed again on a
@@ -27,7 +30,7 @@ const (
 // its data), so the Locker verifies every lock it holds at once. On a
 // Cluster it watches nothing yet: a lock lost there is found at its next
 // renewal.
-func (b *Backend) WatchMasters(prefix string, changed func(affects func(key string) bool)) {
+func (b *Backend) watchMasters(prefix string, changed func(affects func(key string) bool)) {
 	if b.cluster {
 		return
 	}

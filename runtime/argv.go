@@ -14,12 +14,7 @@ import (
 // (Call.vals); the go-redis backend then makes only the command's slice.
 // The Locker's own ARGV values (publish command, default lease, waiter
 // window) are boxed once, in New. Only the go-redis backend reads boxed
-// values (boxedArgsTaker): over any other, the strings go as they are.
-
-// boxedArgsTaker is implemented by the backends that send a Call's boxed
-// values when it carries them: go-redis, and a quorum of go-redis backends.
-// Over any other backend the runtime boxes nothing.
-type boxedArgsTaker interface{ takesBoxedArgs() }
+// values (Caps.BoxedArgs): over any other, the strings go as they are.
 
 // initArgs makes the Locker's usual ARGV values; the options are applied.
 func (l *Locker) initArgs() {
@@ -63,7 +58,7 @@ func (l *Locker) acquireCall(s *lockSpec, holder string, window time.Duration, s
 		args = append(args, l.msArg(window))
 	}
 	c := Call{Script: s.Kind.scripts().acquire, Keys: s.keys, Args: args}
-	if l.boxArgs {
+	if l.caps.BoxedArgs {
 		c.vals = l.box(st.vals[:0], s.keys, args)
 	}
 	return c

@@ -96,22 +96,57 @@ type Backend interface {
 	// (ARGV[3]): "PUBLISH", or "SPUBLISH" on Redis Cluster.
 	PublishCommand() string
 
+	// Caps states how the backend's calls end and which optional services
+	// it offers; the zero Caps is always correct.
+	Caps() Caps
+
 	// Close ends the subscriptions. It does not close the client the
 	// backend was built on, which belongs to the caller.
 	Close() error
 }
 
-// MasterWatcher is an optional interface of a Backend that learns when the
-// master serving some keys changes: a failover, a server that restarted
-// without its data, a Cluster slot that moved. A Locker calls WatchMasters
-// once, when it is made, with the prefix of its keys and channels (a
-// backend may subscribe to a channel of its own under it, which an ACL
-// written for the Locker allows). The backend then calls changed, from any
-// goroutine and without blocking on it, with a predicate that tells the
-// keys concerned, and the Locker verifies the locks it holds on them at
-// once instead of at their next renewal: a lock the new master does not
-// have is lost about a round trip later. Without it, a holder learns of
-// such a loss at its next renewal, up to a third of the lease later.
-type MasterWatcher interface {
-	WatchMasters(prefix string, changed func(affects func(key string) bool))
+// Caps is what a Backend states about itself beyond its methods: how its
+// calls end, and the optional services it offers. The zero Caps is always
+// correct, only slower: the Locker then bounds each call it may have to
+// abandon on a goroutine of its own, learns of a lost lock at its next
+// renewal, and pings with a read-only script. A Backend that wraps another
+// passes the inner one's Caps on, changing what its wrapping changes; one
+// that embeds the inner Backend does so without a line of code.
+type Caps struct {
+	// CallBound is the longest one call can take by the client's own
+	// timeouts and retries (0: unknown, as when they are off).
+	CallBound time.Duration
+
+	// HonorsDeadline says that every call (Eval, EvalBatch, EvalWait)
+	// returns by its context's deadline by itself, as rueidis's do: the
+	// Locker then runs calls on the caller's goroutine with the deadline on
+	// the context (see HonorsDeadlines).
+	HonorsDeadline bool
+
+	// BoxedArgs says that the backend sends the KEYS and ARGV the runtime
+	// boxed once for many calls, when a Call carries them (this
+	// repository's go-redis backend does, and a quorum of them); without
+	// it the runtime boxes nothing.
+	BoxedArgs bool
+
+	// Quorum says that the backend stands for a majority of independent
+	// servers (RedLock): the Locker over it supports the Mutex kind only,
+	// and refuses WithReplicas, the majority being its replication.
+	Quorum bool
+
+	// WatchMasters, if not nil, learns when the master serving some keys
+	// changes: a failover, a server that restarted without its data, a
+	// Cluster slot that moved. A Locker calls it once, when it is made,
+	// with the prefix of its keys and channels (a backend may subscribe to
+	// a channel of its own under it, which an ACL written for the Locker
+	// allows). The backend then calls changed, from any goroutine and
+	// without blocking on it, with a predicate that tells the keys
+	// concerned, and the Locker verifies the locks it holds on them at once
+	// instead of at their next renewal, up to a third of the lease later.
+	WatchMasters func(prefix string, changed func(affects func(key string) bool))
+
+	// Ping, if not nil, returns nil once every connection the Locker
+	// depends on answered (Locker.Ping): the one scripts run on, every
+	// master on a Cluster, and the Pub/Sub connections that carry wake-ups.
+	Ping func(ctx context.Context) error
 }

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"time"
 )
 
 // HonorsDeadlines marks b as a Backend whose every call (Eval, EvalBatch,
@@ -49,7 +48,15 @@ func (d *deadlineHonoringBackend) Eval(ctx context.Context, c Call) (any, error)
 	return d.co.route(ctx, c)
 }
 
-func (*deadlineHonoringBackend) callLimit() (time.Duration, bool) { return 0, true }
+// Caps states the mark over what the marked backend states.
+func (d *deadlineHonoringBackend) Caps() Caps {
+	c := d.Backend.Caps()
+	c.CallBound, c.HonorsDeadline = 0, true
+	return c
+}
+
+// callQueue is the mark's coalescer: see queueOf.
+func (d *deadlineHonoringBackend) callQueue() *coalescer { return d.co }
 
 // endsOnlyAtDeadline reports whether ctx can end at nothing but its
 // deadline, if it has one: a context that is never done, or the runtime's
@@ -61,12 +68,4 @@ func endsOnlyAtDeadline(ctx context.Context) bool {
 	}
 	_, ok := ctx.(*boundedCtx)
 	return ok
-}
-
-// WatchMasters passes the Locker's watch on to the backend it marks, if
-// that backend is a MasterWatcher.
-func (d *deadlineHonoringBackend) WatchMasters(prefix string, changed func(affects func(key string) bool)) {
-	if mw, ok := d.Backend.(MasterWatcher); ok {
-		mw.WatchMasters(prefix, changed)
-	}
 }

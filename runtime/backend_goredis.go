@@ -68,8 +68,16 @@ type goRedisBackend struct {
 	closed bool
 }
 
-// takesBoxedArgs: this backend sends the values the runtime boxed (argv.go).
-func (*goRedisBackend) takesBoxedArgs() {}
+// Caps: the client's own bound on a call (callLimit); the backend sends the
+// values the runtime boxed (argv.go), watches its masters and pings every
+// connection.
+func (b *goRedisBackend) Caps() Caps {
+	bound, honors := b.callLimit()
+	return Caps{CallBound: bound, HonorsDeadline: honors, BoxedArgs: true, WatchMasters: b.watchMasters, Ping: b.ping}
+}
+
+// callQueue is the backend's coalescer (nil on a Cluster): see queueOf.
+func (b *goRedisBackend) callQueue() *coalescer { return b.co }
 
 // callLimit says how long one call can take at most with the client's own
 // timeouts and retries (every try may wait for a pooled connection, dial,
@@ -126,16 +134,6 @@ func (b *goRedisBackend) Eval(ctx context.Context, c Call) (any, error) {
 		return b.co.route(ctx, c)
 	}
 	return b.evalDirect(ctx, c)
-}
-
-// evalWithin lets a call whose caller may stop waiting for it wait in the
-// coalescer's queue (coalesce_within.go); on a Cluster, which has no
-// coalescer, the Locker's other paths serve (queued false).
-func (b *goRedisBackend) evalWithin(ctx context.Context, c Call, deadline time.Time) (any, *pending, error, bool) {
-	if b.co == nil {
-		return nil, nil, nil, false
-	}
-	return b.co.evalWithin(ctx, c, deadline)
 }
 
 // evalDirect runs c on its own round trip.

@@ -47,13 +47,6 @@ var returned = func() *pending {
 	return p
 }()
 
-// callLimiter is implemented by a backend that knows how long one call can
-// take at most (its client's own timeouts and retries; 0 if it does not),
-// and whether its client stops a call at the context's deadline by itself.
-type callLimiter interface {
-	callLimit() (bound time.Duration, honorsDeadline bool)
-}
-
 // callBounds says how long a call may run. Its caller waits until its
 // context is done or deadline (zero: none) passes; once nobody waits, the
 // call itself ends within orphan. now is when it is sent (a reading taken
@@ -74,7 +67,7 @@ type callBounds struct {
 // returns, within the client's own timeouts), or a client that stops at
 // the deadline by itself, or one whose own timeouts end every call before
 // the deadline. Otherwise c waits in the backend's queue if it would
-// queue (queueWaiter), or runs on a goroutine of its own (evalAsync).
+// queue (queueOf), or runs on a goroutine of its own (evalAsync).
 func (l *Locker) evalBounded(ctx context.Context, b callBounds, c Call, wait bool) (reply any, acked int, p *pending, err error) {
 	// end is when the caller stops waiting; own is b.deadline if ctx does
 	// not end sooner or at the same time, zero otherwise: ctx's own
@@ -90,10 +83,10 @@ func (l *Locker) evalBounded(ctx context.Context, b callBounds, c Call, wait boo
 	// deadlines only, waits in the queue when it would queue anyway
 	// (coalesce_within.go): no goroutine of its own, and it still shares
 	// a pipeline.
-	if (!direct || l.honorsDeadline && !endsOnlyAtDeadline(ctx)) && !wait {
-		if q, ok := l.backend.(queueWaiter); ok {
-			if v, p, err, queued := q.evalWithin(ctx, c, own); queued {
-				return v, 0, p, err
+	if (!direct || l.caps.HonorsDeadline && !endsOnlyAtDeadline(ctx)) && !wait {
+		if l.queue != nil {
+			if v, p, err, queued := l.queue.evalWithin(ctx, c, own); queued {
+				return v, 0, p, namePermissionError(err, c.Script)
 			}
 		}
 	}
@@ -101,7 +94,7 @@ func (l *Locker) evalBounded(ctx context.Context, b callBounds, c Call, wait boo
 		b.deadline = own
 		return l.evalAsync(ctx, b, c, wait)
 	}
-	if !own.IsZero() && l.honorsDeadline {
+	if !own.IsZero() && l.caps.HonorsDeadline {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, own)
 		defer cancel()
@@ -160,22 +153,28 @@ func (l *Locker) evalAsync(ctx context.Context, b callBounds, c Call, wait bool)
 	return nil, 0, &ac.pending, errNoReply
 }
 
-// queueWaiter is a backend whose calls can wait in a coalescer's queue
-// until their caller's context or deadline ends, without a goroutine of
-// their own (coalesce_within.go). queued is false, and nothing was done,
-// when c would go out at once.
-type queueWaiter interface {
-	evalWithin(ctx context.Context, c Call, deadline time.Time) (v any, p *pending, err error, queued bool)
+// queueOf returns the queue of calls of b, if b is the runtime's own
+// go-redis backend or HonorsDeadlines' mark: a call may wait in it for a
+// shared pipeline until its caller gives up (coalesce_within.go). The
+// Locker asks only the backend it was given, and not when an option wraps
+// it (WithRestartGuard), so that no call reaches the queue past a wrapper
+// that must see it; over any other backend such a call runs on a
+// goroutine of its own.
+func queueOf(b Backend) *coalescer {
+	if q, ok := b.(interface{ callQueue() *coalescer }); ok {
+		return q.callQueue()
+	}
+	return nil
 }
 
 // direct reports whether a call sent at now that must end by deadline
 // (zero: none) can run without a goroutine of its own (see evalBounded).
 func (l *Locker) direct(now, deadline time.Time) bool {
 	switch {
-	case deadline.IsZero(), l.honorsDeadline:
+	case deadline.IsZero(), l.caps.HonorsDeadline:
 		return true
-	case l.callBound > 0:
-		return deadline.Sub(now) > l.callBound
+	case l.caps.CallBound > 0:
+		return deadline.Sub(now) > l.caps.CallBound
 	}
 	return false
 }

@@ -356,6 +356,7 @@ func TestHonorsDeadlinesCancellableCallsRunAlone(t *testing.T) {
 type evalFunc func(ctx context.Context, c Call) (any, error)
 
 func (f evalFunc) Eval(ctx context.Context, c Call) (any, error) { return f(ctx, c) }
+func (evalFunc) Caps() Caps                                      { return Caps{} }
 func (f evalFunc) EvalBatch(ctx context.Context, calls []Call) []Reply {
 	out := make([]Reply, len(calls))
 	for i, c := range calls {

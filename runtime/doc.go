@@ -12,7 +12,7 @@
 // For tests and demos without a server, embedded.New() returns a Locker
 // that runs the same Lua scripts in process. Anything else that can run a
 // script can carry locks too: implement Backend and call NewWithBackend
-// (and MasterWatcher, if the client can tell when its server changes).
+// (its Caps say what else it offers, such as watching for failovers).
 //
 // # Taking locks
 //

@@ -339,7 +339,7 @@ func releasedBy(reply any) (grant string, ok bool) {
 // which costs neither a context nor a timer per release, nor a reading of
 // the clock.
 func (l *Locker) releaseContext(h *Held) (context.Context, time.Time) {
-	if l.callBound > 0 && l.callBound <= l.releaseTimeout {
+	if l.caps.CallBound > 0 && l.caps.CallBound <= l.releaseTimeout {
 		return h.detached(), time.Now().Add(l.releaseTimeout)
 	}
 	dl := l.releaseBound.current()

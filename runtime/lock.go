@@ -58,7 +58,7 @@ func (lk *Locker) resolve(l Lock, keyStore []string) (lockSpec, error) {
 	if !l.Kind.valid() {
 		return lockSpec{}, fmt.Errorf("%w: unknown kind %d; want one of mutex, fair, read, write, semaphore", ErrInvalidLock, l.Kind)
 	}
-	if lk.quorum && l.Kind != Mutex {
+	if lk.caps.Quorum && l.Kind != Mutex {
 		return lockSpec{}, fmt.Errorf("%w: kind %s is not supported on a quorum Locker (mutex only)", ErrInvalidLock, l.Kind)
 	}
 	if err := validateKey(l.Key); err != nil {

@@ -13,7 +13,7 @@ import (
 // process (per Redis deployment) and share it; it is safe for concurrent use.
 type Locker struct {
 	backend        Backend // given, wrapped by options and withPermissionErrors
-	given          Backend // as given: type-assert this one, not backend
+	given          Backend // as given, for Backend() and WithRestartGuard
 	prefix         string
 	lease          time.Duration
 	observers      []ContextObserver
@@ -25,17 +25,15 @@ type Locker struct {
 	// unreachableTimeout bounds a run of failed attempts of one Acquire
 	// (acquire_recover.go).
 	unreachableTimeout time.Duration
-	callBound          time.Duration // the backend's own bound on a call, 0 if unknown (callLimiter)
-	honorsDeadline     bool          // the backend stops a call at its context's deadline
-	optErr             error         // a bad Option, reported by every Acquire
-	guardErr           error         // a bad WithRestartGuard (restartguard.go)
-	quorum             bool          // NewQuorum: only the Mutex kind
+	caps               Caps       // what the backend states about itself
+	queue              *coalescer // where a call may wait for a pipeline (queueOf), or nil
+	optErr             error      // a bad Option, reported by every Acquire
+	guardErr           error      // a bad WithRestartGuard (restartguard.go)
 
 	publish   string
 	leaseMs   string // lease in ms, ARGV[2] (argv.go)
 	windowMs  string // waiterWindow in ms, the usual ARGV[4] of mutex_acquire
 	constArgs []any  // the above boxed, and "0"
-	boxArgs   bool   // the backend takes KEYS and ARGV boxed (argv.go)
 	wakeups   *wakeups
 	dog       *watchdog
 	holds     holds
@@ -75,15 +73,15 @@ func NewWithBackend(b Backend, opts ...Option) *Locker {
 	if l.nextHolder == nil {
 		l.nextHolder = defaultHolderIDs()
 	}
-	l.optErr = l.checkOptions()
+	if l.backend == b {
+		l.queue = queueOf(b)
+	}
 	l.backend = withPermissionErrors(l.backend)
+	l.caps = l.backend.Caps()
+	l.optErr = l.checkOptions()
 	l.publish = b.PublishCommand()
 	l.initArgs()
-	_, l.boxArgs = b.(boxedArgsTaker)
 	l.releaseBound.d, l.leaseBound.d = l.releaseTimeout, l.lease
-	if cl, ok := b.(callLimiter); ok {
-		l.callBound, l.honorsDeadline = cl.callLimit()
-	}
 	l.wakeups = newWakeups(l.backend)
 	l.dog = newWatchdog(l)
 	l.holds.init()

@@ -149,23 +149,3 @@ func (b *permBackend) Subscribe(ctx context.Context, channel string, deliver fun
 	unsub, err := b.Backend.Subscribe(ctx, channel, deliver)
 	return unsub, namePermissionError(err, nil)
 }
-
-// permBackend passes callLimit through, so the Locker still knows how long
-// the client lets one call take.
-func (b *permBackend) callLimit() (time.Duration, bool) {
-	if cl, ok := b.Backend.(callLimiter); ok {
-		return cl.callLimit()
-	}
-	return 0, false
-}
-
-// permBackend passes evalWithin through (call.go), naming NOPERM errors as
-// Eval does.
-func (b *permBackend) evalWithin(ctx context.Context, c Call, deadline time.Time) (any, *pending, error, bool) {
-	q, ok := b.Backend.(queueWaiter)
-	if !ok {
-		return nil, nil, nil, false
-	}
-	v, p, err, queued := q.evalWithin(ctx, c, deadline)
-	return v, p, namePermissionError(err, c.Script), queued
-}

@@ -8,27 +8,19 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Pinger is a Backend that can check its connections; Locker.Ping uses it.
-// Ping returns nil once every connection the Locker depends on answered:
-// the one scripts run on (every master on a Cluster) and the Pub/Sub
-// connections that carry wake-ups.
-type Pinger interface {
-	Ping(ctx context.Context) error
-}
-
 // Ping checks that the Locker can work now, for health checks: Redis
 // answers on the connection scripts run on, and on the Pub/Sub connection
 // that wakes waiters (go-redis: a PING on each in use, every master on a
 // Cluster, and on a single server or Sentinel the Pub/Sub connection is
-// opened if no waiter has opened it yet). A backend that is not a Pinger
+// opened if no waiter has opened it yet). A backend whose Caps have no Ping
 // runs a read-only script instead. It returns ErrClosed after Close, else
 // the first failure, bounded by ctx.
 func (l *Locker) Ping(ctx context.Context) error {
 	if l.isClosed() {
 		return ErrClosed
 	}
-	if p, ok := l.given.(Pinger); ok {
-		return p.Ping(ctx)
+	if l.caps.Ping != nil {
+		return l.caps.Ping(ctx)
 	}
 	spec, err := l.resolve(Lock{Kind: Mutex, Key: "ping", Lease: l.lease}, nil)
 	if err != nil {
@@ -40,9 +32,9 @@ func (l *Locker) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Ping sends PING on the command connection (to every master on a
-// Cluster) and on every Pub/Sub connection, and waits for the answers.
-func (b *goRedisBackend) Ping(ctx context.Context) error {
+// ping is the backend's Caps.Ping: PING on the command connection (to
+// every master on a Cluster) and on every Pub/Sub connection.
+func (b *goRedisBackend) ping(ctx context.Context) error {
 	var err error
 	if b.cluster != nil {
 		err = b.cluster.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {

@@ -65,7 +65,6 @@ func NewQuorumWithBackends(backends []Backend, opts ...Option) (*Locker, error) 
 		}
 	}
 	l := NewWithBackend(newQuorumBackend(backends), opts...)
-	l.quorum = true
 	if l.replicas > 0 {
 		l.Close()
 		return nil, fmt.Errorf("%w: WithReplicas is not supported on a quorum Locker: the majority of independent servers is its replication", ErrInvalidLock)
@@ -85,10 +84,6 @@ type quorumBackend struct {
 	once  sync.Once
 }
 
-// takesBoxedArgs: the members, go-redis backends, send the values the
-// runtime boxed (argv.go).
-func (*quorumBackend) takesBoxedArgs() {}
-
 func newQuorumBackend(backends []Backend) *quorumBackend {
 	q := &quorumBackend{majority: len(backends)/2 + 1, held: map[slotKey]int64{}, stop: make(chan struct{})}
 	for i, b := range backends {
@@ -99,9 +94,16 @@ func newQuorumBackend(backends []Backend) *quorumBackend {
 
 var _ Backend = (*quorumBackend)(nil)
 
-// callLimit: a quorum call returns when its context ends, whatever its
-// servers do (the calls still running go on in the background).
-func (q *quorumBackend) callLimit() (time.Duration, bool) { return 0, true }
+// Caps: a quorum call returns when its context ends, whatever its servers
+// do (the calls still running go on in the background); the members send
+// boxed values if every one of them does.
+func (q *quorumBackend) Caps() Caps {
+	boxed := true
+	for _, m := range q.members {
+		boxed = boxed && m.b.Caps().BoxedArgs
+	}
+	return Caps{HonorsDeadline: true, BoxedArgs: boxed, Quorum: true}
+}
 
 // Eval runs one mutex script call on the quorum.
 func (q *quorumBackend) Eval(ctx context.Context, c Call) (any, error) {

@@ -261,12 +261,3 @@ func isGrant(reply any) bool {
 	flag, _, _, err := parseAcquire(reply)
 	return err == nil && flag == acquireGranted
 }
-
-// guardedBackend passes callLimit through, so the Locker still knows how
-// long the client lets one call take.
-func (b *guardedBackend) callLimit() (time.Duration, bool) {
-	if cl, ok := b.Backend.(callLimiter); ok {
-		return cl.callLimit()
-	}
-	return 0, false
-}

@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// serverWatch tells the backend's watchers (MasterWatcher) when a
+// serverWatch tells the backend's watchers (Caps.WatchMasters) when a
 // *redis.Client's new connections reach another server than before: a
 // Sentinel failover client dialling the master it was switched to, or a
 // server that restarted at the same address (without persistence, every

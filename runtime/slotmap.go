@@ -14,7 +14,7 @@ import (
 // whenever a call had to follow its slot, a subscription was ended by the
 // server, or a master's connection dropped. Every reload compares the
 // masters that serve each slot with the map it had, and tells the
-// watchers (MasterWatcher) which keys now live on another master, so that
+// watchers (Caps.WatchMasters) which keys now live on another master, so that
 // the locks held there are verified at once.
 
 // topologyPoll is the pause between two reloads of the slot map while a
@@ -211,11 +211,9 @@ func ownerOf(ranges []redis.ClusterSlot, slot int) string {
 	return ""
 }
 
-var _ MasterWatcher = (*goRedisBackend)(nil)
-
-// WatchMasters implements MasterWatcher. It needs no channel of its own,
-// so prefix is not used.
-func (b *goRedisBackend) WatchMasters(_ string, changed func(affects func(key string) bool)) {
+// watchMasters is the backend's Caps.WatchMasters. It needs no channel of
+// its own, so prefix is not used.
+func (b *goRedisBackend) watchMasters(_ string, changed func(affects func(key string) bool)) {
 	b.slots.mu.Lock()
 	b.slots.watchers = append(b.slots.watchers, changed)
 	b.slots.mu.Unlock()

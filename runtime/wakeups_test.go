@@ -21,6 +21,8 @@ type subscribeRecorder struct {
 
 var errNoScripts = errors.New("subscribeRecorder runs no scripts")
 
+func (*subscribeRecorder) Caps() Caps { return Caps{} }
+
 func (r *subscribeRecorder) Eval(context.Context, Call) (any, error) { return nil, errNoScripts }
 func (r *subscribeRecorder) EvalBatch(_ context.Context, calls []Call) []Reply {
 	out := make([]Reply, len(calls))

@@ -133,8 +133,8 @@ func newWatchdog(l *Locker) *watchdog {
 		done:     make(chan struct{}),
 		exit:     make(chan struct{}),
 	}
-	if mw, ok := l.given.(MasterWatcher); ok {
-		mw.WatchMasters(l.prefix, d.reverify)
+	if l.caps.WatchMasters != nil {
+		l.caps.WatchMasters(l.prefix, d.reverify)
 	}
 	go d.run()
 	return d
