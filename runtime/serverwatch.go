@@ -34,6 +34,9 @@ type serverWatch struct {
 	runID    string // of the server last seen; "" before the first check
 	checking bool
 	again    bool // a dial happened during the check
+	// unsure: a check met a server it could not read and ended without a
+	// run_id, so whatever server the next check reads may be another.
+	unsure bool
 }
 
 // serverCheckTimeout bounds one INFO of a server check.
@@ -95,9 +98,9 @@ func (w *serverWatch) dialed() {
 // reports a change to the backend.
 func (w *serverWatch) check() {
 	for {
-		id := w.readRunIDPatiently()
+		id, troubled := w.readRunIDPatiently()
 		w.mu.Lock()
-		changed := id != "" && w.runID != "" && id != w.runID
+		changed := w.changedTo(id, troubled)
 		if id != "" {
 			w.runID = id
 		}
@@ -114,19 +117,44 @@ func (w *serverWatch) check() {
 	}
 }
 
+// changedTo reports whether a check that read id ("" if it could not;
+// troubled if an INFO of it failed for a reason that passes, such as a
+// server that was down) must be taken for a change of server; w.mu is
+// held. A check that met a server it could not read cannot tell whether
+// the server behind the connection is still the one it knew: one killed
+// and restarted while the first check after the Locker's start was under
+// way, or during a check that gave up, has lost its locks unseen. Then the
+// held locks are verified, as on a change: one call per lock, and nothing
+// that is still there is lost. (Without INFO in the ACL nothing is ever
+// read, nor troubled: such a Locker finds lost locks at their renewals.)
+func (w *serverWatch) changedTo(id string, troubled bool) bool {
+	switch {
+	case id == "":
+		w.unsure = w.unsure || troubled
+		return troubled
+	case w.runID == "":
+		unsure := w.unsure || troubled
+		w.unsure = false
+		return unsure
+	}
+	w.unsure = false
+	return id != w.runID
+}
+
 // readRunIDPatiently reads the run_id, trying again after each of
 // serverCheckPauses while the INFO fails for a reason that passes; "" if
-// it cannot tell.
-func (w *serverWatch) readRunIDPatiently() string {
+// it cannot tell. troubled says that an INFO failed for such a reason.
+func (w *serverWatch) readRunIDPatiently() (id string, troubled bool) {
 	for i := 0; ; i++ {
 		id, err := w.readRunID()
 		if !isTransient(err) || i == len(serverCheckPauses) {
-			return id
+			return id, troubled || isTransient(err)
 		}
+		troubled = true
 		select {
 		case <-time.After(serverCheckPauses[i]):
 		case <-w.stop:
-			return ""
+			return "", false
 		}
 	}
 }

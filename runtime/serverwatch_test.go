@@ -156,15 +156,97 @@ func TestRestartNoticedWhenTheFirstChecksFail(t *testing.T) {
 	}
 }
 
+// A check that never reads the run_id after a restart (every INFO fails
+// while it tries) cannot tell whether the server is the one it knew: it
+// must verify the held locks rather than wait for their renewals.
+func TestRestartNoticedWhenEveryCheckFails(t *testing.T) {
+	s := redistest.Start(t)
+	rdb := redis.NewClient(s.Options())
+	failing := &failInfos{}
+	rdb.AddHook(failing)
+	l := runtime.New(rdb, runtime.WithKeyPrefix(uniquePrefix(t)), runtime.WithDefaultLease(90*time.Second))
+	t.Cleanup(func() { l.Close(); rdb.Close() })
+	ctx := ctxTimeout(t, 60*time.Second)
+	h, err := l.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "k", Wait: runtime.NoWait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitForCommand(t, s, "info")
+
+	failing.left.Store(1 << 40)
+	s.Kill()
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	awaitLost(t, h, failing)
+}
+
+// The run_id a restart is compared with may never have been read: the
+// Locker's first checks failed (here every INFO until the restart, as when
+// the server was killed while the first check was under way). The first
+// run_id read then cannot tell the restart apart from the server before.
+func TestRestartNoticedWhenTheRunIDWasNeverRead(t *testing.T) {
+	s := redistest.Start(t)
+	rdb := redis.NewClient(s.Options())
+	failing := &failInfos{}
+	failing.left.Store(1 << 40)
+	rdb.AddHook(failing)
+	l := runtime.New(rdb, runtime.WithKeyPrefix(uniquePrefix(t)), runtime.WithDefaultLease(90*time.Second))
+	t.Cleanup(func() { l.Close(); rdb.Close() })
+	ctx := ctxTimeout(t, 60*time.Second)
+	h, err := l.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "k", Wait: runtime.NoWait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first check gives up after its first try and one per pause.
+	deadline := time.Now().Add(30 * time.Second)
+	for failing.failed.Load() < 7 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first check made %d INFOs in 30s, want 7", failing.failed.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if h.Context().Err() != nil {
+		t.Fatalf("the held lock was lost before the restart: %v", context.Cause(h.Context()))
+	}
+
+	failing.left.Store(0)
+	s.Kill()
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	awaitLost(t, h, nil)
+}
+
+// awaitLost waits for h's context to end with ErrLockLost within
+// restartNoticedWithin; failing, if not nil, must have failed an INFO by
+// then, or the test proved nothing.
+func awaitLost(t *testing.T, h *runtime.Held, failing *failInfos) {
+	t.Helper()
+	select {
+	case <-h.Context().Done():
+		if cause := context.Cause(h.Context()); !errors.Is(cause, runtime.ErrLockLost) {
+			t.Errorf("cancelled with %v, want ErrLockLost", cause)
+		}
+		if failing != nil && failing.failed.Load() == 0 {
+			t.Errorf("told without a failed INFO: the test did not make the checks fail")
+		}
+	case <-time.After(restartNoticedWithin):
+		t.Fatalf("the holder was not told within %v of the restart that its lock is gone", restartNoticedWithin)
+	}
+}
+
 // failInfos fails the next left INFO commands with a refused dial, as
-// go-redis does while its pool waits for its probe to reach the server.
-type failInfos struct{ left atomic.Int64 }
+// go-redis does while its pool waits for its probe to reach the server;
+// failed counts those it failed.
+type failInfos struct{ left, failed atomic.Int64 }
 
 func (f *failInfos) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (f *failInfos) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		if cmd.Name() == "info" && f.left.Add(-1) >= 0 {
+			f.failed.Add(1)
 			cmd.SetErr(&net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)})
 			return cmd.Err()
 		}
