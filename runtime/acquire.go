@@ -14,7 +14,9 @@ import (
 //
 //   - busy for the whole wait: an error wrapping ErrNotAcquired and naming
 //     the lock. The wait is the shortest Wait of the locks: 0 waits until
-//     ctx is done, a duration bounds the whole call, NoWait tries once.
+//     ctx is done, a duration bounds the whole call (a hard bound, plus a
+//     grace of a tenth of it, at most 250ms, for an attempt due at its
+//     very end), NoWait tries once.
 //   - ctx done while waiting: an error wrapping ctx.Err() (and its cause if
 //     it has another one), NOT ErrNotAcquired, so that onbusy=skip never
 //     hides a cancellation.
@@ -30,9 +32,15 @@ import (
 // of a caller that has returned.
 //
 // On success the locks are renewed by the watchdog (unless NoRenew) until
-// Release. If ctx holds locks itself (it is or derives from a Held's
-// Context), a lock it already holds is re-entered instead (see Held.Context
-// and the package documentation).
+// Release. Holding is per call chain: if ctx is or derives from a Held's
+// Context, a lock that chain holds is re-entered without a Redis call, and
+// goes back to Redis when the chain's last hold of it is released; other
+// contexts are other holders. Of goroutines sharing one held context, only
+// one at a time re-enters an exclusive lock; another acquires as a new
+// holder and waits. A writer may take its key's Read side; a chain that
+// holds only the Read side cannot take the Write side (it would wait for
+// itself): that fails at once with ErrInvalidLock, so release the read
+// side first or ask for both in one call.
 func (l *Locker) Acquire(ctx context.Context, locks ...Lock) (*Held, error) {
 	if l.optErr != nil {
 		return nil, l.optErr

@@ -149,6 +149,9 @@ func (hl *heldLock) unclaim() {
 // re-enter; Fence reads it). It is cancelled when a lock is lost, with a
 // cause that wraps ErrLockLost (context.Cause), with NoRenew when the lease
 // is about to run out, when the caller's context is done, and on Release.
+// A loss is reported before another client can acquire the lock: the local
+// deadline counts from the send time of the last acknowledged renewal,
+// less a margin for clock drift.
 func (h *Held) Context() context.Context { return h.ctx }
 
 // Release gives every lock back, in the reverse of the order they were
@@ -159,7 +162,9 @@ func (h *Held) Context() context.Context { return h.ctx }
 // ErrLockLost if the watchdog had noticed); a second Release returns
 // ErrNotHeld. A nil error means that Redis has confirmed every release. A
 // release whose reply did not arrive returns its error and is retried in
-// the background (EventCleanedUp).
+// the background (EventCleanedUp); one that could not be sent is tried
+// again within the timeout. A release the client resent after a lost
+// reply may return ErrNotHeld although it did release.
 func (h *Held) Release() error {
 	if h == nil {
 		return fmt.Errorf("%w: nil *Held", ErrNotHeld)

@@ -37,9 +37,15 @@ import (
 // so losing a minority of them neither blocks the locks nor loses them.
 // Each client may be a single node, a Sentinel failover client or a
 // Cluster client; there must be at least 3 (an odd number tolerates the
-// most failures per server). Only the Mutex kind is supported; other kinds
-// fail with ErrInvalidLock, and so does WithReplicas. The Locker does not
-// close the clients. See the README for what the quorum does and does not
+// most failures per server). A lock counts as granted only if a majority
+// granted it within the lease less the time the acquisition took and a
+// drift margin; partial grants are given back at once, and an acquire that
+// fewer than a majority answer fails with ErrNoQuorum. Renewals need a
+// majority before the local deadline, or the holder's context is
+// cancelled. Fencing tokens keep rising across holders while the servers'
+// clocks are less than 10s apart. Only the Mutex kind is supported; other
+// kinds fail with ErrInvalidLock, and so does WithReplicas. The Locker does
+// not close the clients. See the README for what the quorum does and does not
 // guarantee (clock drift, pauses, restarts without persistence).
 func NewQuorum(clients []redis.UniversalClient, opts ...Option) (*Locker, error) {
 	backends := make([]Backend, len(clients))
