@@ -22,8 +22,11 @@
 // servers' clocks disagree (by less than the fence floor, 10 s): the
 // highest token of a granting majority is written back to that majority as
 // a floor, and every later majority shares at least one server with it.
-// A call that fewer than a majority answer fails with ErrNoQuorum (an
-// Acquire keeps trying until the Locker's unreachable timeout).
+// An acquire that fewer than a majority can answer fails with ErrNoQuorum:
+// at once when the servers failed for good (silent after an error), after
+// retrying for at most the Locker's unreachable timeout when they failed
+// as in a failover (a refused connection). Servers that are only slow
+// make a waiter try again instead.
 //
 // # What it does not
 //
@@ -39,6 +42,7 @@
 // the lease), and can break the rising tokens too. Run the servers with
 // appendfsync always, or keep a restarted server out for one lease.
 //
-// Each grant costs two round trips to every server (the acquire, then the
-// fence floor where the servers' fences differ) instead of one.
+// A grant costs a round trip to every server, in parallel, and a second
+// one (the fence floor) to the granting servers whose fence was below the
+// highest; a release, one to every server.
 package quorum
