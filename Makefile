@@ -40,7 +40,7 @@ STEP     = @./scripts/step.sh $(STEPLOG)
 ## the program LOCKGEN_REDIS_SERVER names); make test runs them too, as its last steps. Without
 ## the race detector: the Go code is the one the Redis steps already ran under -race; what
 ## differs is the server, and -race would more than double the time.
-VALKEY_SUITES := ./redistest/ ./backendtest/ ./runtime/ ./faults/ ./failover/ ./gopherlua_test/
+VALKEY_SUITES := ./redistest/ ./backendtest/ ./runtime/ ./quorum/ ./faults/ ./failover/ ./gopherlua_test/
 # Left out on Valkey, and said so in README's compatibility table: after a Cluster
 # failover there and back, Valkey 8 sometimes leaves waiters' sharded wake channels
 # unsubscribed without telling the client (about 1 run in 3; never on Redis).

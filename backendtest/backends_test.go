@@ -31,7 +31,7 @@ func goRedisTarget(rdb redis.UniversalClient) backendtest.Target {
 }
 
 // The suite on a quorum Locker over three and over five redis-servers
-// (the backends NewQuorum builds): mutexes only. With five, a release that
+// (the backends quorum.New builds): mutexes only. With five, a release that
 // offered the lock server by server could name a different waiter on each,
 // none on a majority: the waiters would then sit out their offers, which
 // slows MutualExclusion down and can run it out of its context.
@@ -51,7 +51,7 @@ func quorumTarget(t *testing.T, n int) backendtest.Target {
 		t.Cleanup(func() { c.Close() })
 		clients = append(clients, c)
 	}
-	// What NewQuorum(clients) builds: a go-redis backend per client.
+	// What quorum.New(clients) builds: a go-redis backend per client.
 	backends := func() []runtime.Backend {
 		out := make([]runtime.Backend, len(clients))
 		for i, c := range clients {

@@ -15,7 +15,7 @@ import (
 // Afterwards the lock keeps nothing but its floor.
 func closeStops(e *env, kind runtime.Kind) {
 	t := e.t
-	observe, busy := busySignal()
+	observe, busy := BusySignal()
 	holder, waiter := e.locker(), e.locker(observe)
 	ctx := e.ctx(60 * time.Second)
 	h, err := holder.Acquire(ctx, blockerOf(kind, "closed", longLease))
@@ -30,15 +30,15 @@ func closeStops(e *env, kind runtime.Kind) {
 		}
 		more = append(more, h2)
 	}
-	got := acquireAsync(ctx, waiter, lockOf(kind, "closed", longLease))
+	got := AcquireAsync(ctx, waiter, lockOf(kind, "closed", longLease))
 	e.asleep(busy)
 	if err := waiter.Close(); err != nil {
 		t.Fatalf("waiter's Close: %v", err)
 	}
 	select {
 	case a := <-got:
-		if !errors.Is(a.err, runtime.ErrClosed) {
-			t.Fatalf("waiting Acquire after Close: %v, want ErrClosed", a.err)
+		if !errors.Is(a.Err, runtime.ErrClosed) {
+			t.Fatalf("waiting Acquire after Close: %v, want ErrClosed", a.Err)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("waiting Acquire not stopped within 10s of Close")

@@ -2,12 +2,10 @@ package backendtest
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/quorum"
 	"github.com/lockgen/lockgen/runtime"
 )
 
@@ -69,10 +67,8 @@ type env struct {
 	prefix string
 }
 
-var prefixSeq atomic.Int64
-
 func newEnv(t *testing.T, tg Target) *env {
-	return &env{t: t, tg: tg, prefix: fmt.Sprintf("bt%d-%d-%d:", os.Getpid(), time.Now().UnixNano()%1e6, prefixSeq.Add(1))}
+	return &env{t: t, tg: tg, prefix: KeyPrefix(t)}
 }
 
 // locker returns a new Locker on the scenario's prefix, closed when the
@@ -130,7 +126,7 @@ func noWait(l runtime.Lock) runtime.Lock {
 	return l
 }
 
-// Quorum is a Target of quorum Lockers (runtime.NewQuorumWithBackends),
+// Quorum is a Target of quorum Lockers (quorum.NewWithBackends),
 // mutexes only. Each Locker runs on the backends lockerBackends returns:
 // new ones per call where a Locker's Close would disturb others sharing
 // them (go-redis backends end their subscriptions), or the same ones where
@@ -139,9 +135,9 @@ func noWait(l runtime.Lock) runtime.Lock {
 func Quorum(servers []runtime.Backend, lockerBackends func() []runtime.Backend) Target {
 	return Target{
 		NewLocker: func(t *testing.T, opts ...runtime.Option) *runtime.Locker {
-			l, err := runtime.NewQuorumWithBackends(lockerBackends(), opts...)
+			l, err := quorum.NewWithBackends(lockerBackends(), opts...)
 			if err != nil {
-				t.Fatalf("NewQuorumWithBackends: %v", err)
+				t.Fatalf("quorum.NewWithBackends: %v", err)
 			}
 			return l
 		},

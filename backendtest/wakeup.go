@@ -1,7 +1,6 @@
 package backendtest
 
 import (
-	"context"
 	"time"
 
 	"github.com/lockgen/lockgen/runtime"
@@ -17,45 +16,12 @@ func blockerOf(kind runtime.Kind, key string, lease time.Duration) runtime.Lock 
 	return l
 }
 
-// busySignal is an observer that signals each busy reply.
-func busySignal() (runtime.Option, <-chan struct{}) {
-	busy := make(chan struct{}, 64)
-	return runtime.WithObserver(func(ev runtime.Event) {
-		if ev.Kind == runtime.EventBusy {
-			select {
-			case busy <- struct{}{}:
-			default:
-			}
-		}
-	}), busy
-}
-
 // asleep waits for a waiter's second busy reply: the first attempt, then
 // the one after it subscribed to the wake channel. After that it sleeps
 // until a message or its lease-based retry wakes it.
 func (e *env) asleep(busy <-chan struct{}) {
 	e.t.Helper()
-	for range 2 {
-		select {
-		case <-busy:
-		case <-time.After(15 * time.Second):
-			e.t.Fatal("the waiter had no busy reply within 15s")
-		}
-	}
-}
-
-type acquired struct {
-	h   *runtime.Held
-	err error
-}
-
-func acquireAsync(ctx context.Context, l *runtime.Locker, lock runtime.Lock) <-chan acquired {
-	got := make(chan acquired, 1)
-	go func() {
-		h, err := l.Acquire(ctx, lock)
-		got <- acquired{h, err}
-	}()
-	return got
+	WaitBusy(e.t, busy, 2)
 }
 
 // wakeUp: a waiter on another Locker, asleep behind a holder with a
@@ -65,7 +31,7 @@ func acquireAsync(ctx context.Context, l *runtime.Locker, lock runtime.Lock) <-c
 // exclusive kinds.
 func wakeUp(e *env, kind runtime.Kind) {
 	t := e.t
-	observe, busy := busySignal()
+	observe, busy := BusySignal()
 	holder, waiter := e.locker(), e.locker(observe)
 	ctx := e.ctx(60 * time.Second)
 	var held []*runtime.Held
@@ -77,7 +43,7 @@ func wakeUp(e *env, kind runtime.Kind) {
 		held = append(held, h)
 	}
 	first, _ := runtime.Fence(held[0].Context())
-	got := acquireAsync(ctx, waiter, lockOf(kind, "wake", longLease))
+	got := AcquireAsync(ctx, waiter, lockOf(kind, "wake", longLease))
 	e.asleep(busy)
 	released := time.Now()
 	if err := held[0].Release(); err != nil {
@@ -85,14 +51,14 @@ func wakeUp(e *env, kind runtime.Kind) {
 	}
 	select {
 	case a := <-got:
-		if a.err != nil {
-			t.Fatalf("waiter: %v", a.err)
+		if a.Err != nil {
+			t.Fatalf("waiter: %v", a.Err)
 		}
 		t.Logf("woken %v after the release", time.Since(released))
-		if fence, _ := runtime.Fence(a.h.Context()); exclusive(kind) && fence <= first {
+		if fence, _ := runtime.Fence(a.Held.Context()); exclusive(kind) && fence <= first {
 			t.Errorf("waiter's fence %d not above the holder's %d", fence, first)
 		}
-		held = append(held[1:], a.h)
+		held = append(held[1:], a.Held)
 	case <-time.After(10 * time.Second):
 		t.Fatalf("waiter not woken within 10s of the release (lease %v)", longLease)
 	}

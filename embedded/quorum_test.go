@@ -11,6 +11,7 @@ import (
 	"github.com/lockgen/lockgen/embedded"
 	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/luashim"
+	"github.com/lockgen/lockgen/quorum"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 	"github.com/redis/go-redis/v9"
@@ -64,7 +65,7 @@ func fenceRounds(t *testing.T, servers []*switchable, prefix string) {
 	for i, s := range servers {
 		backends[i] = s
 	}
-	l, err := runtime.NewQuorumWithBackends(backends, runtime.WithKeyPrefix(prefix))
+	l, err := quorum.NewWithBackends(backends, runtime.WithKeyPrefix(prefix))
 	if err != nil {
 		t.Fatal(err)
 	}

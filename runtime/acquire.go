@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/lockgen/lockgen/internal/protocol"
 )
 
 // Acquire takes every lock, all or nothing. It sorts them into the canonical
@@ -399,30 +401,19 @@ func (a *acquisition) finish() {
 	}
 }
 
-// The first element of an acquire script's reply.
+// The first element of an acquire script's reply (internal/protocol).
 const (
-	acquireBusy    = 0 // {0, wait_ms[, holder[, left_ms]]}
-	acquireGranted = 1 // {1, fence}
+	acquireBusy    = protocol.AcquireBusy
+	acquireGranted = protocol.AcquireGranted
 )
 
-// parseAcquire reads a grant, fence or {1, fence}, or a busy reply, {0,
-// wait_ms[, holder[, left_ms]]}: a busy reply names the holder, and what is
-// left of its lease, where the script read them (by; zero otherwise). The
-// exclusive scripts reply a grant as the bare fence: an integer reply costs
-// Redis less than a table.
+// parseAcquire reads an acquire script's reply (protocol.ParseAcquire): a
+// busy reply names the holder, and what is left of its lease, where the
+// script read them (by; zero otherwise).
 func parseAcquire(reply any) (flag, n int64, by busyHolder, err error) {
-	if fence, ok := reply.(int64); ok && fence > 0 {
-		return acquireGranted, fence, busyHolder{}, nil
+	a, err := protocol.ParseAcquire(reply)
+	if err != nil {
+		return 0, 0, busyHolder{}, err
 	}
-	arr, ok := reply.([]any)
-	if ok && len(arr) >= 2 && len(arr) <= 4 {
-		flag, ok1 := arr[0].(int64)
-		n, ok2 := arr[1].(int64)
-		if ok1 && ok2 && (flag == acquireBusy || flag == acquireGranted) && (flag == acquireBusy || len(arr) == 2) {
-			if by, ok = parseBusyHolder(arr[2:]); ok {
-				return flag, n, by, nil
-			}
-		}
-	}
-	return 0, 0, busyHolder{}, fmt.Errorf("unexpected reply %#v", reply)
+	return a.Flag, a.N, busyHolder{id: a.Holder, left: a.HolderLeft}, nil
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockgen/lockgen/internal/protocol"
 )
 
 // nodeSubscriber: the go-redis backend's one Pub/Sub connection to one
@@ -194,7 +196,7 @@ func (ns *nodeSubscriber) confirmed(channel string) {
 	case confirm != nil:
 		close(confirm)
 	case sub != nil:
-		sub.deliver("all") // resubscribed after a reconnection
+		sub.deliver(protocol.WakeAll) // resubscribed after a reconnection
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/quorum"
+	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 	"github.com/redis/go-redis/v9"
 )
@@ -66,30 +68,36 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	rdb := redisClient(b)
 	l := runtime.New(rdb, runtime.WithKeyPrefix(uniquePrefix(b)))
 	defer l.Close()
-	ctx := context.Background()
 	for _, kind := range []runtime.Kind{runtime.Mutex, runtime.Fair, runtime.Read, runtime.Write, runtime.Semaphore} {
 		b.Run(kind.String(), func(b *testing.B) {
 			lock := runtime.Lock{Kind: kind, Key: "bench"}
 			if kind == runtime.Semaphore {
 				lock.Permits = 2
 			}
-			var op, ping samples
 			b.ReportAllocs()
-			for b.Loop() {
-				ping = append(ping, pingOnce(b, rdb))
-				t0 := time.Now()
-				h, err := l.Acquire(ctx, lock)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := h.Release(); err != nil {
-					b.Fatal(err)
-				}
-				op = append(op, time.Since(t0))
-			}
-			report(b, "op", op, ping)
+			acquireReleaseLoop(b, l, lock, rdb)
 		})
 	}
+}
+
+// acquireReleaseLoop acquires and releases lock on l, with a PING to rdb
+// between iterations, and reports both (see report).
+func acquireReleaseLoop(b *testing.B, l *runtime.Locker, lock runtime.Lock, rdb *redis.Client) {
+	ctx := context.Background()
+	var op, ping samples
+	for b.Loop() {
+		ping = append(ping, pingOnce(b, rdb))
+		t0 := time.Now()
+		h, err := l.Acquire(ctx, lock)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := h.Release(); err != nil {
+			b.Fatal(err)
+		}
+		op = append(op, time.Since(t0))
+	}
+	report(b, "op", op, ping)
 }
 
 // BenchmarkHandoff: time from the holder's Release call to the return of
@@ -165,4 +173,22 @@ func benchHandoff(b *testing.B, kind runtime.Kind) {
 		ping = append(ping, pingOnce(b, rdb))
 	}
 	report(b, "handoff", op, ping)
+}
+
+// BenchmarkQuorumAcquireRelease: an uncontended mutex acquire and release
+// on 3 servers (acquire, fence write-back, release: three round trips to
+// every server, in parallel), in PING round trips of one server. It lives
+// here, beside the single-server benchmarks it is compared with, and
+// shares their round-trip metrics.
+func BenchmarkQuorumAcquireRelease(b *testing.B) {
+	var clients []redis.UniversalClient
+	for range 3 {
+		clients = append(clients, redistest.Start(b).Client(b))
+	}
+	l, err := quorum.New(clients, runtime.WithKeyPrefix(uniquePrefix(b)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	acquireReleaseLoop(b, l, runtime.Lock{Kind: runtime.Mutex, Key: "bench"}, clients[0].(*redis.Client))
 }

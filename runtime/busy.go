@@ -35,27 +35,6 @@ type busyHolder struct {
 	left time.Duration
 }
 
-// parseBusyHolder reads the optional tail of a busy reply: nothing,
-// {holder}, or {holder, left_ms}.
-func parseBusyHolder(tail []any) (busyHolder, bool) {
-	if len(tail) == 0 {
-		return busyHolder{}, true
-	}
-	id, ok := tail[0].(string)
-	if !ok || id == "" {
-		return busyHolder{}, false
-	}
-	if len(tail) == 1 {
-		return busyHolder{id: id}, true
-	}
-	left, ok := tail[1].(int64)
-	if !ok {
-		return busyHolder{}, false
-	}
-	left = max(left, 0) // a PTTL of -1: no TTL, which no script sets
-	return busyHolder{id: id, left: time.Duration(left) * time.Millisecond}, true
-}
-
 // explain returns err, which wraps ErrNotAcquired, as a *BusyError naming
 // the holder, or err itself when no busy reply named one.
 func (b busyHolder) explain(err error) error {

@@ -41,9 +41,4 @@ var (
 	// ErrNotReplicated: with WithReplicas, fewer replicas than required
 	// acknowledged the acquire before the timeout; the lock was given back.
 	ErrNotReplicated = errors.New("lockgen: lock not acknowledged by enough replicas")
-
-	// ErrNoQuorum: fewer than a majority of a quorum Locker's servers
-	// (NewQuorum) answered a call in time: the lock was not acquired, or a
-	// release is retried in the background.
-	ErrNoQuorum = errors.New("lockgen: no majority of the quorum's servers answered")
 )

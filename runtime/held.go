@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/lockgen/lockgen/internal/protocol"
 )
 
 // Held is the set of locks taken by one Acquire call. Give it back with
@@ -92,7 +93,7 @@ func (h *Held) keepAlive(hl *heldLock, expiry *time.Time) error {
 	switch {
 	case hl.validFor == 0:
 	case hl.spec.NoRenew:
-		end := hl.acquired.Add(hl.validFor - driftMargin(hl.validFor))
+		end := hl.acquired.Add(hl.validFor - protocol.DriftMargin(hl.validFor))
 		if expiry.IsZero() || end.Before(*expiry) {
 			*expiry = end
 		}
@@ -294,7 +295,7 @@ func (l *Locker) releaseHold(h *Held, hl *heldLock, ctx context.Context, giveUp 
 	}
 	sent := time.Now()
 	reply, err := l.evalRelease(ctx, giveUp, call)
-	grant, ok := releasedBy(reply)
+	grant, ok := protocol.ReleasedBy(reply)
 	if err != nil {
 		grant = ""
 	}
@@ -319,21 +320,6 @@ func (l *Locker) releaseHold(h *Held, hl *heldLock, ctx context.Context, giveUp 
 		return fmt.Errorf("%w: release %s: %w", ErrNotHeld, hl.spec, lost)
 	}
 	return fmt.Errorf("%w: release %s: expired or taken over", ErrNotHeld, hl.spec)
-}
-
-// releasedBy reports whether a release script's reply says that it
-// released the caller's lock: 1, or the wake message of the grant that
-// handed the lock on ("grant:<fence>:<holder>"), which it returns too.
-func releasedBy(reply any) (grant string, ok bool) {
-	switch v := reply.(type) {
-	case int64:
-		return "", v == 1
-	case string:
-		if strings.HasPrefix(v, "grant:") {
-			return v, true
-		}
-	}
-	return "", false
 }
 
 // releaseContext returns the context of a release of h: the values of

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/lockgen/lockgen/internal/runtimelink"
 )
 
 // Option configures a Locker.
@@ -81,7 +83,7 @@ func WithWaiterWindow(d time.Duration) Option { return func(l *Locker) { l.waite
 // after the latest reply (a busy reply starts it anew), so that a lock that
 // is merely busy is still waited for until ctx is done or the Lock's Wait
 // ends. Once it has passed, Acquire fails with an error that wraps the last
-// failure (errors.Is finds the dial error, ErrNoQuorum, ...). The first
+// failure (errors.Is finds the dial error, quorum.ErrNoQuorum, ...). The first
 // failed call itself is bounded by the client's own timeouts and retries
 // only (1.7 s for go-redis's defaults and a refused dial), so a short
 // timeout may be overrun by that much; the calls after it end at the
@@ -93,12 +95,29 @@ func WithUnreachableTimeout(d time.Duration) Option {
 	return func(l *Locker) { l.unreachableTimeout = d }
 }
 
+// quorumRefusal is the error of an option that a Locker over a quorum
+// (Caps.Quorum) refuses; package quorum's constructors return it at once
+// (internal/runtimelink).
+func (l *Locker) quorumRefusal() error {
+	if l.caps.Quorum && l.replicas > 0 {
+		return fmt.Errorf("%w: WithReplicas is not supported on a quorum Locker: the majority of independent servers is its replication", ErrInvalidLock)
+	}
+	return nil
+}
+
+func init() {
+	runtimelink.QuorumRefusal = func(l any) error { return l.(*Locker).quorumRefusal() }
+}
+
 func (l *Locker) checkOptions() error {
 	if l.guardErr != nil {
 		return l.guardErr
 	}
 	if l.lease < time.Millisecond || l.lease > maxLease {
 		return fmt.Errorf("%w: default lease %v outside 1ms..%v", ErrInvalidLock, l.lease, maxLease)
+	}
+	if err := l.quorumRefusal(); err != nil {
+		return err
 	}
 	if l.replicas < 0 || (l.replicas > 0 && l.replicaTimeout <= 0) {
 		return fmt.Errorf("%w: WithReplicas(%d, %v): want n >= 0 and a positive timeout", ErrInvalidLock, l.replicas, l.replicaTimeout)

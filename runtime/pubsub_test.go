@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backendtest"
 	"github.com/lockgen/lockgen/embedded"
 	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/luashim"
@@ -32,17 +33,11 @@ func busySignal() (runtime.Observer, <-chan struct{}) {
 	}, busy
 }
 
-// waitBusy waits for n busy replies: the second one of a waiter comes after
-// it has subscribed to its wake channel.
+// waitBusy waits for n busy replies (backendtest.WaitBusy): the second
+// one of a waiter comes after it has subscribed to its wake channel.
 func waitBusy(t *testing.T, busy <-chan struct{}, n int) {
 	t.Helper()
-	for range n {
-		select {
-		case <-busy:
-		case <-time.After(5 * time.Second):
-			t.Fatal("the waiter got no busy reply within 5s")
-		}
-	}
+	backendtest.WaitBusy(t, busy, n)
 }
 
 // drain discards the busy replies signalled so far (of calls that have

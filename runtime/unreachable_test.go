@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockgen/lockgen/backendtest"
 	"github.com/lockgen/lockgen/runtime"
 )
 
@@ -38,29 +39,6 @@ func refusedLocker(t *testing.T, opts ...runtime.Option) *runtime.Locker {
 	return l
 }
 
-// acquireWithin runs l.Acquire(ctx, lock) and returns its error and how
-// long it took; the test fails at once if it has not returned within limit
-// (the Acquire goes on until the Locker is closed).
-func acquireWithin(t *testing.T, l *runtime.Locker, ctx context.Context, lock runtime.Lock, limit time.Duration) (error, time.Duration) {
-	t.Helper()
-	start := time.Now()
-	done := make(chan error, 1)
-	go func() {
-		h, err := l.Acquire(ctx, lock)
-		if err == nil {
-			h.Release()
-		}
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		return err, time.Since(start)
-	case <-time.After(limit):
-		t.Fatalf("acquire of %v still waiting after %v", lock, limit)
-		return nil, 0
-	}
-}
-
 // defaultUnreachableTimeout is the documented default of
 // WithUnreachableTimeout.
 const defaultUnreachableTimeout = 15 * time.Second
@@ -70,7 +48,7 @@ const defaultUnreachableTimeout = 15 * time.Second
 // unreachable timeout with the refused dial, not at the end of ctx.
 func TestUnreachableServerEndsAnUnboundedWait(t *testing.T) {
 	l := refusedLocker(t)
-	err, took := acquireWithin(t, l, context.Background(), runtime.Lock{Kind: runtime.Mutex, Key: "x"}, defaultUnreachableTimeout+10*time.Second)
+	err, took := backendtest.AcquireWithin(t, l, context.Background(), runtime.Lock{Kind: runtime.Mutex, Key: "x"}, defaultUnreachableTimeout+10*time.Second)
 	if !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Fatalf("acquire over a closed port: %v, want the refused dial", err)
 	}
@@ -90,7 +68,7 @@ func TestUnreachableTimeoutOption(t *testing.T) {
 	l := refusedLocker(t, runtime.WithUnreachableTimeout(bound))
 	lock := runtime.Lock{Kind: runtime.Mutex, Key: "x"}
 
-	err, took := acquireWithin(t, l, context.Background(), lock, bound+10*time.Second)
+	err, took := backendtest.AcquireWithin(t, l, context.Background(), lock, bound+10*time.Second)
 	if !errors.Is(err, syscall.ECONNREFUSED) || took < bound || took > bound+3*time.Second {
 		t.Errorf("bound %v: failed after %v with %v, want the refused dial after the bound", bound, took, err)
 	}
@@ -99,13 +77,13 @@ func TestUnreachableTimeoutOption(t *testing.T) {
 	long := refusedLocker(t) // the default bound, longer than ctx
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	err, _ = acquireWithin(t, long, ctx, lock, 10*time.Second)
+	err, _ = backendtest.AcquireWithin(t, long, ctx, lock, 10*time.Second)
 	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Errorf("ctx ended while the server refused: %v, want ctx's error and the refused dial", err)
 	}
 
 	lock.Wait = runtime.NoWait
-	err, took = acquireWithin(t, long, context.Background(), lock, 10*time.Second)
+	err, took = backendtest.AcquireWithin(t, long, context.Background(), lock, 10*time.Second)
 	if !errors.Is(err, syscall.ECONNREFUSED) || took > 2*time.Second {
 		t.Errorf("try-once over a closed port: %v after %v, want the refused dial at once", err, took)
 	}
@@ -115,26 +93,4 @@ func TestUnreachableTimeoutOption(t *testing.T) {
 	if _, err := bad.Acquire(context.Background(), lock); !errors.Is(err, runtime.ErrInvalidLock) {
 		t.Errorf("WithUnreachableTimeout(0): %v, want ErrInvalidLock", err)
 	}
-}
-
-// A quorum Locker with 2 of its 3 servers down, waiting until a context
-// that never ends, fails with ErrNoQuorum within the unreachable timeout
-// (it used to retry for ever). Its clients have go-redis's defaults, as
-// an application's would.
-func TestQuorumTwoDownNoDeadline(t *testing.T) {
-	q := startQuorum(t, 3)
-	for i, s := range q.servers {
-		c := redis.NewClient(&redis.Options{Addr: s.Addr})
-		t.Cleanup(func() { c.Close() })
-		q.clients[i] = c
-	}
-	q.servers[1].Kill()
-	q.servers[2].Kill()
-	l := q.locker(t)
-	lock := runtime.Lock{Kind: runtime.Mutex, Key: "a"}
-	err, took := acquireWithin(t, l, context.Background(), lock, defaultUnreachableTimeout+10*time.Second)
-	if !errors.Is(err, runtime.ErrNoQuorum) {
-		t.Fatalf("2 of 3 down: %v, want ErrNoQuorum", err)
-	}
-	t.Logf("quorum, 2 of 3 down, no deadline: failed after %v", took.Round(time.Millisecond))
 }

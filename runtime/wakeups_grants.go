@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockgen/lockgen/internal/protocol"
 )
 
 // What the wake messages tell the waiters (wakeups.go): delivery of each
@@ -23,7 +25,7 @@ func (m *wakeups) deliver(wc *wakeChannel, s *wakeSub, payload string) {
 		// waiter subscribes again, wherever the channel lives now.
 		s.ended = true
 		wakeAll(wc)
-	case strings.HasPrefix(payload, "grant:"):
+	case strings.HasPrefix(payload, protocol.GrantPrefix):
 		switch fence, mine, ok := wc.grant(payload); {
 		case !ok:
 			wakeAll(wc)
@@ -173,7 +175,7 @@ func (wc *wakeChannel) grant(payload string) (fence int64, mine, ok bool) {
 // (zero: from a message). The reply dates the grant even if the message
 // came first, as long as the waiter has not taken the grant yet.
 func (wc *wakeChannel) grantAt(payload string, sent time.Time) (fence int64, mine, ok bool) {
-	fs, holder, _ := strings.Cut(payload[len("grant:"):], ":")
+	fs, holder, _ := strings.Cut(payload[len(protocol.GrantPrefix):], ":")
 	f, err := strconv.ParseInt(fs, 10, 64)
 	if err != nil || holder == "" {
 		return 0, false, false

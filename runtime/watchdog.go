@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/lockgen/lockgen/internal/protocol"
 )
 
 // The watchdog keeps held locks alive and fair waiters in their queues with
@@ -120,10 +122,6 @@ type heartbeat struct {
 	failures   int // failed attempts since the last success
 }
 
-// driftMargin is how much earlier than the lease the local deadline falls:
-// 1% for clock rate differences plus 2ms for timer slack.
-func driftMargin(lease time.Duration) time.Duration { return lease/100 + 2*time.Millisecond }
-
 func newWatchdog(l *Locker) *watchdog {
 	d := &watchdog{
 		l:        l,
@@ -227,7 +225,7 @@ func (d *watchdog) register(h *Held, hl *heldLock) (*renewal, error) {
 			granted:  hl.granted, // for events: read only when observed
 			ctx:      h.parent,
 			due:      sent.Add(validFor / 3),
-			deadline: sent.Add(validFor - driftMargin(validFor)),
+			deadline: sent.Add(validFor - protocol.DriftMargin(validFor)),
 		}
 		if sent.Before(d.checkedAt) {
 			r.due = time.Now() // its acquire was in flight during a check of every lock

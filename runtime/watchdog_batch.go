@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/lockgen/lockgen/internal/protocol"
 )
 
 // The watchdog's rounds (watchdog.go): how it picks the renewals and
@@ -191,7 +193,7 @@ func (d *watchdog) applyRenewals(rs []*renewal, sent, now time.Time, replies []R
 				r.recheck = false
 				r.due = now
 			}
-			r.deadline = later(r.deadline, sent.Add(r.spec.lease-driftMargin(r.spec.lease)))
+			r.deadline = later(r.deadline, sent.Add(r.spec.lease-protocol.DriftMargin(r.spec.lease)))
 			renewed = append(renewed, r)
 		default:
 			delete(d.renewals, r.key)

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockgen/lockgen/embedded"
+	"github.com/lockgen/lockgen/quorum"
 	"github.com/lockgen/lockgen/runtime"
 )
 
@@ -41,7 +42,7 @@ func splitAddrs(s string) []string {
 // or on the in-process servers backends if addrs is empty.
 func newLocker(addrs []string, backends []runtime.Backend) (*runtime.Locker, func(), error) {
 	if len(addrs) == 0 {
-		l, err := runtime.NewQuorumWithBackends(backends)
+		l, err := quorum.NewWithBackends(backends)
 		return l, func() {}, err
 	}
 	clients := make([]redis.UniversalClient, len(addrs))
@@ -53,7 +54,7 @@ func newLocker(addrs []string, backends []runtime.Backend) (*runtime.Locker, fun
 			c.Close()
 		}
 	}
-	l, err := runtime.NewQuorum(clients)
+	l, err := quorum.New(clients)
 	if err != nil {
 		closeAll()
 	}

@@ -1,4 +1,4 @@
-package runtime
+package quorum
 
 import (
 	"context"
@@ -7,6 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockgen/lockgen/internal/runtimelink"
+	"github.com/lockgen/lockgen/lua"
+	"github.com/lockgen/lockgen/runtime"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -32,48 +35,48 @@ import (
 // Fences rise across holders: a later majority shares at least one server
 // with the earlier one, whose next grant takes a fence above the floor.
 
-// NewQuorum returns a Locker that takes each lock on the independent Redis
+// ErrNoQuorum: fewer than a majority of a quorum Locker's servers answered
+// a call in time: the lock was not acquired, or a release is retried in
+// the background.
+var ErrNoQuorum = errors.New("lockgen: no majority of the quorum's servers answered")
+
+// New returns a Locker that takes each lock on the independent Redis
 // deployments behind clients (RedLock): granted when a majority grants it,
 // so losing a minority of them neither blocks the locks nor loses them.
 // Each client may be a single node, a Sentinel failover client or a
 // Cluster client; there must be at least 3 (an odd number tolerates the
-// most failures per server). A lock counts as granted only if a majority
-// granted it within the lease less the time the acquisition took and a
-// drift margin; partial grants are given back at once, and an acquire that
-// fewer than a majority answer fails with ErrNoQuorum. Renewals need a
-// majority before the local deadline, or the holder's context is
-// cancelled. Fencing tokens keep rising across holders while the servers'
-// clocks are less than 10s apart. Only the Mutex kind is supported; other
-// kinds fail with ErrInvalidLock, and so does WithReplicas. The Locker does
-// not close the clients. See the README for what the quorum does and does not
-// guarantee (clock drift, pauses, restarts without persistence).
-func NewQuorum(clients []redis.UniversalClient, opts ...Option) (*Locker, error) {
-	backends := make([]Backend, len(clients))
+// most failures per server). Only the Mutex kind is supported; other kinds
+// fail with runtime.ErrInvalidLock, and so does runtime.WithReplicas. The
+// Locker does not close the clients. The package documentation says what
+// the quorum does and does not guarantee.
+func New(clients []redis.UniversalClient, opts ...runtime.Option) (*runtime.Locker, error) {
+	backends := make([]runtime.Backend, len(clients))
 	for i, c := range clients {
 		if c == nil {
-			return nil, fmt.Errorf("%w: quorum client %d is nil", ErrInvalidLock, i)
+			return nil, fmt.Errorf("%w: quorum client %d is nil", runtime.ErrInvalidLock, i)
 		}
-		backends[i] = NewGoRedisBackend(c)
+		backends[i] = runtime.NewGoRedisBackend(c)
 	}
-	return NewQuorumWithBackends(backends, opts...)
+	return NewWithBackends(backends, opts...)
 }
 
-// NewQuorumWithBackends is NewQuorum over any Backends, one per
-// independent deployment (package embedded has an in-process one). Close
-// closes them.
-func NewQuorumWithBackends(backends []Backend, opts ...Option) (*Locker, error) {
+// NewWithBackends is New over any Backends, one per independent
+// deployment (package embedded has an in-process one). Close closes them.
+func NewWithBackends(backends []runtime.Backend, opts ...runtime.Option) (*runtime.Locker, error) {
 	if len(backends) < 3 {
-		return nil, fmt.Errorf("%w: a quorum needs at least 3 independent servers, got %d", ErrInvalidLock, len(backends))
+		return nil, fmt.Errorf("%w: a quorum needs at least 3 independent servers, got %d", runtime.ErrInvalidLock, len(backends))
 	}
 	for i, b := range backends {
 		if b == nil {
-			return nil, fmt.Errorf("%w: quorum backend %d is nil", ErrInvalidLock, i)
+			return nil, fmt.Errorf("%w: quorum backend %d is nil", runtime.ErrInvalidLock, i)
 		}
 	}
-	l := NewWithBackend(newQuorumBackend(backends), opts...)
-	if l.replicas > 0 {
+	l := runtime.NewWithBackend(newQuorumBackend(backends), opts...)
+	// The Locker knows it runs on a quorum from Caps.Quorum, and refuses
+	// the options a quorum cannot honour; this says so at once.
+	if err := runtimelink.QuorumRefusal(l); err != nil {
 		l.Close()
-		return nil, fmt.Errorf("%w: WithReplicas is not supported on a quorum Locker: the majority of independent servers is its replication", ErrInvalidLock)
+		return nil, err
 	}
 	return l, nil
 }
@@ -90,7 +93,7 @@ type quorumBackend struct {
 	once  sync.Once
 }
 
-func newQuorumBackend(backends []Backend) *quorumBackend {
+func newQuorumBackend(backends []runtime.Backend) *quorumBackend {
 	q := &quorumBackend{majority: len(backends)/2 + 1, held: map[slotKey]int64{}, stop: make(chan struct{})}
 	for i, b := range backends {
 		q.members = append(q.members, &quorumMember{index: i, b: b, pub: b.PublishCommand(), flights: map[slotKey]*flight{}})
@@ -98,45 +101,45 @@ func newQuorumBackend(backends []Backend) *quorumBackend {
 	return q
 }
 
-var _ Backend = (*quorumBackend)(nil)
+var _ runtime.Backend = (*quorumBackend)(nil)
 
 // Caps: a quorum call returns when its context ends, whatever its servers
 // do (the calls still running go on in the background); the members send
 // boxed values if every one of them does.
-func (q *quorumBackend) Caps() Caps {
+func (q *quorumBackend) Caps() runtime.Caps {
 	boxed := true
 	for _, m := range q.members {
 		boxed = boxed && m.b.Caps().BoxedArgs
 	}
-	return Caps{HonorsDeadline: true, BoxedArgs: boxed, Quorum: true}
+	return runtime.Caps{HonorsDeadline: true, BoxedArgs: boxed, Quorum: true}
 }
 
 // Eval runs one mutex script call on the quorum.
-func (q *quorumBackend) Eval(ctx context.Context, c Call) (any, error) {
+func (q *quorumBackend) Eval(ctx context.Context, c runtime.Call) (any, error) {
 	if len(c.Keys) == 0 || len(c.Args) < 3 {
 		return nil, fmt.Errorf("lockgen: quorum: malformed call of %s", c.Script.Name)
 	}
 	switch c.Script {
-	case mutexScripts.acquire:
+	case lua.MutexAcquire:
 		return q.acquire(ctx, c)
-	case mutexScripts.renew:
+	case lua.MutexRenew:
 		return q.renewOne(ctx, c)
-	case mutexScripts.release:
+	case lua.MutexRelease:
 		return q.release(ctx, c)
 	}
-	return nil, fmt.Errorf("%w: script %s is not supported on a quorum Locker", ErrInvalidLock, c.Script.Name)
+	return nil, fmt.Errorf("%w: script %s is not supported on a quorum Locker", runtime.ErrInvalidLock, c.Script.Name)
 }
 
 // EvalBatch runs the watchdog's renewals: one batch per server, in
 // parallel. Only renewals come in batches (a quorum Locker has no fair
 // waiters to heartbeat).
-func (q *quorumBackend) EvalBatch(ctx context.Context, calls []Call) []Reply {
-	out := make([]Reply, len(calls))
-	var renewals []Call
+func (q *quorumBackend) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
+	out := make([]runtime.Reply, len(calls))
+	var renewals []runtime.Call
 	var at []int
 	for i, c := range calls {
-		if c.Script != mutexScripts.renew || len(c.Keys) == 0 || len(c.Args) < 3 {
-			out[i] = Reply{Err: fmt.Errorf("%w: script %s is not supported on a quorum Locker", ErrInvalidLock, c.Script.Name)}
+		if c.Script != lua.MutexRenew || len(c.Keys) == 0 || len(c.Args) < 3 {
+			out[i] = runtime.Reply{Err: fmt.Errorf("%w: script %s is not supported on a quorum Locker", runtime.ErrInvalidLock, c.Script.Name)}
 			continue
 		}
 		renewals = append(renewals, c)
@@ -150,9 +153,9 @@ func (q *quorumBackend) EvalBatch(ctx context.Context, calls []Call) []Reply {
 	return out
 }
 
-// EvalWait is not supported: NewQuorum refuses WithReplicas.
-func (q *quorumBackend) EvalWait(ctx context.Context, c Call, replicas int, timeout time.Duration) (any, int, error) {
-	return nil, 0, fmt.Errorf("%w: WithReplicas is not supported on a quorum Locker", ErrInvalidLock)
+// EvalWait is not supported: the Locker refuses WithReplicas on a quorum.
+func (q *quorumBackend) EvalWait(ctx context.Context, c runtime.Call, replicas int, timeout time.Duration) (any, int, error) {
+	return nil, 0, fmt.Errorf("%w: WithReplicas is not supported on a quorum Locker", runtime.ErrInvalidLock)
 }
 
 // PublishCommand is what the Locker puts in ARGV[3]; each server's call
@@ -208,8 +211,6 @@ func waitUntil(deadline time.Time, wait func()) bool {
 
 // closeWait bounds how long Close waits for follow-ups.
 const closeWait = time.Second
-
-var mutexScripts = Mutex.scripts()
 
 // holds reports whether a majority granted holder the lock k and it has
 // not been released since.

@@ -1,4 +1,4 @@
-package runtime_test
+package quorum_test
 
 import (
 	"context"
@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backendtest"
 	"github.com/lockgen/lockgen/embedded"
+	"github.com/lockgen/lockgen/quorum"
 	"github.com/lockgen/lockgen/runtime"
 )
 
@@ -20,13 +22,13 @@ func TestQuorumTryOnceSplitVote(t *testing.T) {
 	if _, err := busy.Server().Do("SET", "lockgen:mutex:{t}", "other 7 -", "PX", "600000"); err != nil {
 		t.Fatal(err)
 	}
-	l, err := runtime.NewQuorumWithBackends(backends)
+	l, err := quorum.NewWithBackends(backends)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
 	const lease = 10 * time.Minute
-	err, took := acquireWithin(t, l, context.Background(), runtime.Lock{Kind: runtime.Mutex, Key: "t", Lease: lease, Wait: runtime.NoWait}, 2*time.Minute)
+	err, took := backendtest.AcquireWithin(t, l, context.Background(), runtime.Lock{Kind: runtime.Mutex, Key: "t", Lease: lease, Wait: runtime.NoWait}, 2*time.Minute)
 	if !errors.Is(err, runtime.ErrNotAcquired) {
 		t.Fatalf("try-once in a split vote: %v, want ErrNotAcquired", err)
 	}
@@ -50,12 +52,12 @@ func (frozenSubscriber) Subscribe(ctx context.Context, channel string, deliver f
 // for every server, as long as its context allowed with one frozen.
 func TestQuorumSubscribeMajority(t *testing.T) {
 	backends := []runtime.Backend{embedded.NewBackend(nil), embedded.NewBackend(nil), frozenSubscriber{embedded.NewBackend(nil)}}
-	l, err := runtime.NewQuorumWithBackends(backends)
+	l, err := quorum.NewWithBackends(backends)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	ctx := ctxTimeout(t, 10*time.Second)
+	ctx := backendtest.Timeout(t, 10*time.Second)
 	start := time.Now()
 	woken := make(chan string, 4)
 	unsub, err := l.Backend().Subscribe(ctx, "lockgen:wake:{s}", func(p string) { woken <- p })
@@ -82,15 +84,15 @@ func TestQuorumSubscribeMajority(t *testing.T) {
 // ends, with ErrNoQuorum: the servers' own subscriptions do not hold it.
 func TestQuorumSubscribeNoMajority(t *testing.T) {
 	backends := []runtime.Backend{embedded.NewBackend(nil), frozenSubscriber{embedded.NewBackend(nil)}, frozenSubscriber{embedded.NewBackend(nil)}}
-	l, err := runtime.NewQuorumWithBackends(backends)
+	l, err := quorum.NewWithBackends(backends)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	ctx := ctxTimeout(t, 300*time.Millisecond)
+	ctx := backendtest.Timeout(t, 300*time.Millisecond)
 	start := time.Now()
 	_, err = l.Backend().Subscribe(ctx, "lockgen:wake:{s}", func(string) {})
-	if took := time.Since(start); !errors.Is(err, runtime.ErrNoQuorum) || took > 2*time.Second {
+	if took := time.Since(start); !errors.Is(err, quorum.ErrNoQuorum) || took > 2*time.Second {
 		t.Errorf("subscribe with 2 of 3 frozen: %v after %v, want ErrNoQuorum when ctx ends (300 ms)", err, took.Round(time.Millisecond))
 	}
 }

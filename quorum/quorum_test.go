@@ -1,4 +1,4 @@
-package runtime_test
+package quorum_test
 
 import (
 	"context"
@@ -9,23 +9,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backendtest"
 	"github.com/lockgen/lockgen/lua"
+	"github.com/lockgen/lockgen/quorum"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 	"github.com/redis/go-redis/v9"
 )
 
-// quorum is n independent redis-servers started for one test, and a
+// deployments is n independent redis-servers started for one test, and a
 // client on each.
-type quorum struct {
+type deployments struct {
 	servers []*redistest.Server
 	clients []redis.UniversalClient
 	prefix  string
 }
 
-func startQuorum(t testing.TB, n int) *quorum {
+func startQuorum(t testing.TB, n int) *deployments {
 	t.Helper()
-	q := &quorum{prefix: uniquePrefix(t)}
+	q := &deployments{prefix: backendtest.KeyPrefix(t)}
 	for range n {
 		s := redistest.Start(t)
 		// A dead server must fail a call quickly, not after go-redis's
@@ -39,11 +41,11 @@ func startQuorum(t testing.TB, n int) *quorum {
 }
 
 // locker returns a quorum Locker on the servers, as one process would have.
-func (q *quorum) locker(t testing.TB, opts ...runtime.Option) *runtime.Locker {
+func (q *deployments) locker(t testing.TB, opts ...runtime.Option) *runtime.Locker {
 	t.Helper()
-	l, err := runtime.NewQuorum(q.clients, append([]runtime.Option{runtime.WithKeyPrefix(q.prefix)}, opts...)...)
+	l, err := quorum.New(q.clients, append([]runtime.Option{runtime.WithKeyPrefix(q.prefix)}, opts...)...)
 	if err != nil {
-		t.Fatalf("NewQuorum: %v", err)
+		t.Fatalf("quorum.New: %v", err)
 	}
 	t.Cleanup(func() { l.Close() })
 	return l
@@ -51,9 +53,9 @@ func (q *quorum) locker(t testing.TB, opts ...runtime.Option) *runtime.Locker {
 
 // lockValues returns the lock values ("<holder> <fence> <waiters>") of the
 // test's mutex keys on server i, by key.
-func (q *quorum) lockValues(t *testing.T, i int) map[string]string {
+func (q *deployments) lockValues(t *testing.T, i int) map[string]string {
 	t.Helper()
-	ctx := ctxTimeout(t, 5*time.Second)
+	ctx := backendtest.Timeout(t, 5*time.Second)
 	keys, err := q.clients[i].Keys(ctx, q.prefix+"mutex:*").Result()
 	if err != nil {
 		t.Fatalf("server %d: KEYS: %v", i+1, err)
@@ -78,7 +80,7 @@ func mutexLock(key string, lease time.Duration) runtime.Lock {
 // contend runs 3 Lockers of 3 goroutines, each taking the lock rounds
 // times to increment a counter, and checks that no update was lost, no two
 // holders overlapped, and fences rose from holder to holder.
-func contend(t *testing.T, q *quorum, rounds int) {
+func contend(t *testing.T, q *deployments, rounds int) {
 	t.Helper()
 	const lockers, goroutines = 3, 3
 	var (
@@ -91,7 +93,7 @@ func contend(t *testing.T, q *quorum, rounds int) {
 		inside, overlaps   atomic.Int32
 		fenceErrs          atomic.Int32
 	)
-	ctx := ctxTimeout(t, 2*time.Minute)
+	ctx := backendtest.Timeout(t, 2*time.Minute)
 	var wg sync.WaitGroup
 	errs := make(chan error, lockers*goroutines)
 	for range lockers {
@@ -146,7 +148,7 @@ func contend(t *testing.T, q *quorum, rounds int) {
 func TestQuorumReentry(t *testing.T) {
 	q := startQuorum(t, 3)
 	l := q.locker(t)
-	ctx := ctxTimeout(t, time.Minute)
+	ctx := backendtest.Timeout(t, time.Minute)
 	outer, err := l.Acquire(ctx, mutexLock("r", 5*time.Second))
 	if err != nil {
 		t.Fatal(err)
@@ -188,39 +190,15 @@ func TestQuorumRefuses(t *testing.T) {
 			t.Errorf("%s on a quorum Locker: %v, want ErrInvalidLock naming the kind", k, err)
 		}
 	}
-	if _, err := runtime.NewQuorum(q.clients[:2]); !errors.Is(err, runtime.ErrInvalidLock) {
-		t.Errorf("NewQuorum with 2 clients: %v, want ErrInvalidLock", err)
+	if _, err := quorum.New(q.clients[:2]); !errors.Is(err, runtime.ErrInvalidLock) {
+		t.Errorf("quorum.New with 2 clients: %v, want ErrInvalidLock", err)
 	}
-	if _, err := runtime.NewQuorum([]redis.UniversalClient{q.clients[0], nil, q.clients[2]}); !errors.Is(err, runtime.ErrInvalidLock) {
-		t.Errorf("NewQuorum with a nil client: %v, want ErrInvalidLock", err)
+	if _, err := quorum.New([]redis.UniversalClient{q.clients[0], nil, q.clients[2]}); !errors.Is(err, runtime.ErrInvalidLock) {
+		t.Errorf("quorum.New with a nil client: %v, want ErrInvalidLock", err)
 	}
-	if _, err := runtime.NewQuorum(q.clients, runtime.WithReplicas(1, time.Second)); !errors.Is(err, runtime.ErrInvalidLock) {
-		t.Errorf("NewQuorum with WithReplicas: %v, want ErrInvalidLock", err)
+	if _, err := quorum.New(q.clients, runtime.WithReplicas(1, time.Second)); !errors.Is(err, runtime.ErrInvalidLock) {
+		t.Errorf("quorum.New with WithReplicas: %v, want ErrInvalidLock", err)
 	}
-}
-
-// BenchmarkQuorumAcquireRelease: an uncontended mutex acquire and release
-// on 3 servers (acquire, fence write-back, release: three round trips to
-// every server, in parallel), in PING round trips of one server.
-func BenchmarkQuorumAcquireRelease(b *testing.B) {
-	q := startQuorum(b, 3)
-	l := q.locker(b)
-	rdb := q.clients[0].(*redis.Client)
-	ctx := context.Background()
-	var op, ping samples
-	for b.Loop() {
-		ping = append(ping, pingOnce(b, rdb))
-		t0 := time.Now()
-		h, err := l.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "bench"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := h.Release(); err != nil {
-			b.Fatal(err)
-		}
-		op = append(op, time.Since(t0))
-	}
-	report(b, "op", op, ping)
 }
 
 // A quorum release offers the lock to nobody: each server orders its
@@ -233,7 +211,7 @@ func BenchmarkQuorumAcquireRelease(b *testing.B) {
 func TestQuorumReleaseOffersToNobody(t *testing.T) {
 	q := startQuorum(t, 3)
 	l := q.locker(t)
-	ctx := ctxTimeout(t, time.Minute)
+	ctx := backendtest.Timeout(t, time.Minute)
 	h, err := l.Acquire(ctx, mutexLock("q", 5*time.Second))
 	if err != nil {
 		t.Fatal(err)

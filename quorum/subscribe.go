@@ -1,4 +1,4 @@
-package runtime
+package quorum
 
 import (
 	"context"
@@ -7,6 +7,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lockgen/lockgen/internal/protocol"
+	"github.com/lockgen/lockgen/runtime"
 )
 
 // Subscribe subscribes channel on every server and returns once a
@@ -121,15 +124,15 @@ func (s *quorumSub) unsubscribe() {
 // forward passes a server's message on to the Locker.
 func (s *quorumSub) forward(payload string) {
 	switch {
-	case payload == PayloadUnsubscribed:
+	case payload == runtime.PayloadUnsubscribed:
 		s.ended.Do(func() {
 			// deliver must not block: the other servers are
 			// unsubscribed in the background.
 			go s.unsubscribe()
-			s.deliver(PayloadUnsubscribed)
+			s.deliver(runtime.PayloadUnsubscribed)
 		})
-	case strings.HasPrefix(payload, "grant:"):
-		s.deliver("all")
+	case strings.HasPrefix(payload, protocol.GrantPrefix):
+		s.deliver(protocol.WakeAll)
 	default:
 		s.deliver(payload)
 	}

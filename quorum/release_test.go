@@ -1,12 +1,14 @@
-package runtime_test
+package quorum_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backendtest"
 	"github.com/lockgen/lockgen/embedded"
 	"github.com/lockgen/lockgen/lua"
+	"github.com/lockgen/lockgen/quorum"
 	"github.com/lockgen/lockgen/runtime"
 )
 
@@ -55,13 +57,13 @@ func slowReleases(b runtime.Backend, d time.Duration) runtime.Backend {
 // under load.
 func TestQuorumReleaseWaitsForAMajorityOfReleases(t *testing.T) {
 	a, b, c := embedded.NewBackend(nil), embedded.NewBackend(nil), embedded.NewBackend(nil)
-	ctx := ctxTimeout(t, time.Minute)
+	ctx := backendtest.Timeout(t, time.Minute)
 	other := runtime.NewWithBackend(c)
 	defer other.Close()
 	if _, err := other.Acquire(ctx, mutexLock("k", time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	l, err := runtime.NewQuorumWithBackends([]runtime.Backend{slowReleases(a, 300*time.Millisecond), b, c})
+	l, err := quorum.NewWithBackends([]runtime.Backend{slowReleases(a, 300*time.Millisecond), b, c})
 	if err != nil {
 		t.Fatal(err)
 	}

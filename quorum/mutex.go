@@ -1,11 +1,13 @@
-package runtime
+package quorum
 
 import (
 	"context"
 	"math/rand/v2"
 	"time"
 
+	"github.com/lockgen/lockgen/internal/protocol"
 	"github.com/lockgen/lockgen/lua"
+	"github.com/lockgen/lockgen/runtime"
 )
 
 // acquire sends mutex_acquire to every server and grants the lock if a
@@ -16,15 +18,15 @@ import (
 // servers failed (an error, or silence after an error) that no majority
 // can answer. A server that is merely slow makes it busy: a waiter tries
 // again, and a busy machine does not end its wait.
-func (q *quorumBackend) acquire(ctx context.Context, c Call) (any, error) {
+func (q *quorumBackend) acquire(ctx context.Context, c runtime.Call) (any, error) {
 	sent := time.Now()
 	lease := leaseOf(c)
-	validity := lease - driftMargin(lease)
+	validity := lease - protocol.DriftMargin(lease)
 	settled := q.acquireSettled
 	if tryOnce(c) {
 		settled = q.tryOnceSettled
 	}
-	answers := q.fanOut(ctx, nil, []Call{c}, min(validity, answerBound(lease)), settled)
+	answers := q.fanOut(ctx, nil, []runtime.Call{c}, min(validity, answerBound(lease)), settled)
 	var grants []memberFence
 	var wait int64
 	answered := 0
@@ -33,23 +35,23 @@ func (q *quorumBackend) acquire(ctx context.Context, c Call) (any, error) {
 		if !ok {
 			continue
 		}
-		flag, n, _, err := parseAcquire(r.Value)
+		reply, err := protocol.ParseAcquire(r.Value)
 		if err != nil {
 			answers[i].replies[0].Err = err
 			continue
 		}
 		answered++
-		if flag == acquireGranted {
-			grants = append(grants, memberFence{i, n})
-		} else if wait == 0 || n < wait {
-			wait = n
+		if reply.Granted() {
+			grants = append(grants, memberFence{i, reply.N})
+		} else if wait == 0 || reply.N < wait {
+			wait = reply.N
 		}
 	}
 	if len(grants) >= q.majority {
 		deadline := sent.Add(validity)
 		if fence, ok := q.writeFloor(ctx, c, grants, deadline); ok && time.Now().Before(deadline) {
 			q.setHeld(keyOf(c), fence)
-			return []any{int64(acquireGranted), fence}, nil
+			return []any{int64(protocol.AcquireGranted), fence}, nil
 		}
 	}
 	q.giveBack(ctx, c, grants)
@@ -66,7 +68,7 @@ func (q *quorumBackend) acquire(ctx context.Context, c Call) (any, error) {
 		// Slow servers: try again soon, whatever the others said.
 		wait = slowRetry
 	}
-	return []any{int64(acquireBusy), splitWait(wait, len(grants) > 0 || answered < q.majority)}, nil
+	return []any{int64(protocol.AcquireBusy), splitWait(wait, len(grants) > 0 || answered < q.majority)}, nil
 }
 
 // slowRetry bounds the retry time (ms) of an acquire that too few servers
@@ -94,7 +96,7 @@ func (q *quorumBackend) acquireSettled(answers []memberAnswer) bool {
 			continue
 		}
 		if r, ok := a.reply(0); ok {
-			if flag, _, _, err := parseAcquire(r.Value); err == nil && flag == acquireGranted {
+			if reply, err := protocol.ParseAcquire(r.Value); err == nil && reply.Granted() {
 				granted++
 				continue
 			}
@@ -115,7 +117,7 @@ func (q *quorumBackend) tryOnceSettled(answers []memberAnswer) bool {
 
 // tryOnce reports whether c is the acquire of a caller that tries once:
 // it registers no waiter (a window of 0, ARGV[4]).
-func tryOnce(c Call) bool { return len(c.Args) > 3 && c.Args[3] == "0" }
+func tryOnce(c runtime.Call) bool { return len(c.Args) > 3 && c.Args[3] == "0" }
 
 // splitWait is the busy reply's retry time. After a split vote (some
 // servers granted, none by a majority) the waiters that split it must not
@@ -130,7 +132,7 @@ func splitWait(wait int64, split bool) int64 {
 
 // writeFloor raises the fence of every granting server to the highest of
 // their fences (mutex_floor) and reports whether a majority now holds it.
-func (q *quorumBackend) writeFloor(ctx context.Context, c Call, grants []memberFence, deadline time.Time) (int64, bool) {
+func (q *quorumBackend) writeFloor(ctx context.Context, c runtime.Call, grants []memberFence, deadline time.Time) (int64, bool) {
 	var fence int64
 	for _, g := range grants {
 		fence = max(fence, g.fence)
@@ -147,7 +149,7 @@ func (q *quorumBackend) writeFloor(ctx context.Context, c Call, grants []memberF
 	if len(lower) == 0 || confirmed >= q.majority {
 		return fence, confirmed >= q.majority && !time.Now().After(deadline)
 	}
-	floor := Call{Script: lua.MutexFloor, Keys: c.Keys, Args: []string{c.Args[0], c.Args[1], c.Args[2], fenceArg(fence)}}
+	floor := runtime.Call{Script: lua.MutexFloor, Keys: c.Keys, Args: []string{c.Args[0], c.Args[1], c.Args[2], fenceArg(fence)}}
 	need := q.majority - confirmed
 	raised := func(a memberAnswer) bool {
 		r, ok := a.reply(0)
@@ -167,7 +169,7 @@ func (q *quorumBackend) writeFloor(ctx context.Context, c Call, grants []memberF
 	if bound <= 0 {
 		return fence, false
 	}
-	for _, a := range q.fanOut(ctx, lower, []Call{floor}, bound, settled) {
+	for _, a := range q.fanOut(ctx, lower, []runtime.Call{floor}, bound, settled) {
 		if raised(a) {
 			confirmed++
 		}
@@ -179,7 +181,7 @@ func (q *quorumBackend) writeFloor(ctx context.Context, c Call, grants []memberF
 // an acquire the quorum did not grant. It waits for them as long as ctx
 // lets it (the caller's wait is a hard bound); a server that has not
 // answered by then is left to the follow-up, which releases until it does.
-func (q *quorumBackend) giveBack(ctx context.Context, c Call, grants []memberFence) {
+func (q *quorumBackend) giveBack(ctx context.Context, c runtime.Call, grants []memberFence) {
 	if len(grants) == 0 {
 		return
 	}
@@ -187,8 +189,8 @@ func (q *quorumBackend) giveBack(ctx context.Context, c Call, grants []memberFen
 	for i, g := range grants {
 		members[i] = g.member
 	}
-	release := Call{Script: mutexScripts.release, Keys: c.Keys, Args: c.Args[:3]}
-	q.fanOut(ctx, members, []Call{release}, leaseOf(c), anyAnswer)
+	release := runtime.Call{Script: lua.MutexRelease, Keys: c.Keys, Args: c.Args[:3]}
+	q.fanOut(ctx, members, []runtime.Call{release}, leaseOf(c), anyAnswer)
 }
 
 // anyAnswer settles a fan-out whose outcome nothing waits for: after the
@@ -198,13 +200,13 @@ func anyAnswer([]memberAnswer) bool { return true }
 // renew renews locks on every server with mutex_floor (which keeps the
 // fence floor alive as well): 1 for a lock a majority confirmed, 0 for one
 // that a majority can no longer confirm, an error (try again) otherwise.
-func (q *quorumBackend) renew(ctx context.Context, calls []Call) []Reply {
-	floors := make([]Call, len(calls))
+func (q *quorumBackend) renew(ctx context.Context, calls []runtime.Call) []runtime.Reply {
+	floors := make([]runtime.Call, len(calls))
 	bound := time.Duration(0)
 	for i, c := range calls {
 		floors[i] = c
 		if fence, ok := q.holds(keyOf(c)); ok {
-			floors[i] = Call{Script: lua.MutexFloor, Keys: c.Keys, Args: []string{c.Args[0], c.Args[1], c.Args[2], fenceArg(fence)}}
+			floors[i] = runtime.Call{Script: lua.MutexFloor, Keys: c.Keys, Args: []string{c.Args[0], c.Args[1], c.Args[2], fenceArg(fence)}}
 		}
 		bound = max(bound, leaseOf(c))
 	}
@@ -230,15 +232,15 @@ func (q *quorumBackend) renew(ctx context.Context, calls []Call) []Reply {
 		return true
 	}
 	answers := q.fanOut(ctx, nil, floors, bound, settled)
-	out := make([]Reply, len(calls))
+	out := make([]runtime.Reply, len(calls))
 	for i := range calls {
 		switch ok, unknown := count(answers, i); {
 		case ok >= q.majority:
-			out[i] = Reply{Value: int64(1)}
+			out[i] = runtime.Reply{Value: int64(1)}
 		case ok+unknown >= q.majority:
-			out[i] = Reply{Err: q.noQuorum("renew", answersFor(answers, i))}
+			out[i] = runtime.Reply{Err: q.noQuorum("renew", answersFor(answers, i))}
 		default:
-			out[i] = Reply{Value: int64(0)}
+			out[i] = runtime.Reply{Value: int64(0)}
 		}
 	}
 	return out
@@ -249,14 +251,14 @@ func answersFor(answers []memberAnswer, i int) []memberAnswer {
 	out := make([]memberAnswer, len(answers))
 	for j, a := range answers {
 		if a.replies != nil {
-			out[j].replies = []Reply{a.replies[i]}
+			out[j].replies = []runtime.Reply{a.replies[i]}
 		}
 	}
 	return out
 }
 
-func (q *quorumBackend) renewOne(ctx context.Context, c Call) (any, error) {
-	r := q.renew(ctx, []Call{c})[0]
+func (q *quorumBackend) renewOne(ctx context.Context, c runtime.Call) (any, error) {
+	r := q.renew(ctx, []runtime.Call{c})[0]
 	return r.Value, r.Err
 }
 
@@ -268,13 +270,13 @@ func (q *quorumBackend) renewOne(ctx context.Context, c Call) (any, error) {
 // majority of releases is out of reach; any majority of answers is not
 // enough: a lock held on 2 of 3 servers, whose third server answers first,
 // would be reported not held when one of its two answered late.
-func (q *quorumBackend) release(ctx context.Context, c Call) (any, error) {
+func (q *quorumBackend) release(ctx context.Context, c runtime.Call) (any, error) {
 	q.dropHeld(keyOf(c))
 	settled := func(answers []memberAnswer) bool {
 		released := countReleased(answers)
 		return released >= q.majority || countAnswered(answers)-released > len(q.members)-q.majority
 	}
-	answers := q.fanOut(ctx, nil, []Call{c}, leaseOf(c), settled)
+	answers := q.fanOut(ctx, nil, []runtime.Call{c}, leaseOf(c), settled)
 	released := countReleased(answers)
 	switch {
 	case released >= q.majority:
@@ -291,7 +293,7 @@ func countReleased(answers []memberAnswer) int {
 	n := 0
 	for _, a := range answers {
 		if r, ok := a.reply(0); ok {
-			if _, done := releasedBy(r.Value); done {
+			if _, done := protocol.ReleasedBy(r.Value); done {
 				n++
 			}
 		}

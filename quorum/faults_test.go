@@ -1,4 +1,4 @@
-package runtime_test
+package quorum_test
 
 import (
 	"context"
@@ -12,7 +12,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockgen/lockgen/backendtest"
 	"github.com/lockgen/lockgen/embedded"
+	"github.com/lockgen/lockgen/quorum"
 	"github.com/lockgen/lockgen/runtime"
 )
 
@@ -73,7 +75,7 @@ func TestQuorumServerKilledWhileHeld(t *testing.T) {
 	ren := newRenewals()
 	l1 := q.locker(t, runtime.WithObserver(ren.observe))
 	l2 := q.locker(t)
-	ctx := ctxTimeout(t, time.Minute)
+	ctx := backendtest.Timeout(t, time.Minute)
 	const lease = 1500 * time.Millisecond
 	held, err := l1.Acquire(ctx, mutexLock("a", lease))
 	if err != nil {
@@ -134,9 +136,9 @@ func TestQuorumTwoOfThreeDown(t *testing.T) {
 	q.servers[2].Kill()
 	const wait = 2 * time.Second
 	start := time.Now()
-	_, err := l.Acquire(ctxTimeout(t, time.Minute), runtime.Lock{Kind: runtime.Mutex, Key: "a", Lease: 5 * time.Second, Wait: wait})
+	_, err := l.Acquire(backendtest.Timeout(t, time.Minute), runtime.Lock{Kind: runtime.Mutex, Key: "a", Lease: 5 * time.Second, Wait: wait})
 	took := time.Since(start)
-	if !errors.Is(err, runtime.ErrNoQuorum) || errors.Is(err, runtime.ErrNotAcquired) {
+	if !errors.Is(err, quorum.ErrNoQuorum) || errors.Is(err, runtime.ErrNotAcquired) {
 		t.Fatalf("acquire with 2 of 3 servers down: %v, want ErrNoQuorum", err)
 	}
 	if !strings.Contains(err.Error(), " of 3 servers answered, 2 needed") {
@@ -179,7 +181,7 @@ func TestQuorumTwoOfThreeDown(t *testing.T) {
 		}
 		waitAnswers(t, q.clients[i+1], i+2)
 	}
-	h, err := l.Acquire(ctxTimeout(t, time.Minute), mutexLock("a", 5*time.Second))
+	h, err := l.Acquire(backendtest.Timeout(t, time.Minute), mutexLock("a", 5*time.Second))
 	if err != nil {
 		t.Fatalf("acquire after the servers came back: %v", err)
 	}
@@ -197,7 +199,7 @@ func TestQuorumServerRestartedEmpty(t *testing.T) {
 	q := startQuorum(t, 3)
 	l1 := q.locker(t)
 	l2 := q.locker(t)
-	ctx := ctxTimeout(t, time.Minute)
+	ctx := backendtest.Timeout(t, time.Minute)
 	const lease = 3 * time.Second
 	held, err := l1.Acquire(ctx, mutexLock("a", lease))
 	if err != nil {
@@ -246,7 +248,7 @@ func TestQuorumHolderToldWhenMajorityLost(t *testing.T) {
 	l := q.locker(t)
 	const lease = 2 * time.Second
 	start := time.Now()
-	held, err := l.Acquire(ctxTimeout(t, time.Minute), mutexLock("a", lease))
+	held, err := l.Acquire(backendtest.Timeout(t, time.Minute), mutexLock("a", lease))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,16 +291,16 @@ func TestQuorumFrozenServers(t *testing.T) {
 		hangingBackend{embedded.NewBackend(nil)},
 		hangingBackend{embedded.NewBackend(nil)},
 	}
-	l, err := runtime.NewQuorumWithBackends(backends)
+	l, err := quorum.NewWithBackends(backends)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
 	const lease, wait = time.Second, 10 * time.Second
 	start := time.Now()
-	_, err = l.Acquire(ctxTimeout(t, time.Minute), runtime.Lock{Kind: runtime.Mutex, Key: "f", Lease: lease, Wait: wait})
+	_, err = l.Acquire(backendtest.Timeout(t, time.Minute), runtime.Lock{Kind: runtime.Mutex, Key: "f", Lease: lease, Wait: wait})
 	took := time.Since(start)
-	if !errors.Is(err, runtime.ErrNoQuorum) || errors.Is(err, context.DeadlineExceeded) {
+	if !errors.Is(err, quorum.ErrNoQuorum) || errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("acquire with 2 of 3 frozen: %v, want ErrNoQuorum", err)
 	}
 	if took < lease || took > wait {

@@ -1,4 +1,4 @@
-package runtime_test
+package quorum_test
 
 import (
 	"context"
@@ -8,7 +8,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockgen/lockgen/backendtest"
 	"github.com/lockgen/lockgen/lua"
+	"github.com/lockgen/lockgen/quorum"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 )
@@ -24,9 +26,9 @@ func TestQuorumWaiterWokenByRelease(t *testing.T) {
 			if down == 1 {
 				q.servers[2].Kill()
 			}
-			observe, busy := busySignal()
+			observe, busy := backendtest.BusySignal()
 			holder := q.locker(t, runtime.WithWaiterWindow(30*time.Second))
-			waiter := q.locker(t, runtime.WithWaiterWindow(30*time.Second), runtime.WithObserver(observe))
+			waiter := q.locker(t, runtime.WithWaiterWindow(30*time.Second), observe)
 			wokenByRelease(t, holder, waiter, busy, "w")
 		})
 	}
@@ -64,14 +66,14 @@ func TestQuorumClusterMemberWakes(t *testing.T) {
 		releasesAfter(backends[2], aReleased, bReleased),
 	}
 	newLockerOn := func(backends []runtime.Backend, opts ...runtime.Option) *runtime.Locker {
-		l, err := runtime.NewQuorumWithBackends(backends, append([]runtime.Option{runtime.WithWaiterWindow(30 * time.Second)}, opts...)...)
+		l, err := quorum.NewWithBackends(backends, append([]runtime.Option{runtime.WithWaiterWindow(30 * time.Second)}, opts...)...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { l.Close() })
 		return l
 	}
-	observe, busy := busySignal()
+	observe, busy := backendtest.BusySignal()
 	// A quorum's subscription returns once a majority confirmed (here the
 	// two deaf servers): the release must come once the Cluster has the
 	// waiter's shard channel too, or nothing can wake it.
@@ -95,7 +97,7 @@ func TestQuorumClusterMemberWakes(t *testing.T) {
 		}
 		t.Fatal("the waiter's shard channel is not subscribed on the Cluster 10 s after its busy reply")
 	}
-	wokenByRelease(t, newLockerOn(holderBackends), newLockerOn(backends, runtime.WithObserver(observe)), busy, "c", shardSubscribed)
+	wokenByRelease(t, newLockerOn(holderBackends), newLockerOn(backends, observe), busy, "c", shardSubscribed)
 }
 
 // onceCloser returns a function that closes ch the first time it is called.
@@ -151,14 +153,14 @@ func releasesAfter(b runtime.Backend, before ...<-chan struct{}) runtime.Backend
 // release.
 func wokenByRelease(t *testing.T, holder, waiter *runtime.Locker, busy <-chan struct{}, key string, ready ...func()) {
 	t.Helper()
-	ctx := ctxTimeout(t, time.Minute)
+	ctx := backendtest.Timeout(t, time.Minute)
 	lock := runtime.Lock{Kind: runtime.Mutex, Key: key, Lease: 30 * time.Second, Wait: 20 * time.Second}
 	held, err := holder.Acquire(ctx, lock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := acquireAsync(ctx, waiter, lock)
-	waitBusy(t, busy, 2)
+	got := backendtest.AcquireAsync(ctx, waiter, lock)
+	backendtest.WaitBusy(t, busy, 2)
 	for _, f := range ready {
 		f()
 	}
@@ -168,10 +170,10 @@ func wokenByRelease(t *testing.T, holder, waiter *runtime.Locker, busy <-chan st
 	}
 	select {
 	case a := <-got:
-		if a.err != nil {
-			t.Fatalf("waiter: %v", a.err)
+		if a.Err != nil {
+			t.Fatalf("waiter: %v", a.Err)
 		}
-		a.h.Release()
+		a.Held.Release()
 		t.Logf("granted %v after the release", time.Since(released).Round(time.Millisecond))
 	case <-time.After(5 * time.Second):
 		t.Fatal("the waiter was not woken by the release within 5 s (its retry timer is 10 s)")
