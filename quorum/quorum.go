@@ -104,14 +104,10 @@ func newQuorumBackend(backends []runtime.Backend) *quorumBackend {
 var _ runtime.Backend = (*quorumBackend)(nil)
 
 // Caps: a quorum call returns when its context ends, whatever its servers
-// do (the calls still running go on in the background); the members send
-// boxed values if every one of them does.
+// do (the calls still running go on in the background). It takes no boxed
+// values: each member gets a Call of its own, with the ARGV it needs.
 func (q *quorumBackend) Caps() runtime.Caps {
-	boxed := true
-	for _, m := range q.members {
-		boxed = boxed && m.b.Caps().BoxedArgs
-	}
-	return runtime.Caps{HonorsDeadline: true, BoxedArgs: boxed, Quorum: true}
+	return runtime.Caps{HonorsDeadline: true, Quorum: true}
 }
 
 // Eval runs one mutex script call on the quorum.

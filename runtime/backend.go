@@ -125,8 +125,8 @@ type Caps struct {
 
 	// BoxedArgs says that the backend sends the KEYS and ARGV the runtime
 	// boxed once for many calls, when a Call carries them (this
-	// repository's go-redis backend does, and a quorum of them); without
-	// it the runtime boxes nothing.
+	// repository's go-redis backend does); without it the runtime boxes
+	// nothing.
 	BoxedArgs bool
 
 	// Quorum says that the backend stands for a majority of independent
