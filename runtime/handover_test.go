@@ -335,3 +335,82 @@ func assertFree(t *testing.T, ctx context.Context, tg target, lock runtime.Lock,
 		}
 	}
 }
+
+// stallHeartbeats makes every batch that carries a fair heartbeat wait
+// until its context ends while stalled is set, and counts the batches that
+// reach it.
+type stallHeartbeats struct {
+	*dropGrants
+	stalled atomic.Bool
+	batches atomic.Int64
+}
+
+func (s *stallHeartbeats) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
+	for _, c := range calls {
+		if c.Script == lua.FairHeartbeat {
+			s.batches.Add(1)
+			if s.stalled.Load() {
+				<-ctx.Done()
+				out := make([]runtime.Reply, len(calls))
+				for i := range out {
+					out[i].Err = ctx.Err()
+				}
+				return out
+			}
+			break
+		}
+	}
+	return s.dropGrants.EvalBatch(ctx, calls)
+}
+
+// A fair waiter whose heartbeats failed until its place ran out (a stalled
+// server, or a watchdog starved on a busy machine) goes on sending them at
+// a pace, each with time to answer: the place is gone in Redis, or was
+// handed the lock, and only a heartbeat that gets through can say so. A
+// heartbeat due after its place ran out used to be sent with a deadline
+// already past, fail at once and be retried at once, over and over, and
+// the waiter never learnt that the release had handed it the lock.
+func TestFairWaiterHeartbeatsAfterItsPlaceRanOut(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, tg target) {
+		ctx := ctxTimeout(t, 10*time.Second)
+		lock := runtime.Lock{Kind: runtime.Fair, Key: "ranout", Lease: 600 * time.Millisecond}
+		var stall *stallHeartbeats
+		observe, busy := busySignal()
+		waiter := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
+			stall = &stallHeartbeats{dropGrants: newDropGrants(b)}
+			stall.stalled.Store(true)
+			return stall
+		}, runtime.WithObserver(observe))
+		h, err := tg.newLocker(t).Acquire(ctx, lock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := acquireAsync(ctx, waiter, lock)
+		waitBusy(t, busy, 2)
+		registered := time.Now()
+		// The place lives a lease from the last attempt; heartbeats stall
+		// until well after it ran out.
+		deadline := registered.Add(5 * time.Second)
+		for stall.batches.Load() < 2 || time.Since(registered) < 2*lock.Lease {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d heartbeat batches in 5s, want 2", stall.batches.Load())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err := h.Release(); err != nil { // hands the lock over, or finds the place gone
+			t.Fatal(err)
+		}
+		before := stall.batches.Load()
+		stall.stalled.Store(false)
+		a := <-got
+		if a.err != nil {
+			t.Fatalf("waiter: %v (%d heartbeat batches since the release)", a.err, stall.batches.Load()-before)
+		}
+		defer a.h.Release()
+		// Paced: about one per retry pause (20 ms doubling, at most
+		// lease/10), not one per round trip.
+		if n := stall.batches.Load() - before; n > 50 {
+			t.Errorf("%d heartbeat batches between the release and the grant, want a few", n)
+		}
+	})
+}

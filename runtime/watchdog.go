@@ -317,6 +317,17 @@ func (d *watchdog) unregister(h *Held, r *renewal) (lost error, inDoubt bool) {
 	return nil, false
 }
 
+// answerBy is when a heartbeat sent at now must have its reply: before
+// the place runs out, or, once it has (its heartbeats failed, or the
+// watchdog ran late), within a third of a lease. Such a heartbeat still
+// goes out: the place is gone in Redis, or a release handed the waiter the
+// lock, and only a heartbeat that gets through tells the waiter (its reply
+// 0 wakes it). A deadline already past would fail each one at once, and
+// the retry at once, without end.
+func (hb *heartbeat) answerBy(now time.Time) time.Time {
+	return later(hb.placeUntil, now.Add(hb.lease/3))
+}
+
 // heartbeatEvery is how long after the request that last kept a fair
 // waiter's place the next heartbeat is due: two thirds of a lease. The
 // place lives a lease (so a waiter that died is gone within one), which

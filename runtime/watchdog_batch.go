@@ -72,7 +72,7 @@ func (d *watchdog) collect(now time.Time, free int) ([]*batch, time.Time) {
 	}
 	for hb := range d.beats {
 		if !hb.sending && !hb.due.After(now.Add(hb.lease/6)) {
-			due = append(due, dueCall{hb: hb, by: hb.placeUntil})
+			due = append(due, dueCall{hb: hb, by: hb.answerBy(now)})
 		}
 	}
 	slices.SortFunc(due, func(a, b dueCall) int { return a.by.Compare(b.by) })
@@ -215,7 +215,7 @@ func (d *watchdog) applyHeartbeats(hbs []*heartbeat, sent, now time.Time, replie
 		switch v, ok := rep.Value.(int64); {
 		case rep.Err != nil || !ok:
 			hb.failures++
-			hb.due = now.Add(retryPause(hb.failures, hb.lease, hb.placeUntil.Sub(now)))
+			hb.due = now.Add(retryPause(hb.failures, hb.lease, hb.answerBy(now).Sub(now)))
 			if heartbeatRefused(rep.Err) {
 				// The waiter makes no attempt of its own while its
 				// heartbeat runs: it makes one now, which meets the
