@@ -156,9 +156,9 @@ func (l *Locker) evalAsync(ctx context.Context, b callBounds, c Call, wait bool)
 // queueOf returns the queue of calls of b, if b is the runtime's own
 // go-redis backend or HonorsDeadlines' mark: a call may wait in it for a
 // shared pipeline until its caller gives up (coalesce_within.go). The
-// Locker asks only the backend it was given, and not when an option wraps
-// it (WithRestartGuard), so that no call reaches the queue past a wrapper
-// that must see it; over any other backend such a call runs on a
+// Locker asks only the backend it was given, and an option that wraps it
+// (WithRestartGuard) drops the queue, so that no call reaches it past a
+// wrapper that must see it; over any other backend such a call runs on a
 // goroutine of its own.
 func queueOf(b Backend) *coalescer {
 	if q, ok := b.(interface{ callQueue() *coalescer }); ok {

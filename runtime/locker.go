@@ -67,14 +67,12 @@ func NewWithBackend(b Backend, opts ...Option) *Locker {
 		unreachableTimeout: defaultUnreachableTimeout,
 		closed:             make(chan struct{}),
 	}
+	l.queue = queueOf(b) // before the options: one that wraps b drops it
 	for _, o := range opts {
 		o(l)
 	}
 	if l.nextHolder == nil {
 		l.nextHolder = defaultHolderIDs()
-	}
-	if l.backend == b {
-		l.queue = queueOf(b)
 	}
 	l.backend = withPermissionErrors(l.backend)
 	l.caps = l.backend.Caps()

@@ -45,6 +45,7 @@ func WithRestartGuard(longest time.Duration) Option {
 		g := &restartGuard{maxLease: longest, rdb: gb.rdb}
 		g.watchDials()
 		l.backend = &guardedBackend{Backend: l.backend, guard: g}
+		l.queue = nil // every call must pass the guard (queueOf)
 	}
 }
 
