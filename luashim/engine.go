@@ -234,8 +234,12 @@ func (e *engine) run(c *call, sc *script, keys, args []string) (any, error) {
 	fn := L.NewFunctionFromProto(sc.proto)
 	fn.Env = e.env
 	L.Push(fn)
-	L.Push(sc.hits)
-	err := L.PCall(1, 1, e.onError)
+	nargs := 0
+	if sc.arg != nil {
+		L.Push(sc.arg)
+		nargs = 1
+	}
+	err := L.PCall(nargs, 1, e.onError)
 	if v := c.run.violation; v != nil {
 		if err == nil {
 			L.Pop(1)

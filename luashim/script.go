@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/ast"
 	"github.com/yuin/gopher-lua/parse"
 )
 
@@ -13,28 +14,35 @@ import (
 // ("user_script:12: ..."); the shim uses it too so that messages match.
 const chunkName = "user_script"
 
-// script is one loaded script: its instrumented, compiled code and its
-// coverage record.
+// Transform rewrites a script's parsed chunk before it is compiled, for a
+// test tool such as a coverage recorder (internal/luacover). arg, unless
+// nil, is passed to the compiled chunk, as its `...`, on every run.
+type Transform func(name string, chunk []ast.Stmt) (body []ast.Stmt, arg lua.LValue)
+
+// script is one loaded script: its compiled code and the argument its
+// transform asked for.
 type script struct {
 	name  string
 	sha   string
 	proto *lua.FunctionProto
-	lines []int       // lines where statements start
-	hits  *lua.LTable // line -> true, written by the instrumented code
+	arg   lua.LValue
 }
 
-// compileScript parses src, instruments it for coverage and compiles it.
-func compileScript(name, src, sha string) (*script, error) {
+// compileScript parses src, transforms it if asked and compiles it.
+func compileScript(name, src, sha string, transform Transform) (*script, error) {
 	chunk, err := parse.Parse(strings.NewReader(src), chunkName)
+	var arg lua.LValue
+	var proto *lua.FunctionProto
+	if err == nil {
+		if transform != nil {
+			chunk, arg = transform(name, chunk)
+		}
+		proto, err = lua.Compile(chunk, chunkName)
+	}
 	if err != nil {
 		return nil, &ReplyError{Msg: "ERR Error compiling script (new function): " + compileMessage(err), Script: name}
 	}
-	body, lines, vararg := instrument(chunk)
-	proto, err := lua.Compile(wrapChunk(body, vararg), chunkName)
-	if err != nil {
-		return nil, &ReplyError{Msg: "ERR Error compiling script (new function): " + compileMessage(err), Script: name}
-	}
-	return &script{name: name, sha: sha, proto: proto, lines: lines, hits: &lua.LTable{}}, nil
+	return &script{name: name, sha: sha, proto: proto, arg: arg}, nil
 }
 
 // compileMessage flattens a gopher-lua parse or compile error to one line.

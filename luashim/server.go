@@ -13,7 +13,8 @@ import (
 // engine. It is safe for concurrent use; scripts and commands run one at a
 // time under one mutex, so a script is atomic, as in Redis.
 type Server struct {
-	clock Clock
+	clock     Clock
+	transform Transform
 
 	mu      sync.Mutex
 	data    keyspace
@@ -26,17 +27,28 @@ type Server struct {
 	delivering bool
 }
 
-// New returns an empty server that reads the time from clock.
-func New(clock Clock) *Server {
+// Option configures a Server.
+type Option func(*Server)
+
+// WithTransform has Load pass every script through t before compiling it.
+func WithTransform(t Transform) Option { return func(s *Server) { s.transform = t } }
+
+// New returns an empty server that reads the time from clock (the real
+// clock if nil).
+func New(clock Clock, opts ...Option) *Server {
 	if clock == nil {
 		clock = RealClock{}
 	}
-	return &Server{
+	s := &Server{
 		clock:   clock,
 		data:    keyspace{m: map[string]*entry{}},
 		scripts: map[string]*script{},
 		subs:    map[string][]*subscription{},
 	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // sha1hex is the script identifier Redis uses.
@@ -46,8 +58,8 @@ func sha1hex(src string) string {
 }
 
 // Load compiles src, like SCRIPT LOAD, and returns its SHA1. name labels
-// the script in Coverage and in ReplyError.Script; an empty name loads it
-// unnamed (excluded from Coverage). A syntax error is returned as a
+// the script in ReplyError.Script and for the transform; a second Load of
+// the same source under a new name renames it. A syntax error is returned as a
 // *ReplyError starting "ERR Error compiling script".
 func (s *Server) Load(name, src string) (string, error) {
 	sha := sha1hex(src)
@@ -59,7 +71,7 @@ func (s *Server) Load(name, src string) (string, error) {
 		}
 		return sha, nil
 	}
-	sc, err := compileScript(name, src, sha)
+	sc, err := compileScript(name, src, sha, s.transform)
 	if err != nil {
 		return "", err
 	}
