@@ -6,8 +6,5 @@ package luashim
 // SPUBLISHed from a script to be declared (and in the script's slot).
 func init() {
 	run := func(c *call, args []string) any { return c.s.publish(args[1], args[2]) }
-	register(
-		&command{name: "publish", arity: 3, firstKey: 1, lastKey: 1, run: run},
-		&command{name: "spublish", arity: 3, firstKey: 1, lastKey: 1, run: run},
-	)
+	register(keyCommand("publish", 3, run), keyCommand("spublish", 3, run))
 }

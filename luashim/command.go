@@ -46,6 +46,11 @@ func register(cmds ...*command) {
 	}
 }
 
+// keyCommand is a command whose one key is its first argument.
+func keyCommand(name string, arity int, run func(*call, []string) any) *command {
+	return &command{name: name, arity: arity, firstKey: 1, lastKey: 1, run: run}
+}
+
 // unsupported refuses an option of a kept command that no script uses:
 // the shim emulates only what the scripts call.
 func unsupported(cmd, opt string) *ReplyError {
@@ -92,57 +97,70 @@ func (c *call) dispatch(args []string) any {
 
 // lookup returns key's live entry, deleting it first if it has expired.
 func (c *call) lookup(key string) *entry {
-	e, ok := c.s.data.m[key]
+	e, ok := c.s.data[key]
 	if !ok {
 		return nil
 	}
 	if e.expired(c.nowMs) {
-		delete(c.s.data.m, key)
+		delete(c.s.data, key)
 		return nil
 	}
 	return e
+}
+
+// typedAt returns key's entry and its value as a T, or WRONGTYPE. An
+// absent key gives a nil entry and empty(): a read sees what Redis sees
+// for a missing key, an empty value, and a write stores it with setValue.
+func typedAt[T value](c *call, key string, empty func() T) (*entry, T, *ReplyError) {
+	e := c.lookup(key)
+	if e == nil {
+		return nil, empty(), nil
+	}
+	v, ok := e.val.(T)
+	if !ok {
+		return nil, v, errWrongType
+	}
+	return e, v, nil
+}
+
+// writableAt is typedAt for a write: an absent key gets empty() stored.
+func writableAt[T value](c *call, key string, empty func() T) (T, *ReplyError) {
+	e, v, err := typedAt(c, key, empty)
+	if e == nil && err == nil {
+		c.setValue(key, v)
+	}
+	return v, err
 }
 
 // setValue stores v under key with no TTL, replacing whatever was there.
 func (c *call) setValue(key string, v value) *entry {
 	e := &entry{val: v}
-	c.s.data.m[key] = e
+	c.s.data[key] = e
 	return e
 }
 
-// dropIfEmpty deletes key when its collection has become empty.
-func (c *call) dropIfEmpty(key string, e *entry) {
-	if isEmpty(e.val) {
-		delete(c.s.data.m, key)
+// dropIfEmpty deletes key when its collection v has become empty, as
+// Redis does.
+func (c *call) dropIfEmpty(key string, v value) {
+	if isEmpty(v) {
+		delete(c.s.data, key)
 	}
 }
 
-// parseInt parses a 64-bit integer as Redis's string2ll does: optional
-// '-', digits, no '+', no spaces, no leading zeros.
-func parseInt(s string) (int64, bool) {
-	if len(s) == 0 || len(s) > 20 {
-		return 0, false
-	}
-	digits := s
-	if s[0] == '-' {
-		digits = s[1:]
-	}
-	if len(digits) == 0 || (digits[0] == '0' && len(s) > 1) {
-		return 0, false
+// intArg parses a 64-bit integer as Redis's string2ll does (optional '-',
+// digits, no '+', no spaces, no leading zeros) or gives Redis's error.
+func intArg(s string) (int64, *ReplyError) {
+	digits := strings.TrimPrefix(s, "-")
+	if len(s) > 20 || digits == "" || (digits[0] == '0' && len(s) > 1) {
+		return 0, errNotInteger
 	}
 	for i := 0; i < len(digits); i++ {
 		if digits[i] < '0' || digits[i] > '9' {
-			return 0, false
+			return 0, errNotInteger
 		}
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
-	return n, err == nil
-}
-
-// intArg parses an integer argument or gives Redis's error.
-func intArg(s string) (int64, *ReplyError) {
-	n, ok := parseInt(s)
-	if !ok {
+	if err != nil {
 		return 0, errNotInteger
 	}
 	return n, nil

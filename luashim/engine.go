@@ -1,6 +1,7 @@
 package luashim
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -142,9 +143,7 @@ func (e *engine) recordViolation(err *ReplyError) {
 // raise throws an error table {err=msg}, which is how redis.call reports a
 // failed command to the script.
 func (e *engine) raise(L *lua.LState, msg string) {
-	t := L.CreateTable(0, 1)
-	t.RawSetString("err", lua.LString(msg))
-	L.Error(t, 1)
+	L.Error(fieldTable(L, "err", msg), 1)
 }
 
 // redisLib builds the `redis` table: call, pcall and error_reply. The
@@ -155,9 +154,7 @@ func (e *engine) redisLib() *lua.LTable {
 	t.RawSetString("call", L.NewFunction(func(L *lua.LState) int { return e.redisCall(L, true) }))
 	t.RawSetString("pcall", L.NewFunction(func(L *lua.LState) int { return e.redisCall(L, false) }))
 	t.RawSetString("error_reply", L.NewFunction(func(L *lua.LState) int {
-		r := L.CreateTable(0, 1)
-		r.RawSetString("err", lua.LString(L.CheckString(1)))
-		L.Push(r)
+		L.Push(fieldTable(L, "err", L.CheckString(1)))
 		return 1
 	}))
 	return t
@@ -175,7 +172,7 @@ func (e *engine) redisCall(L *lua.LState, raise bool) int {
 		case lua.LString:
 			args[i-1] = string(v)
 		case lua.LNumber:
-			args[i-1] = formatLuaNumberArg(float64(v))
+			args[i-1] = formatNumber(float64(v))
 		default:
 			return e.fail(L, raise, "ERR Lua redis lib command arguments must be strings or integers")
 		}
@@ -187,7 +184,7 @@ func (e *engine) redisCall(L *lua.LState, raise bool) int {
 		return 0
 	}
 	for _, k := range cmd.keys(args) {
-		if !c.run.declared(k) {
+		if !slices.Contains(c.run.keys, k) {
 			e.violation(L, cmd.name+" touches "+strconv.Quote(k)+", which is not in KEYS")
 			return 0
 		}
@@ -207,9 +204,7 @@ func (e *engine) fail(L *lua.LState, raise bool, msg string) int {
 		e.raise(L, msg)
 		return 0
 	}
-	r := L.CreateTable(0, 1)
-	r.RawSetString("err", lua.LString(msg))
-	L.Push(r)
+	L.Push(fieldTable(L, "err", msg))
 	return 1
 }
 

@@ -1,6 +1,9 @@
 package luashim
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // value is what a key holds: one of *stringValue, *hashValue, *zsetValue.
 type value interface {
@@ -39,12 +42,8 @@ func (h *hashValue) del(field string) bool {
 		return false
 	}
 	delete(h.values, field)
-	for i, f := range h.fields {
-		if f == field {
-			h.fields = append(h.fields[:i], h.fields[i+1:]...)
-			break
-		}
-	}
+	i := slices.Index(h.fields, field)
+	h.fields = slices.Delete(h.fields, i, i+1)
 	return true
 }
 
@@ -83,10 +82,7 @@ func (z *zsetValue) add(member string, score float64) bool {
 	}
 	z.scores[member] = score
 	m := ZMember{Member: member, Score: score}
-	i := z.position(m)
-	z.sorted = append(z.sorted, ZMember{})
-	copy(z.sorted[i+1:], z.sorted[i:])
-	z.sorted[i] = m
+	z.sorted = slices.Insert(z.sorted, z.position(m), m)
 	return !exists
 }
 
@@ -98,7 +94,7 @@ func (z *zsetValue) remove(member string) bool {
 	}
 	delete(z.scores, member)
 	i := z.position(ZMember{Member: member, Score: score})
-	z.sorted = append(z.sorted[:i], z.sorted[i+1:]...)
+	z.sorted = slices.Delete(z.sorted, i, i+1)
 	return true
 }
 
@@ -111,9 +107,7 @@ type entry struct {
 
 // keyspace is the single database of a Server. Expiry is lazy: a key whose
 // deadline has passed is deleted when something looks it up.
-type keyspace struct {
-	m map[string]*entry
-}
+type keyspace map[string]*entry
 
 // isEmpty reports whether a collection has no elements left; Redis deletes
 // such keys.

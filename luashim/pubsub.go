@@ -1,5 +1,7 @@
 package luashim
 
+import "slices"
+
 // subscription is one Subscribe callback. active turns false on
 // unsubscribe, so messages published before that but not yet delivered
 // are dropped, as a real unsubscribe would drop them.
@@ -34,13 +36,8 @@ func (s *Server) Subscribe(channel string, fn func(channel, payload string)) (un
 			return
 		}
 		sub.active = false
-		list := s.subs[channel]
-		for i, x := range list {
-			if x == sub {
-				list = append(list[:i:i], list[i+1:]...)
-				break
-			}
-		}
+		// Deleting in place is safe: a queued message holds its own copy.
+		list := slices.DeleteFunc(s.subs[channel], func(x *subscription) bool { return x == sub })
 		if len(list) == 0 {
 			delete(s.subs, channel)
 		} else {

@@ -60,16 +60,6 @@ type scriptRun struct {
 	violation *ReplyError
 }
 
-// declared reports whether key is one of the run's KEYS.
-func (r *scriptRun) declared(key string) bool {
-	for _, k := range r.keys {
-		if k == key {
-			return true
-		}
-	}
-	return false
-}
-
 // runLocked executes sc with mu held.
 func (s *Server) runLocked(sc *script, keys, args []string) (any, error) {
 	if err := checkSameSlot(keys); err != nil {

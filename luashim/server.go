@@ -41,7 +41,7 @@ func New(clock Clock, opts ...Option) *Server {
 	}
 	s := &Server{
 		clock:   clock,
-		data:    keyspace{m: map[string]*entry{}},
+		data:    keyspace{},
 		scripts: map[string]*script{},
 		subs:    map[string][]*subscription{},
 	}
@@ -143,10 +143,10 @@ func (s *Server) Snapshot() []KeyState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	nowMs := s.clock.Now().UnixMilli()
-	out := make([]KeyState, 0, len(s.data.m))
-	for k, e := range s.data.m {
+	out := make([]KeyState, 0, len(s.data))
+	for k, e := range s.data {
 		if e.expired(nowMs) {
-			delete(s.data.m, k)
+			delete(s.data, k)
 			continue
 		}
 		ks := KeyState{Key: k, Type: e.val.typeName(), PTTL: -1}
