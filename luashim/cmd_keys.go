@@ -8,8 +8,8 @@ import (
 // Generic key commands: TIME, DEL, PEXPIRE, PEXPIREAT, PTTL.
 func init() {
 	register(
-		&command{name: "time", arity: 1, run: cmdTime},
-		&command{name: "del", arity: -2, firstKey: 1, lastKey: -1, run: cmdDel},
+		&command{name: "time", arity: 1, noKeys: true, run: cmdTime},
+		&command{name: "del", arity: -2, allKeys: true, run: cmdDel},
 		keyCommand("pexpire", -3, expireCommand(false)),
 		keyCommand("pexpireat", -3, expireCommand(true)),
 		keyCommand("pttl", 2, cmdPTTL),

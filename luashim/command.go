@@ -12,27 +12,22 @@ type command struct {
 	// arity counts the command name, as in COMMAND INFO: n > 0 exactly n
 	// arguments, n < 0 at least -n.
 	arity int
-	// firstKey and lastKey locate the key (or channel) arguments: 0 =
-	// none; lastKey -1 = the last argument.
-	firstKey, lastKey int
-	run               func(c *call, args []string) any
+	// allKeys says every argument names a key (DEL); otherwise the first
+	// does, unless noKeys (TIME). PUBLISH's channel counts as a key.
+	allKeys, noKeys bool
+	run             func(c *call, args []string) any
 }
 
 // keys returns the arguments of args (args[0] is the command) that name
 // keys or channels.
 func (cmd *command) keys(args []string) []string {
-	if cmd.firstKey == 0 {
+	switch {
+	case cmd.noKeys || len(args) < 2:
 		return nil
+	case cmd.allKeys:
+		return args[1:]
 	}
-	last := cmd.lastKey
-	if last < 0 {
-		last = len(args) + last
-	}
-	var out []string
-	for i := cmd.firstKey; i <= last && i < len(args); i++ {
-		out = append(out, args[i])
-	}
-	return out
+	return args[1:2]
 }
 
 // commands is the allow-list, the commands the scripts call (kept so by
@@ -48,7 +43,7 @@ func register(cmds ...*command) {
 
 // keyCommand is a command whose one key is its first argument.
 func keyCommand(name string, arity int, run func(*call, []string) any) *command {
-	return &command{name: name, arity: arity, firstKey: 1, lastKey: 1, run: run}
+	return &command{name: name, arity: arity, run: run}
 }
 
 // unsupported refuses an option of a kept command that no script uses:

@@ -31,18 +31,9 @@ var allowedBase = []string{
 
 func newEngine() *engine {
 	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 256})
-	for _, lib := range []struct {
-		name string
-		open lua.LGFunction
-	}{
-		{lua.BaseLibName, lua.OpenBase},
-		{lua.TabLibName, lua.OpenTable},
-		{lua.StringLibName, lua.OpenString},
-		{lua.MathLibName, lua.OpenMath},
-	} {
-		L.Push(L.NewFunction(lib.open))
-		L.Push(lua.LString(lib.name))
-		L.Call(1, 0)
+	for _, open := range []lua.LGFunction{lua.OpenBase, lua.OpenTable, lua.OpenString, lua.OpenMath} {
+		L.Push(L.NewFunction(open))
+		L.Call(0, 0)
 	}
 	e := &engine{L: L}
 	loaded := L.G.Global
@@ -50,28 +41,20 @@ func newEngine() *engine {
 	for _, name := range allowedBase {
 		e.globals.RawSetString(name, loaded.RawGetString(name))
 	}
+	readOnly := func(string) string { return "Attempt to modify a readonly table" }
 	for _, lib := range []string{"string", "table", "math"} {
-		e.globals.RawSetString(lib, e.readOnly(loaded.RawGetString(lib).(*lua.LTable)))
+		e.globals.RawSetString(lib, e.proxy(loaded.RawGetString(lib), readOnly))
 	}
-	e.globals.RawSetString("redis", e.readOnly(e.redisLib()))
+	e.globals.RawSetString("redis", e.proxy(e.redisLib(), readOnly))
 	e.globals.RawSetString("pcall", L.NewFunction(redisStylePcall))
 	globalsMeta := L.NewTable()
-	globalsMeta.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-		e.violation(L, "Script attempted to access nonexistent global variable '"+L.ToString(2)+"'")
-		return 0
+	globalsMeta.RawSetString("__index", e.refuser(func(name string) string {
+		return "Script attempted to access nonexistent global variable '" + name + "'"
 	}))
 	L.SetMetatable(e.globals, globalsMeta)
-
-	e.env = L.NewTable()
-	envMeta := L.NewTable()
-	envMeta.RawSetString("__index", e.globals)
-	envMeta.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
-		e.violation(L, "Script attempted to create or modify global variable '"+L.ToString(2)+"'")
-		return 0
-	}))
-	envMeta.RawSetString("__metatable", lua.LFalse)
-	L.SetMetatable(e.env, envMeta)
-
+	e.env = e.proxy(e.globals, func(name string) string {
+		return "Script attempted to create or modify global variable '" + name + "'"
+	})
 	e.onError = L.NewFunction(func(L *lua.LState) int {
 		// The frames of the failed call are still on the stack: the
 		// innermost Lua frame (Go builtins such as error and redis.call
@@ -97,28 +80,41 @@ func redisStylePcall(L *lua.LState) int {
 	}
 	L.Push(lua.LFalse)
 	obj := err.(*lua.ApiError).Object
-	if t, ok := obj.(*lua.LTable); ok {
-		if msg, ok := t.RawGetString("err").(lua.LString); ok {
-			obj = msg
-		}
+	if msg, ok := errField(obj); ok {
+		obj = lua.LString(msg)
 	}
 	L.Push(obj)
 	return 2
 }
 
-// readOnly returns an empty proxy that reads through to t and refuses
-// writes, as Redis 7 makes its library tables read-only.
-func (e *engine) readOnly(t *lua.LTable) *lua.LTable {
-	proxy := e.L.NewTable()
-	meta := e.L.NewTable()
-	meta.RawSetString("__index", t)
-	meta.RawSetString("__newindex", e.L.NewFunction(func(L *lua.LState) int {
-		e.violation(L, "Attempt to modify a readonly table")
-		return 0
-	}))
+// errField returns the message of an error table {err=msg}.
+func errField(v lua.LValue) (string, bool) {
+	if t, ok := v.(*lua.LTable); ok {
+		msg, ok := t.RawGetString("err").(lua.LString)
+		return string(msg), ok
+	}
+	return "", false
+}
+
+// proxy returns an empty table that reads through to index and refuses
+// writes with a violation: Redis 7 makes its library tables and the
+// globals read-only.
+func (e *engine) proxy(index lua.LValue, refuse func(key string) string) *lua.LTable {
+	proxy, meta := e.L.NewTable(), e.L.NewTable()
+	meta.RawSetString("__index", index)
+	meta.RawSetString("__newindex", e.refuser(refuse))
 	meta.RawSetString("__metatable", lua.LFalse)
 	e.L.SetMetatable(proxy, meta)
 	return proxy
+}
+
+// refuser returns a metamethod that raises a violation with the message
+// msg gives for the key looked up or assigned.
+func (e *engine) refuser(msg func(key string) string) *lua.LFunction {
+	return e.L.NewFunction(func(L *lua.LState) int {
+		e.violation(L, msg(L.ToString(2)))
+		return 0
+	})
 }
 
 // violation records a strictness violation (the first one sticks) and
@@ -129,15 +125,11 @@ func (e *engine) violation(L *lua.LState, msg string) {
 	if where == "" {
 		full = replyErr("ERR lockgen-shim: " + msg)
 	}
-	e.recordViolation(full)
-	e.raise(L, full.Msg)
-}
-
-func (e *engine) recordViolation(err *ReplyError) {
 	if run := e.cur.run; run != nil && run.violation == nil {
-		err.Script = run.script.name
-		run.violation = err
+		full.Script = run.script.name
+		run.violation = full
 	}
+	e.raise(L, full.Msg)
 }
 
 // raise throws an error table {err=msg}, which is how redis.call reports a
@@ -215,16 +207,8 @@ func (e *engine) run(c *call, sc *script, keys, args []string) (any, error) {
 	e.errLine = 0
 	defer func() { e.cur = nil }()
 
-	keyTable := L.CreateTable(len(keys), 0)
-	for i, k := range keys {
-		keyTable.RawSetInt(i+1, lua.LString(k))
-	}
-	argTable := L.CreateTable(len(args), 0)
-	for i, a := range args {
-		argTable.RawSetInt(i+1, lua.LString(a))
-	}
-	e.globals.RawSetString("KEYS", keyTable)
-	e.globals.RawSetString("ARGV", argTable)
+	e.globals.RawSetString("KEYS", stringArray(L, keys))
+	e.globals.RawSetString("ARGV", stringArray(L, args))
 
 	fn := L.NewFunctionFromProto(sc.proto)
 	fn.Env = e.env
@@ -258,19 +242,12 @@ func (e *engine) run(c *call, sc *script, keys, args []string) (any, error) {
 // gives: the message (a raised {err=...} table's text, or "ERR " and the
 // Lua error), then " script: <sha>, on @user_script:<line>.".
 func (e *engine) scriptError(sc *script, err error) *ReplyError {
-	var msg string
-	apiErr, ok := err.(*lua.ApiError)
-	switch {
-	case !ok:
-		msg = "ERR " + err.Error()
-	default:
-		if t, isTable := apiErr.Object.(*lua.LTable); isTable {
-			if s, isString := t.RawGetString("err").(lua.LString); isString {
-				msg = string(s)
-				break
-			}
-		}
+	msg := "ERR " + err.Error()
+	if apiErr, ok := err.(*lua.ApiError); ok {
 		msg = "ERR " + apiErr.Object.String()
+		if m, ok := errField(apiErr.Object); ok {
+			msg = m
+		}
 	}
 	line := e.errLine
 	if line == 0 {
@@ -280,4 +257,13 @@ func (e *engine) scriptError(sc *script, err error) *ReplyError {
 		Msg:    msg + " script: " + sc.sha + ", on @" + chunkName + ":" + strconv.Itoa(line) + ".",
 		Script: sc.name,
 	}
+}
+
+// stringArray builds a Lua array of ss, as KEYS and ARGV are.
+func stringArray(L *lua.LState, ss []string) *lua.LTable {
+	t := L.CreateTable(len(ss), 0)
+	for i, s := range ss {
+		t.RawSetInt(i+1, lua.LString(s))
+	}
+	return t
 }

@@ -6,13 +6,9 @@ import (
 )
 
 // value is what a key holds: one of *stringValue, *hashValue, *zsetValue.
-type value interface {
-	typeName() string
-}
+type value any
 
 type stringValue struct{ s string }
-
-func (*stringValue) typeName() string { return "string" }
 
 // hashValue keeps fields in insertion order, as Redis's listpack encoding
 // of small hashes does, so HGETALL replies in the same order
@@ -21,8 +17,6 @@ type hashValue struct {
 	fields []string
 	values map[string]string
 }
-
-func (*hashValue) typeName() string { return "hash" }
 
 func newHash() *hashValue { return &hashValue{values: map[string]string{}} }
 
@@ -54,8 +48,6 @@ type zsetValue struct {
 	sorted []ZMember
 	scores map[string]float64
 }
-
-func (*zsetValue) typeName() string { return "zset" }
 
 func newZSet() *zsetValue { return &zsetValue{scores: map[string]float64{}} }
 

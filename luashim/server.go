@@ -3,6 +3,8 @@ package luashim
 import (
 	"crypto/sha1"
 	"encoding/hex"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -149,20 +151,17 @@ func (s *Server) Snapshot() []KeyState {
 			delete(s.data, k)
 			continue
 		}
-		ks := KeyState{Key: k, Type: e.val.typeName(), PTTL: -1}
+		ks := KeyState{Key: k, PTTL: -1}
 		if e.expireAt != 0 {
 			ks.PTTL = e.expireAt - nowMs
 		}
 		switch v := e.val.(type) {
 		case *stringValue:
-			ks.String = v.s
+			ks.Type, ks.String = "string", v.s
 		case *hashValue:
-			ks.Hash = make(map[string]string, len(v.values))
-			for f, x := range v.values {
-				ks.Hash[f] = x
-			}
+			ks.Type, ks.Hash = "hash", maps.Clone(v.values)
 		case *zsetValue:
-			ks.ZSet = append([]ZMember(nil), v.sorted...)
+			ks.Type, ks.ZSet = "zset", slices.Clone(v.sorted)
 		}
 		out = append(out, ks)
 	}
