@@ -54,9 +54,18 @@ func parseScoreRange(minArg, maxArg string) (r scoreRange, err *ReplyError) {
 	return r, nil
 }
 
-// within returns the members whose scores lie in r; they are contiguous
-// in the sorted slice.
-func (z *zsetValue) within(r scoreRange) []ZMember {
+// membersInRange is ZCOUNT's and ZRANGEBYSCORE's lookup: the members of
+// the sorted set args[1] whose scores lie in args[2]..args[3]. They are
+// contiguous in the sorted slice.
+func (c *call) membersInRange(args []string) ([]ZMember, *ReplyError) {
+	r, err := parseScoreRange(args[2], args[3])
+	if err != nil {
+		return nil, err
+	}
+	_, z, err := typedAt(c, args[1], newZSet)
+	if err != nil {
+		return nil, err
+	}
 	from := sort.Search(len(z.sorted), func(i int) bool {
 		s := z.sorted[i].Score
 		return s > r.min || (s == r.min && !r.minExcl)
@@ -65,7 +74,7 @@ func (z *zsetValue) within(r scoreRange) []ZMember {
 		s := z.sorted[i].Score
 		return s > r.max || (s == r.max && r.maxExcl)
 	})
-	return z.sorted[from:max(from, to)]
+	return z.sorted[from:max(from, to)], nil
 }
 
 // cmdZAdd is ZADD with the one option the scripts use, NX.
@@ -146,15 +155,11 @@ func cmdZCard(c *call, args []string) any {
 }
 
 func cmdZCount(c *call, args []string) any {
-	r, err := parseScoreRange(args[2], args[3])
+	ms, err := c.membersInRange(args)
 	if err != nil {
 		return err
 	}
-	_, z, err := typedAt(c, args[1], newZSet)
-	if err != nil {
-		return err
-	}
-	return int64(len(z.within(r)))
+	return int64(len(ms))
 }
 
 // membersReply renders members as a flat array, with scores when asked.
@@ -224,15 +229,11 @@ func cmdZRangeByScore(c *call, args []string) any {
 	if err != nil {
 		return err
 	}
-	r, err := parseScoreRange(args[2], args[3])
+	ms, err := c.membersInRange(args)
 	if err != nil {
 		return err
 	}
-	_, z, err := typedAt(c, args[1], newZSet)
-	if err != nil {
-		return err
-	}
-	return membersReply(z.within(r), withScores)
+	return membersReply(ms, withScores)
 }
 
 // cmdZPopMin is ZPOPMIN without a count, as the scripts call it.

@@ -60,9 +60,9 @@ func sha1hex(src string) string {
 }
 
 // Load compiles src, like SCRIPT LOAD, and returns its SHA1. name labels
-// the script in ReplyError.Script and for the transform; a second Load of
-// the same source under a new name renames it. A syntax error is returned as a
-// *ReplyError starting "ERR Error compiling script".
+// the script in ReplyError.Script and for the transform; loading the same
+// source under a new name renames it. A syntax error gives a *ReplyError
+// starting "ERR Error compiling script".
 func (s *Server) Load(name, src string) (string, error) {
 	sha := sha1hex(src)
 	s.mu.Lock()
@@ -81,10 +81,8 @@ func (s *Server) Load(name, src string) (string, error) {
 	return sha, nil
 }
 
-// EvalSha runs a loaded script, like EVALSHA. An unknown SHA1 gives a
-// *ReplyError whose message starts "NOSCRIPT". Errors the script returns or
-// raises are *ReplyError; shim-strictness violations start
-// "ERR lockgen-shim:".
+// EvalSha runs a loaded script, like EVALSHA; an unknown SHA1 gives a
+// *ReplyError starting "NOSCRIPT".
 func (s *Server) EvalSha(sha string, keys []string, args ...string) (any, error) {
 	s.mu.Lock()
 	sc, ok := s.scripts[strings.ToLower(sha)]
@@ -107,10 +105,8 @@ func (s *Server) Eval(src string, keys []string, args ...string) (any, error) {
 	return s.EvalSha(sha, keys, args...)
 }
 
-// Do runs one command from outside any script, for test setup and
-// inspection; the commands are the scripts' (see the package doc). Keys
-// need not be declared anywhere. Reply types are as for Eval: int64, string, Status,
-// nil, []any, and a *ReplyError as the error.
+// Do runs one of the scripts' commands from outside any script, for test
+// setup and inspection; its keys need not be declared.
 func (s *Server) Do(args ...string) (any, error) {
 	s.mu.Lock()
 	c := s.newCall(s.clock.Now(), nil)
