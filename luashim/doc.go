@@ -43,8 +43,8 @@
 // The shim refuses, with an error starting "ERR lockgen-shim:", what Redis
 // would let pass or only Redis Cluster would catch: a command or option
 // outside what the scripts use; a key, or a published channel, that is not
-// in the script's KEYS; KEYS of one call in different Cluster slots (see
-// KeySlot); reading or writing an undeclared global, or writing to a
+// in the script's KEYS; KEYS of one call in different Cluster slots;
+// reading or writing an undeclared global, or writing to a
 // library table (Redis 7 forbids these too, with other messages). A
 // violation sticks: a script that catches it with pcall still fails.
 //

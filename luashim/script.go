@@ -8,6 +8,8 @@ import (
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
 	"github.com/yuin/gopher-lua/parse"
+
+	"github.com/lockgen/lockgen/internal/keyslot"
 )
 
 // chunkName is what Redis 7 calls every script in error messages
@@ -79,9 +81,9 @@ func checkSameSlot(keys []string) *ReplyError {
 	if len(keys) < 2 {
 		return nil
 	}
-	first := KeySlot(keys[0])
+	first := keyslot.Of(keys[0])
 	for _, k := range keys[1:] {
-		if slot := KeySlot(k); slot != first {
+		if slot := keyslot.Of(k); slot != first {
 			return replyErr(fmt.Sprintf("ERR lockgen-shim: KEYS hash to different cluster slots: %q is in slot %d, %q in slot %d", keys[0], first, k, slot))
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockgen/lockgen/internal/keyslot"
 )
 
 // nodeSubscriber: the go-redis backend's one Pub/Sub connection to one
@@ -232,12 +234,12 @@ func (ns *nodeSubscriber) refused(err redis.Error) {
 			break
 		}
 		for ch := range ns.unsubscribing {
-			if clusterSlot(ch) == slot {
+			if keyslot.Of(ch) == slot {
 				delete(ns.unsubscribing, ch)
 			}
 		}
 		for ch := range ns.subs {
-			if clusterSlot(ch) == slot {
+			if keyslot.Of(ch) == slot {
 				ended = append(ended, ch)
 			}
 		}
