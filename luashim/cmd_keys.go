@@ -2,6 +2,7 @@ package luashim
 
 import (
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -18,7 +19,7 @@ func init() {
 
 func cmdTime(c *call, _ []string) any {
 	us := c.now.UnixMicro()
-	return []any{formatInt(us / 1e6), formatInt(us % 1e6)}
+	return []any{strconv.FormatInt(us/1e6, 10), strconv.FormatInt(us%1e6, 10)}
 }
 
 func cmdDel(c *call, args []string) any {

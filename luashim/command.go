@@ -137,9 +137,17 @@ func (c *call) setValue(key string, v value) *entry {
 // dropIfEmpty deletes key when its collection v has become empty, as
 // Redis does.
 func (c *call) dropIfEmpty(key string, v value) {
-	if isEmpty(v) {
-		delete(c.s.data, key)
+	switch v := v.(type) {
+	case *hashValue:
+		if len(v.fields) > 0 {
+			return
+		}
+	case *zsetValue:
+		if len(v.sorted) > 0 {
+			return
+		}
 	}
+	delete(c.s.data, key)
 }
 
 // intArg parses a 64-bit integer as Redis's string2ll does (optional '-',
@@ -160,6 +168,3 @@ func intArg(s string) (int64, *ReplyError) {
 	}
 	return n, nil
 }
-
-// formatInt renders an integer as Redis stores it in a string value.
-func formatInt(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,8 +1,9 @@
 package luashim
 
 import (
+	"cmp"
 	"slices"
-	"sort"
+	"strings"
 )
 
 // value is what a key holds: one of *stringValue, *hashValue, *zsetValue.
@@ -51,16 +52,13 @@ type zsetValue struct {
 
 func newZSet() *zsetValue { return &zsetValue{scores: map[string]float64{}} }
 
-func zless(a, b ZMember) bool {
-	if a.Score != b.Score {
-		return a.Score < b.Score
-	}
-	return a.Member < b.Member
-}
-
-// position returns where m sits (or would sit) in the sorted slice.
+// position returns where m sits (or would sit) in the sorted slice,
+// ordered by score, then member.
 func (z *zsetValue) position(m ZMember) int {
-	return sort.Search(len(z.sorted), func(i int) bool { return !zless(z.sorted[i], m) })
+	i, _ := slices.BinarySearchFunc(z.sorted, m, func(a, b ZMember) int {
+		return cmp.Or(cmp.Compare(a.Score, b.Score), strings.Compare(a.Member, b.Member))
+	})
+	return i
 }
 
 // add sets member's score and reports whether the member is new.
@@ -100,18 +98,6 @@ type entry struct {
 // keyspace is the single database of a Server. Expiry is lazy: a key whose
 // deadline has passed is deleted when something looks it up.
 type keyspace map[string]*entry
-
-// isEmpty reports whether a collection has no elements left; Redis deletes
-// such keys.
-func isEmpty(v value) bool {
-	switch v := v.(type) {
-	case *hashValue:
-		return len(v.fields) == 0
-	case *zsetValue:
-		return len(v.sorted) == 0
-	}
-	return false
-}
 
 // expired tells whether an entry is gone at nowMs. Redis keeps a key alive
 // through the millisecond of its deadline (PTTL 0) and drops it after.

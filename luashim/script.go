@@ -92,14 +92,11 @@ func checkSameSlot(keys []string) *ReplyError {
 
 // lineOf extracts N from a gopher-lua position prefix "user_script:N:".
 func lineOf(where string) int {
-	rest, ok := strings.CutPrefix(where, chunkName+":")
-	if !ok {
+	rest, isScript := strings.CutPrefix(where, chunkName+":")
+	num, _, found := strings.Cut(rest, ":")
+	if !isScript || !found {
 		return 0
 	}
-	end := strings.IndexByte(rest, ':')
-	if end < 0 {
-		return 0
-	}
-	n, _ := strconv.Atoi(rest[:end])
+	n, _ := strconv.Atoi(num)
 	return n
 }
