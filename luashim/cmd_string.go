@@ -85,14 +85,9 @@ func cmdSet(c *call, args []string) any {
 	if o.xx && e == nil {
 		return nil // with GET, too: the old value is nil
 	}
-	keep := int64(0)
 	if o.keepTTL && e != nil {
-		keep = e.expireAt
+		o.expireAt = e.expireAt // KEEPTTL and PX exclude each other
 	}
-	ne := c.setValue(key, &stringValue{s: val})
-	ne.expireAt = keep
-	if o.expireAt != 0 {
-		ne.expireAt = o.expireAt
-	}
+	c.setValue(key, &stringValue{s: val}).expireAt = o.expireAt
 	return reply
 }

@@ -22,11 +22,6 @@
 // raised by redis.call as its message string, and redis.pcall returns it
 // as a table {err=...}.
 //
-// Scripts run one at a time under the server's mutex, in one reused Lua
-// state with compiled code cached per SHA1. Messages a script publishes
-// reach Subscribe callbacks after it has finished, outside the mutex, in
-// publish order.
-//
 // # What it emulates
 //
 // Exactly the commands lockgen's scripts call (lua/*.lua, fencing/*.lua and

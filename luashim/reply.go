@@ -58,22 +58,15 @@ func luaToReply(v lua.LValue) any {
 		}
 		return nil
 	case *lua.LTable:
-		if e, ok := v.RawGetString("err").(lua.LString); ok {
-			return replyErr(string(e))
+		if msg, ok := errField(v); ok {
+			return replyErr(msg)
 		}
 		if s, ok := v.RawGetString("ok").(lua.LString); ok {
 			return Status(s)
 		}
-		var arr []any
-		for i := 1; ; i++ {
-			el := v.RawGetInt(i)
-			if el == lua.LNil {
-				break
-			}
-			arr = append(arr, luaToReply(el))
-		}
-		if arr == nil {
-			arr = []any{}
+		arr := []any{}
+		for i := 1; v.RawGetInt(i) != lua.LNil; i++ {
+			arr = append(arr, luaToReply(v.RawGetInt(i)))
 		}
 		return arr
 	default:
