@@ -54,12 +54,17 @@ func unsupported(cmd, opt string) *ReplyError {
 
 // call is the context of one command or script run: the server, the time
 // frozen at its start (Redis also freezes key expiry during a script), and
-// the running script, if any.
+// the running script, if any, with its KEYS.
 type call struct {
-	s     *Server
-	now   time.Time
-	nowMs int64
-	run   *scriptRun
+	s      *Server
+	now    time.Time
+	nowMs  int64
+	script *script // nil for Do
+	keys   []string
+	// violation is the script's first strictness violation. It sticks:
+	// the script fails with it even if the Lua code caught the raised
+	// error with pcall.
+	violation *ReplyError
 }
 
 // lookupCommand finds name case-insensitively without allocating for
@@ -82,7 +87,7 @@ func (c *call) dispatch(args []string) any {
 		return replyErr("ERR lockgen-shim: command " + strings.ToUpper(args[0]) + " is not allowed")
 	}
 	if (cmd.arity > 0 && len(args) != cmd.arity) || (cmd.arity < 0 && len(args) < -cmd.arity) {
-		if c.run != nil {
+		if c.script != nil {
 			return replyErr("ERR Wrong number of args calling Redis command from script")
 		}
 		return wrongArgs(cmd.name)

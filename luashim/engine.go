@@ -125,9 +125,9 @@ func (e *engine) violation(L *lua.LState, msg string) {
 	if where == "" {
 		full = replyErr("ERR lockgen-shim: " + msg)
 	}
-	if run := e.cur.run; run != nil && run.violation == nil {
-		full.Script = run.script.name
-		run.violation = full
+	if c := e.cur; c.script != nil && c.violation == nil {
+		full.Script = c.script.name
+		c.violation = full
 	}
 	e.raise(L, full.Msg)
 }
@@ -176,7 +176,7 @@ func (e *engine) redisCall(L *lua.LState, raise bool) int {
 		return 0
 	}
 	for _, k := range cmd.keys(args) {
-		if !slices.Contains(c.run.keys, k) {
+		if !slices.Contains(c.keys, k) {
 			e.violation(L, cmd.name+" touches "+strconv.Quote(k)+", which is not in KEYS")
 			return 0
 		}
@@ -201,13 +201,13 @@ func (e *engine) fail(L *lua.LState, raise bool, msg string) int {
 }
 
 // run executes one script call.
-func (e *engine) run(c *call, sc *script, keys, args []string) (any, error) {
-	L := e.L
+func (e *engine) run(c *call, args []string) (any, error) {
+	L, sc := e.L, c.script
 	e.cur = c
 	e.errLine = 0
 	defer func() { e.cur = nil }()
 
-	e.globals.RawSetString("KEYS", stringArray(L, keys))
+	e.globals.RawSetString("KEYS", stringArray(L, c.keys))
 	e.globals.RawSetString("ARGV", stringArray(L, args))
 
 	fn := L.NewFunctionFromProto(sc.proto)
@@ -219,7 +219,7 @@ func (e *engine) run(c *call, sc *script, keys, args []string) (any, error) {
 		nargs = 1
 	}
 	err := L.PCall(nargs, 1, e.onError)
-	if v := c.run.violation; v != nil {
+	if v := c.violation; v != nil {
 		if err == nil {
 			L.Pop(1)
 		}

@@ -52,16 +52,6 @@ func compileMessage(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
-// scriptRun is the state of one script execution.
-type scriptRun struct {
-	script *script
-	keys   []string
-	// violation is the first strictness violation. It sticks: the script
-	// fails with it even if the Lua code caught the raised error with
-	// pcall.
-	violation *ReplyError
-}
-
 // runLocked executes sc with mu held.
 func (s *Server) runLocked(sc *script, keys, args []string) (any, error) {
 	if err := checkSameSlot(keys); err != nil {
@@ -71,9 +61,7 @@ func (s *Server) runLocked(sc *script, keys, args []string) (any, error) {
 	if s.engine == nil {
 		s.engine = newEngine()
 	}
-	run := &scriptRun{script: sc, keys: keys}
-	c := s.newCall(s.clock.Now(), run)
-	return s.engine.run(c, sc, keys, args)
+	return s.engine.run(s.newCall(sc, keys), args)
 }
 
 // checkSameSlot enforces that all KEYS of one call map to one Cluster slot.

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 )
 
 // Server is one emulated Redis server: a single keyspace and a script
@@ -109,7 +108,7 @@ func (s *Server) Eval(src string, keys []string, args ...string) (any, error) {
 // setup and inspection; its keys need not be declared.
 func (s *Server) Do(args ...string) (any, error) {
 	s.mu.Lock()
-	c := s.newCall(s.clock.Now(), nil)
+	c := s.newCall(nil, nil)
 	reply := c.dispatch(args)
 	s.unlockAndDeliver()
 	if e, ok := reply.(*ReplyError); ok {
@@ -165,7 +164,8 @@ func (s *Server) Snapshot() []KeyState {
 	return out
 }
 
-// newCall starts a command or script run at now.
-func (s *Server) newCall(now time.Time, sc *scriptRun) *call {
-	return &call{s: s, now: now, nowMs: now.UnixMilli(), run: sc}
+// newCall starts a command (sc nil) or script run now.
+func (s *Server) newCall(sc *script, keys []string) *call {
+	now := s.clock.Now()
+	return &call{s: s, now: now, nowMs: now.UnixMilli(), script: sc, keys: keys}
 }
