@@ -67,18 +67,7 @@ func cmdHMGet(c *call, args []string) any {
 }
 
 func cmdHDel(c *call, args []string) any {
-	_, h, err := typedAt(c, args[1], newHash)
-	if err != nil {
-		return err
-	}
-	var n int64
-	for _, f := range args[2:] {
-		if h.del(f) {
-			n++
-		}
-	}
-	c.dropIfEmpty(args[1], h)
-	return n
+	return removeEach(c, args[1], newHash, args[2:], (*hashValue).del)
 }
 
 // cmdHGetAll replies fields and values in the hash's field order.

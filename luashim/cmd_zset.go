@@ -121,18 +121,7 @@ func cmdZAdd(c *call, args []string) any {
 }
 
 func cmdZRem(c *call, args []string) any {
-	_, z, err := typedAt(c, args[1], newZSet)
-	if err != nil {
-		return err
-	}
-	var n int64
-	for _, m := range args[2:] {
-		if z.remove(m) {
-			n++
-		}
-	}
-	c.dropIfEmpty(args[1], z)
-	return n
+	return removeEach(c, args[1], newZSet, args[2:], (*zsetValue).remove)
 }
 
 func cmdZScore(c *call, args []string) any {

@@ -132,6 +132,24 @@ func writableAt[T value](c *call, key string, empty func() T) (T, *ReplyError) {
 	return v, err
 }
 
+// removeEach is HDEL and ZREM: it removes each of names from the
+// collection at key, replies how many were there, and deletes the key if
+// nothing is left.
+func removeEach[T value](c *call, key string, empty func() T, names []string, remove func(T, string) bool) any {
+	_, v, err := typedAt(c, key, empty)
+	if err != nil {
+		return err
+	}
+	var n int64
+	for _, name := range names {
+		if remove(v, name) {
+			n++
+		}
+	}
+	c.dropIfEmpty(key, v)
+	return n
+}
+
 // setValue stores v under key with no TTL, replacing whatever was there.
 func (c *call) setValue(key string, v value) *entry {
 	e := &entry{val: v}
