@@ -44,6 +44,10 @@ func compileScript(name, src, sha string, transform Transform) (*script, error) 
 	if err != nil {
 		return nil, &ReplyError{Msg: "ERR Error compiling script (new function): " + compileMessage(err), Script: name}
 	}
+	// A chunk is a vararg function, and gopher-lua gives one that does not
+	// use `...` a Lua 5.0 `arg` table, built on every run (a few kilobytes).
+	// A chunk has no local to hold it (nested functions do), so skip it.
+	proto.IsVarArg &^= lua.VarArgNeedsArg
 	return &script{name: name, sha: sha, proto: proto, arg: arg}, nil
 }
 
