@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockgen/lockgen/embedded"
+	"github.com/lockgen/lockgen/internal/luacover"
 	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/luashim"
 	"github.com/lockgen/lockgen/redistest"
@@ -103,7 +104,7 @@ func redisTarget(t *testing.T) target {
 // give the replies and leave the data it states; the shim must have run
 // every line of both scripts.
 func TestScenariosShimAndRedis(t *testing.T) {
-	srv := luashim.New(luashim.NewVirtualClock(time.Unix(1_700_000_000, 0)))
+	srv, rec := luacover.NewServer(luashim.NewVirtualClock(time.Unix(1_700_000_000, 0)))
 	for _, tg := range []target{shimTarget(srv), redisTarget(t)} {
 		t.Run(tg.name, func(t *testing.T) {
 			for i, sc := range scenarios {
@@ -111,12 +112,12 @@ func TestScenariosShimAndRedis(t *testing.T) {
 			}
 		})
 	}
-	for _, cov := range srv.Coverage() {
+	for _, cov := range rec.Coverage() {
 		if missed := cov.Missed(); len(missed) > 0 {
 			t.Errorf("%s.lua: lines %v never ran in the scenarios", cov.Name, missed)
 		}
 	}
-	if n := len(srv.Coverage()); n != 2 {
+	if n := len(rec.Coverage()); n != 2 {
 		t.Errorf("coverage reports %d scripts, want fenced_set and fenced_get", n)
 	}
 }

@@ -23,7 +23,7 @@ func TestCoverage(t *testing.T) {
 		if !ok {
 			continue
 		}
-		for _, cov := range shim.srv.Coverage() {
+		for _, cov := range shim.cov.Coverage() {
 			s, found := lua.ByName(cov.Name)
 			if !found {
 				t.Fatalf("coverage for unknown script %q", cov.Name)

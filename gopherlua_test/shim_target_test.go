@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/internal/luacover"
 	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/luashim"
 )
@@ -16,6 +17,7 @@ import (
 type shimTarget struct {
 	tb    testing.TB
 	srv   *luashim.Server
+	cov   *luacover.Recorder
 	clock *luashim.VirtualClock
 	t0    time.Time
 
@@ -34,7 +36,8 @@ func newShimTarget(tb testing.TB, channels []string) *shimTarget {
 // step) reads the same on both.
 func newShimTargetAt(tb testing.TB, channels []string, t0 time.Time) *shimTarget {
 	clock := luashim.NewVirtualClock(t0)
-	s := &shimTarget{tb: tb, srv: luashim.New(clock), clock: clock, t0: t0, msgs: map[string][]string{}}
+	srv, cov := luacover.NewServer(clock)
+	s := &shimTarget{tb: tb, srv: srv, cov: cov, clock: clock, t0: t0, msgs: map[string][]string{}}
 	for _, sc := range lua.All() {
 		if _, err := s.srv.Load(sc.Name, sc.Source); err != nil {
 			tb.Fatalf("load %s in the shim: %v", sc.Name, err)

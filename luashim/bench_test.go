@@ -1,6 +1,9 @@
 package luashim
 
-import "testing"
+import (
+	goruntime "runtime"
+	"testing"
+)
 
 // benchAcquire is shaped like a mutex acquire: read the clock, check the
 // owner, set a hash field and a TTL.
@@ -55,5 +58,30 @@ func BenchmarkDo(b *testing.B) {
 		if _, err := s.Do("HSET", "h", "f", "v"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestRunBuildsNoArgTable: a chunk that does not use `...` must not get
+// gopher-lua's Lua 5.0 `arg` table, which would be built on every run,
+// about 2.7 KB each (compileScript clears the flag). The embedded backend
+// pays for every run, and a trivial script costs well under a kilobyte
+// without it.
+func TestRunBuildsNoArgTable(t *testing.T) {
+	s, _ := newTestServer(t)
+	sha, err := s.Load("trivial", "return 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const runs = 200
+	var before, after goruntime.MemStats
+	goruntime.ReadMemStats(&before)
+	for range runs {
+		if _, err := s.EvalSha(sha, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	goruntime.ReadMemStats(&after)
+	if perRun := (after.TotalAlloc - before.TotalAlloc) / runs; perRun > 2048 {
+		t.Errorf("a run of `return 1` allocates %d bytes, want under 2048: the arg table is back", perRun)
 	}
 }

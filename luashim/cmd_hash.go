@@ -2,50 +2,20 @@ package luashim
 
 // Hash commands.
 func init() {
-	k := func(name string, arity int, run func(*call, []string) any) *command {
-		return &command{name: name, arity: arity, firstKey: 1, lastKey: 1, run: run}
-	}
 	register(
-		k("hget", 3, cmdHGet),
-		k("hset", -4, cmdHSet),
-		k("hsetnx", 4, cmdHSetNX),
-		k("hmget", -3, cmdHMGet),
-		k("hdel", -3, cmdHDel),
-		k("hgetall", 2, cmdHGetAll),
+		keyCommand("hget", 3, cmdHGet),
+		keyCommand("hset", -4, cmdHSet),
+		keyCommand("hsetnx", 4, cmdHSetNX),
+		keyCommand("hmget", -3, cmdHMGet),
+		keyCommand("hdel", -3, cmdHDel),
+		keyCommand("hgetall", 2, cmdHGetAll),
 	)
 }
 
-// hashAt returns key's hash, nil if the key is absent.
-func (c *call) hashAt(key string) (*hashValue, *ReplyError) {
-	e := c.lookup(key)
-	if e == nil {
-		return nil, nil
-	}
-	h, ok := e.val.(*hashValue)
-	if !ok {
-		return nil, errWrongType
-	}
-	return h, nil
-}
-
-// hashForWrite returns key's hash, creating an empty one if absent.
-func (c *call) hashForWrite(key string) (*hashValue, *ReplyError) {
-	h, err := c.hashAt(key)
-	if err != nil || h != nil {
-		return h, err
-	}
-	h = newHash()
-	c.setValue(key, h)
-	return h, nil
-}
-
 func cmdHGet(c *call, args []string) any {
-	h, err := c.hashAt(args[1])
+	_, h, err := typedAt(c, args[1], newHash)
 	if err != nil {
 		return err
-	}
-	if h == nil {
-		return nil
 	}
 	if v, ok := h.values[args[2]]; ok {
 		return v
@@ -57,7 +27,7 @@ func cmdHSet(c *call, args []string) any {
 	if len(args)%2 != 0 {
 		return wrongArgs("hset")
 	}
-	h, err := c.hashForWrite(args[1])
+	h, err := writableAt(c, args[1], newHash)
 	if err != nil {
 		return err
 	}
@@ -71,7 +41,7 @@ func cmdHSet(c *call, args []string) any {
 }
 
 func cmdHSetNX(c *call, args []string) any {
-	h, err := c.hashForWrite(args[1])
+	h, err := writableAt(c, args[1], newHash)
 	if err != nil {
 		return err
 	}
@@ -83,15 +53,12 @@ func cmdHSetNX(c *call, args []string) any {
 }
 
 func cmdHMGet(c *call, args []string) any {
-	h, err := c.hashAt(args[1])
+	_, h, err := typedAt(c, args[1], newHash)
 	if err != nil {
 		return err
 	}
 	out := make([]any, len(args)-2)
 	for i, f := range args[2:] {
-		if h == nil {
-			continue
-		}
 		if v, ok := h.values[f]; ok {
 			out[i] = v
 		}
@@ -100,34 +67,16 @@ func cmdHMGet(c *call, args []string) any {
 }
 
 func cmdHDel(c *call, args []string) any {
-	e := c.lookup(args[1])
-	if e == nil {
-		return int64(0)
-	}
-	h, ok := e.val.(*hashValue)
-	if !ok {
-		return errWrongType
-	}
-	var n int64
-	for _, f := range args[2:] {
-		if h.del(f) {
-			n++
-		}
-	}
-	c.dropIfEmpty(args[1], e)
-	return n
+	return removeEach(c, args[1], newHash, args[2:], (*hashValue).del)
 }
 
 // cmdHGetAll replies fields and values in the hash's field order.
 func cmdHGetAll(c *call, args []string) any {
-	h, err := c.hashAt(args[1])
+	_, h, err := typedAt(c, args[1], newHash)
 	if err != nil {
 		return err
 	}
 	out := []any{}
-	if h == nil {
-		return out
-	}
 	for _, f := range h.fields {
 		out = append(out, f, h.values[f])
 	}

@@ -2,30 +2,31 @@ package luashim
 
 import (
 	"math"
+	"strconv"
 	"strings"
 )
 
 // Generic key commands: TIME, DEL, PEXPIRE, PEXPIREAT, PTTL.
 func init() {
 	register(
-		&command{name: "time", arity: 1, run: cmdTime},
-		&command{name: "del", arity: -2, firstKey: 1, lastKey: -1, run: cmdDel},
-		&command{name: "pexpire", arity: -3, firstKey: 1, lastKey: 1, run: expireCommand(false)},
-		&command{name: "pexpireat", arity: -3, firstKey: 1, lastKey: 1, run: expireCommand(true)},
-		&command{name: "pttl", arity: 2, firstKey: 1, lastKey: 1, run: cmdPTTL},
+		&command{name: "time", arity: 1, noKeys: true, run: cmdTime},
+		&command{name: "del", arity: -2, allKeys: true, run: cmdDel},
+		keyCommand("pexpire", -3, expireCommand(false)),
+		keyCommand("pexpireat", -3, expireCommand(true)),
+		keyCommand("pttl", 2, cmdPTTL),
 	)
 }
 
 func cmdTime(c *call, _ []string) any {
 	us := c.now.UnixMicro()
-	return []any{formatInt(us / 1e6), formatInt(us % 1e6)}
+	return []any{strconv.FormatInt(us/1e6, 10), strconv.FormatInt(us%1e6, 10)}
 }
 
 func cmdDel(c *call, args []string) any {
 	var n int64
 	for _, k := range args[1:] {
 		if c.lookup(k) != nil {
-			delete(c.s.data.m, k)
+			delete(c.s.data, k)
 			n++
 		}
 	}
@@ -72,7 +73,7 @@ func expireCommand(absolute bool) func(c *call, args []string) any {
 			return int64(0)
 		}
 		if when <= c.nowMs {
-			delete(c.s.data.m, args[1])
+			delete(c.s.data, args[1])
 			return int64(1)
 		}
 		e.expireAt = when

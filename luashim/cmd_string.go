@@ -7,35 +7,23 @@ import (
 
 // String commands: GET and SET.
 func init() {
-	register(
-		&command{name: "get", arity: 2, firstKey: 1, lastKey: 1, run: cmdGet},
-		&command{name: "set", arity: -3, firstKey: 1, lastKey: 1, run: cmdSet},
-	)
+	register(keyCommand("get", 2, cmdGet), keyCommand("set", -3, cmdSet))
 }
 
-// stringAt returns key's string value; ok is false when the key is absent.
-func (c *call) stringAt(key string) (s string, ok bool, err *ReplyError) {
-	e := c.lookup(key)
-	if e == nil {
-		return "", false, nil
-	}
-	sv, isString := e.val.(*stringValue)
-	if !isString {
-		return "", false, errWrongType
-	}
-	return sv.s, true, nil
-}
-
-func cmdGet(c *call, args []string) any {
-	s, ok, err := c.stringAt(args[1])
+// stringAt returns key's string as a reply: the string, nil for a missing
+// key, or WRONGTYPE.
+func (c *call) stringAt(key string) any {
+	e, v, err := typedAt(c, key, func() *stringValue { return nil })
 	switch {
 	case err != nil:
 		return err
-	case !ok:
+	case e == nil:
 		return nil
 	}
-	return s
+	return v.s
 }
+
+func cmdGet(c *call, args []string) any { return c.stringAt(args[1]) }
 
 // setOptions are SET's flags after the value.
 type setOptions struct {
@@ -88,30 +76,18 @@ func cmdSet(c *call, args []string) any {
 	}
 	var reply any = Status("OK")
 	if o.get {
-		old, ok, err := c.stringAt(key)
-		if err != nil {
+		reply = c.stringAt(key)
+		if err, ok := reply.(*ReplyError); ok {
 			return err
-		}
-		reply = nil
-		if ok {
-			reply = old
 		}
 	}
 	e := c.lookup(key)
 	if o.xx && e == nil {
-		if o.get {
-			return reply
-		}
-		return nil
+		return nil // with GET, too: the old value is nil
 	}
-	keep := int64(0)
 	if o.keepTTL && e != nil {
-		keep = e.expireAt
+		o.expireAt = e.expireAt // KEEPTTL and PX exclude each other
 	}
-	ne := c.setValue(key, &stringValue{s: val})
-	ne.expireAt = keep
-	if o.expireAt != 0 {
-		ne.expireAt = o.expireAt
-	}
+	c.setValue(key, &stringValue{s: val}).expireAt = o.expireAt
 	return reply
 }

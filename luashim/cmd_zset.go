@@ -9,32 +9,16 @@ import (
 
 // Sorted-set commands.
 func init() {
-	k := func(name string, arity int, run func(*call, []string) any) *command {
-		return &command{name: name, arity: arity, firstKey: 1, lastKey: 1, run: run}
-	}
 	register(
-		k("zadd", -4, cmdZAdd),
-		k("zrem", -3, cmdZRem),
-		k("zscore", 3, cmdZScore),
-		k("zcard", 2, cmdZCard),
-		k("zcount", 4, cmdZCount),
-		k("zrange", -4, cmdZRange),
-		k("zrangebyscore", -4, cmdZRangeByScore),
-		k("zpopmin", -2, cmdZPopMin),
+		keyCommand("zadd", -4, cmdZAdd),
+		keyCommand("zrem", -3, cmdZRem),
+		keyCommand("zscore", 3, cmdZScore),
+		keyCommand("zcard", 2, cmdZCard),
+		keyCommand("zcount", 4, cmdZCount),
+		keyCommand("zrange", -4, cmdZRange),
+		keyCommand("zrangebyscore", -4, cmdZRangeByScore),
+		keyCommand("zpopmin", -2, cmdZPopMin),
 	)
-}
-
-// zsetAt returns key's sorted-set entry, nil if the key is absent.
-func (c *call) zsetAt(key string) (*entry, *zsetValue, *ReplyError) {
-	e := c.lookup(key)
-	if e == nil {
-		return nil, nil, nil
-	}
-	z, ok := e.val.(*zsetValue)
-	if !ok {
-		return nil, nil, errWrongType
-	}
-	return e, z, nil
 }
 
 // parseScore parses a score the way Redis's strtod-based parser accepts
@@ -51,54 +35,46 @@ func parseScore(s string) (float64, bool) {
 	return f, true
 }
 
-// scoreBound is one end of a score range: "(x" excludes x.
-type scoreBound struct {
-	v         float64
-	exclusive bool
+// scoreRange is the min and max of ZCOUNT and ZRANGEBYSCORE; a bound
+// written "(x" excludes x.
+type scoreRange struct {
+	min, max         float64
+	minExcl, maxExcl bool
 }
 
-func parseBound(s string) (scoreBound, bool) {
-	var b scoreBound
-	if strings.HasPrefix(s, "(") {
-		b.exclusive = true
-		s = s[1:]
+func parseScoreRange(minArg, maxArg string) (r scoreRange, err *ReplyError) {
+	minArg, r.minExcl = strings.CutPrefix(minArg, "(")
+	maxArg, r.maxExcl = strings.CutPrefix(maxArg, "(")
+	var minOK, maxOK bool
+	r.min, minOK = parseScore(minArg)
+	r.max, maxOK = parseScore(maxArg)
+	if !minOK || !maxOK {
+		return r, errMinMaxFloat
 	}
-	v, ok := parseScore(s)
-	b.v = v
-	return b, ok
+	return r, nil
 }
 
-func (b scoreBound) belowOrAt(score float64) bool { // b is a minimum
-	if b.exclusive {
-		return score > b.v
+// membersInRange is ZCOUNT's and ZRANGEBYSCORE's lookup: the members of
+// the sorted set args[1] whose scores lie in args[2]..args[3]. They are
+// contiguous in the sorted slice.
+func (c *call) membersInRange(args []string) ([]ZMember, *ReplyError) {
+	r, err := parseScoreRange(args[2], args[3])
+	if err != nil {
+		return nil, err
 	}
-	return score >= b.v
-}
-
-func (b scoreBound) aboveOrAt(score float64) bool { // b is a maximum
-	if b.exclusive {
-		return score < b.v
+	_, z, err := typedAt(c, args[1], newZSet)
+	if err != nil {
+		return nil, err
 	}
-	return score <= b.v
-}
-
-// scoreRange returns the index range [from, to) of members within min..max.
-func (z *zsetValue) scoreRange(lo, hi scoreBound) (from, to int) {
-	from = sort.Search(len(z.sorted), func(i int) bool { return lo.belowOrAt(z.sorted[i].Score) })
-	to = sort.Search(len(z.sorted), func(i int) bool { return !hi.aboveOrAt(z.sorted[i].Score) })
-	if to < from {
-		to = from
-	}
-	return from, to
-}
-
-func parseRange(minArg, maxArg string) (lo, hi scoreBound, err *ReplyError) {
-	lo, ok1 := parseBound(minArg)
-	hi, ok2 := parseBound(maxArg)
-	if !ok1 || !ok2 {
-		return lo, hi, errMinMaxFloat
-	}
-	return lo, hi, nil
+	from := sort.Search(len(z.sorted), func(i int) bool {
+		s := z.sorted[i].Score
+		return s > r.min || (s == r.min && !r.minExcl)
+	})
+	to := sort.Search(len(z.sorted), func(i int) bool {
+		s := z.sorted[i].Score
+		return s > r.max || (s == r.max && r.maxExcl)
+	})
+	return z.sorted[from:max(from, to)], nil
 }
 
 // cmdZAdd is ZADD with the one option the scripts use, NX.
@@ -127,13 +103,9 @@ func cmdZAdd(c *call, args []string) any {
 		}
 		scores[j] = f
 	}
-	_, z, err := c.zsetAt(args[1])
+	z, err := writableAt(c, args[1], newZSet)
 	if err != nil {
 		return err
-	}
-	if z == nil {
-		z = newZSet()
-		c.setValue(args[1], z)
 	}
 	var added int64
 	for j, score := range scores {
@@ -149,62 +121,34 @@ func cmdZAdd(c *call, args []string) any {
 }
 
 func cmdZRem(c *call, args []string) any {
-	e, z, err := c.zsetAt(args[1])
-	if err != nil {
-		return err
-	}
-	if z == nil {
-		return int64(0)
-	}
-	var n int64
-	for _, m := range args[2:] {
-		if z.remove(m) {
-			n++
-		}
-	}
-	c.dropIfEmpty(args[1], e)
-	return n
+	return removeEach(c, args[1], newZSet, args[2:], (*zsetValue).remove)
 }
 
 func cmdZScore(c *call, args []string) any {
-	_, z, err := c.zsetAt(args[1])
+	_, z, err := typedAt(c, args[1], newZSet)
 	if err != nil {
 		return err
 	}
-	if z == nil {
-		return nil
-	}
 	if s, ok := z.scores[args[2]]; ok {
-		return formatScore(s)
+		return formatNumber(s)
 	}
 	return nil
 }
 
 func cmdZCard(c *call, args []string) any {
-	_, z, err := c.zsetAt(args[1])
+	_, z, err := typedAt(c, args[1], newZSet)
 	if err != nil {
 		return err
-	}
-	if z == nil {
-		return int64(0)
 	}
 	return int64(len(z.sorted))
 }
 
 func cmdZCount(c *call, args []string) any {
-	lo, hi, err := parseRange(args[2], args[3])
+	ms, err := c.membersInRange(args)
 	if err != nil {
 		return err
 	}
-	_, z, err := c.zsetAt(args[1])
-	if err != nil {
-		return err
-	}
-	if z == nil {
-		return int64(0)
-	}
-	from, to := z.scoreRange(lo, hi)
-	return int64(to - from)
+	return int64(len(ms))
 }
 
 // membersReply renders members as a flat array, with scores when asked.
@@ -213,7 +157,7 @@ func membersReply(ms []ZMember, withScores bool) []any {
 	for _, m := range ms {
 		out = append(out, m.Member)
 		if withScores {
-			out = append(out, formatScore(m.Score))
+			out = append(out, formatNumber(m.Score))
 		}
 	}
 	return out
@@ -236,7 +180,8 @@ func parseWithScores(cmd string, opts []string) (bool, *ReplyError) {
 	return withScores, nil
 }
 
-// cmdZRange is ZRANGE by index.
+// cmdZRange is ZRANGE by index: start and stop are inclusive, negative
+// counts from the end.
 func cmdZRange(c *call, args []string) any {
 	withScores, err := parseWithScores("zrange", args[4:])
 	if err != nil {
@@ -250,18 +195,22 @@ func cmdZRange(c *call, args []string) any {
 	if err != nil {
 		return err
 	}
-	_, z, err := c.zsetAt(args[1])
+	_, z, err := typedAt(c, args[1], newZSet)
 	if err != nil {
 		return err
 	}
-	if z == nil {
+	n := int64(len(z.sorted))
+	if start < 0 {
+		start = max(start+n, 0)
+	}
+	if stop < 0 {
+		stop += n
+	}
+	stop = min(stop, n-1)
+	if start > stop {
 		return []any{}
 	}
-	from, to, ok := rangeBounds(start, stop, len(z.sorted))
-	if !ok {
-		return []any{}
-	}
-	return membersReply(z.sorted[from:to], withScores)
+	return membersReply(z.sorted[start:stop+1], withScores)
 }
 
 func cmdZRangeByScore(c *call, args []string) any {
@@ -269,19 +218,11 @@ func cmdZRangeByScore(c *call, args []string) any {
 	if err != nil {
 		return err
 	}
-	lo, hi, err := parseRange(args[2], args[3])
+	ms, err := c.membersInRange(args)
 	if err != nil {
 		return err
 	}
-	_, z, err := c.zsetAt(args[1])
-	if err != nil {
-		return err
-	}
-	if z == nil {
-		return []any{}
-	}
-	from, to := z.scoreRange(lo, hi)
-	return membersReply(z.sorted[from:to], withScores)
+	return membersReply(ms, withScores)
 }
 
 // cmdZPopMin is ZPOPMIN without a count, as the scripts call it.
@@ -289,34 +230,15 @@ func cmdZPopMin(c *call, args []string) any {
 	if len(args) > 2 {
 		return unsupported("zpopmin", "count")
 	}
-	e, z, err := c.zsetAt(args[1])
+	_, z, err := typedAt(c, args[1], newZSet)
 	if err != nil {
 		return err
 	}
-	if z == nil {
+	if len(z.sorted) == 0 {
 		return []any{}
 	}
 	first := z.sorted[0]
 	z.remove(first.Member)
-	c.dropIfEmpty(args[1], e)
+	c.dropIfEmpty(args[1], z)
 	return membersReply([]ZMember{first}, true)
-}
-
-// rangeBounds turns Redis start/stop indexes (negative from the end,
-// inclusive) into a half-open slice range over n elements; ok is false
-// when the range is empty.
-func rangeBounds(start, stop int64, n int) (from, to int, ok bool) {
-	ln := int64(n)
-	if start < 0 {
-		start += ln
-	}
-	if stop < 0 {
-		stop += ln
-	}
-	start = max(start, 0)
-	if start > stop || start >= ln {
-		return 0, 0, false
-	}
-	stop = min(stop, ln-1)
-	return int(start), int(stop) + 1, true
 }

@@ -12,27 +12,22 @@ type command struct {
 	// arity counts the command name, as in COMMAND INFO: n > 0 exactly n
 	// arguments, n < 0 at least -n.
 	arity int
-	// firstKey and lastKey locate the key (or channel) arguments: 0 =
-	// none; lastKey -1 = the last argument.
-	firstKey, lastKey int
-	run               func(c *call, args []string) any
+	// allKeys says every argument names a key (DEL); otherwise the first
+	// does, unless noKeys (TIME). PUBLISH's channel counts as a key.
+	allKeys, noKeys bool
+	run             func(c *call, args []string) any
 }
 
 // keys returns the arguments of args (args[0] is the command) that name
 // keys or channels.
 func (cmd *command) keys(args []string) []string {
-	if cmd.firstKey == 0 {
+	switch {
+	case cmd.noKeys || len(args) < 2:
 		return nil
+	case cmd.allKeys:
+		return args[1:]
 	}
-	last := cmd.lastKey
-	if last < 0 {
-		last = len(args) + last
-	}
-	var out []string
-	for i := cmd.firstKey; i <= last && i < len(args); i++ {
-		out = append(out, args[i])
-	}
-	return out
+	return args[1:2]
 }
 
 // commands is the allow-list, the commands the scripts call (kept so by
@@ -46,6 +41,11 @@ func register(cmds ...*command) {
 	}
 }
 
+// keyCommand is a command whose one key is its first argument.
+func keyCommand(name string, arity int, run func(*call, []string) any) *command {
+	return &command{name: name, arity: arity, run: run}
+}
+
 // unsupported refuses an option of a kept command that no script uses:
 // the shim emulates only what the scripts call.
 func unsupported(cmd, opt string) *ReplyError {
@@ -54,12 +54,17 @@ func unsupported(cmd, opt string) *ReplyError {
 
 // call is the context of one command or script run: the server, the time
 // frozen at its start (Redis also freezes key expiry during a script), and
-// the running script, if any.
+// the running script, if any, with its KEYS.
 type call struct {
-	s     *Server
-	now   time.Time
-	nowMs int64
-	run   *scriptRun
+	s      *Server
+	now    time.Time
+	nowMs  int64
+	script *script // nil for Do
+	keys   []string
+	// violation is the script's first strictness violation. It sticks:
+	// the script fails with it even if the Lua code caught the raised
+	// error with pcall.
+	violation *ReplyError
 }
 
 // lookupCommand finds name case-insensitively without allocating for
@@ -82,7 +87,7 @@ func (c *call) dispatch(args []string) any {
 		return replyErr("ERR lockgen-shim: command " + strings.ToUpper(args[0]) + " is not allowed")
 	}
 	if (cmd.arity > 0 && len(args) != cmd.arity) || (cmd.arity < 0 && len(args) < -cmd.arity) {
-		if c.run != nil {
+		if c.script != nil {
 			return replyErr("ERR Wrong number of args calling Redis command from script")
 		}
 		return wrongArgs(cmd.name)
@@ -92,61 +97,97 @@ func (c *call) dispatch(args []string) any {
 
 // lookup returns key's live entry, deleting it first if it has expired.
 func (c *call) lookup(key string) *entry {
-	e, ok := c.s.data.m[key]
+	e, ok := c.s.data[key]
 	if !ok {
 		return nil
 	}
 	if e.expired(c.nowMs) {
-		delete(c.s.data.m, key)
+		delete(c.s.data, key)
 		return nil
 	}
 	return e
+}
+
+// typedAt returns key's entry and its value as a T, or WRONGTYPE. An
+// absent key gives a nil entry and empty(): a read sees what Redis sees
+// for a missing key, an empty value, and a write stores it with setValue.
+func typedAt[T value](c *call, key string, empty func() T) (*entry, T, *ReplyError) {
+	e := c.lookup(key)
+	if e == nil {
+		return nil, empty(), nil
+	}
+	v, ok := e.val.(T)
+	if !ok {
+		return nil, v, errWrongType
+	}
+	return e, v, nil
+}
+
+// writableAt is typedAt for a write: an absent key gets empty() stored.
+func writableAt[T value](c *call, key string, empty func() T) (T, *ReplyError) {
+	e, v, err := typedAt(c, key, empty)
+	if e == nil && err == nil {
+		c.setValue(key, v)
+	}
+	return v, err
+}
+
+// removeEach is HDEL and ZREM: it removes each of names from the
+// collection at key, replies how many were there, and deletes the key if
+// nothing is left.
+func removeEach[T value](c *call, key string, empty func() T, names []string, remove func(T, string) bool) any {
+	_, v, err := typedAt(c, key, empty)
+	if err != nil {
+		return err
+	}
+	var n int64
+	for _, name := range names {
+		if remove(v, name) {
+			n++
+		}
+	}
+	c.dropIfEmpty(key, v)
+	return n
 }
 
 // setValue stores v under key with no TTL, replacing whatever was there.
 func (c *call) setValue(key string, v value) *entry {
 	e := &entry{val: v}
-	c.s.data.m[key] = e
+	c.s.data[key] = e
 	return e
 }
 
-// dropIfEmpty deletes key when its collection has become empty.
-func (c *call) dropIfEmpty(key string, e *entry) {
-	if isEmpty(e.val) {
-		delete(c.s.data.m, key)
+// dropIfEmpty deletes key when its collection v has become empty, as
+// Redis does.
+func (c *call) dropIfEmpty(key string, v value) {
+	switch v := v.(type) {
+	case *hashValue:
+		if len(v.fields) > 0 {
+			return
+		}
+	case *zsetValue:
+		if len(v.sorted) > 0 {
+			return
+		}
 	}
+	delete(c.s.data, key)
 }
 
-// parseInt parses a 64-bit integer as Redis's string2ll does: optional
-// '-', digits, no '+', no spaces, no leading zeros.
-func parseInt(s string) (int64, bool) {
-	if len(s) == 0 || len(s) > 20 {
-		return 0, false
-	}
-	digits := s
-	if s[0] == '-' {
-		digits = s[1:]
-	}
-	if len(digits) == 0 || (digits[0] == '0' && len(s) > 1) {
-		return 0, false
+// intArg parses a 64-bit integer as Redis's string2ll does (optional '-',
+// digits, no '+', no spaces, no leading zeros) or gives Redis's error.
+func intArg(s string) (int64, *ReplyError) {
+	digits := strings.TrimPrefix(s, "-")
+	if len(s) > 20 || digits == "" || (digits[0] == '0' && len(s) > 1) {
+		return 0, errNotInteger
 	}
 	for i := 0; i < len(digits); i++ {
 		if digits[i] < '0' || digits[i] > '9' {
-			return 0, false
+			return 0, errNotInteger
 		}
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
-	return n, err == nil
-}
-
-// intArg parses an integer argument or gives Redis's error.
-func intArg(s string) (int64, *ReplyError) {
-	n, ok := parseInt(s)
-	if !ok {
+	if err != nil {
 		return 0, errNotInteger
 	}
 	return n, nil
 }
-
-// formatInt renders an integer as Redis stores it in a string value.
-func formatInt(n int64) string { return strconv.FormatInt(n, 10) }

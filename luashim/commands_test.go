@@ -2,6 +2,7 @@ package luashim
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -167,7 +168,7 @@ func TestKeyCommandsAndTTL(t *testing.T) {
 	do(&ReplyError{Msg: "ERR NX and XX, GT or LT options at the same time are not compatible"}, "PEXPIRE", "b", "100", "NX", "GT")
 	do(&ReplyError{Msg: "ERR invalid expire time in 'pexpire' command"}, "PEXPIRE", "b", "9223372036854775807")
 	nowMs := clock.Now().UnixMilli()
-	do(int64(1), "PEXPIREAT", "b", formatInt(nowMs+2000))
+	do(int64(1), "PEXPIREAT", "b", strconv.FormatInt(nowMs+2000, 10))
 	do(int64(2000), "PTTL", "b")
 	do(int64(1), "PEXPIRE", "b", "0") // a deadline in the past deletes
 	do(int64(-2), "PTTL", "b")

@@ -1,6 +1,7 @@
 package luashim
 
 import (
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -38,7 +39,7 @@ return tonumber(v) + 1`)
 		}()
 	}
 	wg.Wait()
-	if got, _ := s.Do("GET", "{c}"); got != formatInt(workers*perWorker) {
+	if got, _ := s.Do("GET", "{c}"); got != strconv.Itoa(workers*perWorker) {
 		t.Errorf("counter = %v, want %d", got, workers*perWorker)
 	}
 	if got := delivered.Load(); got != workers*perWorker {

@@ -1,6 +1,7 @@
 package luashim
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,18 +31,9 @@ var allowedBase = []string{
 
 func newEngine() *engine {
 	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 256})
-	for _, lib := range []struct {
-		name string
-		open lua.LGFunction
-	}{
-		{lua.BaseLibName, lua.OpenBase},
-		{lua.TabLibName, lua.OpenTable},
-		{lua.StringLibName, lua.OpenString},
-		{lua.MathLibName, lua.OpenMath},
-	} {
-		L.Push(L.NewFunction(lib.open))
-		L.Push(lua.LString(lib.name))
-		L.Call(1, 0)
+	for _, open := range []lua.LGFunction{lua.OpenBase, lua.OpenTable, lua.OpenString, lua.OpenMath} {
+		L.Push(L.NewFunction(open))
+		L.Call(0, 0)
 	}
 	e := &engine{L: L}
 	loaded := L.G.Global
@@ -49,28 +41,20 @@ func newEngine() *engine {
 	for _, name := range allowedBase {
 		e.globals.RawSetString(name, loaded.RawGetString(name))
 	}
+	readOnly := func(string) string { return "Attempt to modify a readonly table" }
 	for _, lib := range []string{"string", "table", "math"} {
-		e.globals.RawSetString(lib, e.readOnly(loaded.RawGetString(lib).(*lua.LTable)))
+		e.globals.RawSetString(lib, e.proxy(loaded.RawGetString(lib), readOnly))
 	}
-	e.globals.RawSetString("redis", e.readOnly(e.redisLib()))
+	e.globals.RawSetString("redis", e.proxy(e.redisLib(), readOnly))
 	e.globals.RawSetString("pcall", L.NewFunction(redisStylePcall))
 	globalsMeta := L.NewTable()
-	globalsMeta.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-		e.violation(L, "Script attempted to access nonexistent global variable '"+L.ToString(2)+"'")
-		return 0
+	globalsMeta.RawSetString("__index", e.refuser(func(name string) string {
+		return "Script attempted to access nonexistent global variable '" + name + "'"
 	}))
 	L.SetMetatable(e.globals, globalsMeta)
-
-	e.env = L.NewTable()
-	envMeta := L.NewTable()
-	envMeta.RawSetString("__index", e.globals)
-	envMeta.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
-		e.violation(L, "Script attempted to create or modify global variable '"+L.ToString(2)+"'")
-		return 0
-	}))
-	envMeta.RawSetString("__metatable", lua.LFalse)
-	L.SetMetatable(e.env, envMeta)
-
+	e.env = e.proxy(e.globals, func(name string) string {
+		return "Script attempted to create or modify global variable '" + name + "'"
+	})
 	e.onError = L.NewFunction(func(L *lua.LState) int {
 		// The frames of the failed call are still on the stack: the
 		// innermost Lua frame (Go builtins such as error and redis.call
@@ -96,28 +80,41 @@ func redisStylePcall(L *lua.LState) int {
 	}
 	L.Push(lua.LFalse)
 	obj := err.(*lua.ApiError).Object
-	if t, ok := obj.(*lua.LTable); ok {
-		if msg, ok := t.RawGetString("err").(lua.LString); ok {
-			obj = msg
-		}
+	if msg, ok := errField(obj); ok {
+		obj = lua.LString(msg)
 	}
 	L.Push(obj)
 	return 2
 }
 
-// readOnly returns an empty proxy that reads through to t and refuses
-// writes, as Redis 7 makes its library tables read-only.
-func (e *engine) readOnly(t *lua.LTable) *lua.LTable {
-	proxy := e.L.NewTable()
-	meta := e.L.NewTable()
-	meta.RawSetString("__index", t)
-	meta.RawSetString("__newindex", e.L.NewFunction(func(L *lua.LState) int {
-		e.violation(L, "Attempt to modify a readonly table")
-		return 0
-	}))
+// errField returns the message of an error table {err=msg}.
+func errField(v lua.LValue) (string, bool) {
+	if t, ok := v.(*lua.LTable); ok {
+		msg, ok := t.RawGetString("err").(lua.LString)
+		return string(msg), ok
+	}
+	return "", false
+}
+
+// proxy returns an empty table that reads through to index and refuses
+// writes with a violation: Redis 7 makes its library tables and the
+// globals read-only.
+func (e *engine) proxy(index lua.LValue, refuse func(key string) string) *lua.LTable {
+	proxy, meta := e.L.NewTable(), e.L.NewTable()
+	meta.RawSetString("__index", index)
+	meta.RawSetString("__newindex", e.refuser(refuse))
 	meta.RawSetString("__metatable", lua.LFalse)
 	e.L.SetMetatable(proxy, meta)
 	return proxy
+}
+
+// refuser returns a metamethod that raises a violation with the message
+// msg gives for the key looked up or assigned.
+func (e *engine) refuser(msg func(key string) string) *lua.LFunction {
+	return e.L.NewFunction(func(L *lua.LState) int {
+		e.violation(L, msg(L.ToString(2)))
+		return 0
+	})
 }
 
 // violation records a strictness violation (the first one sticks) and
@@ -128,23 +125,17 @@ func (e *engine) violation(L *lua.LState, msg string) {
 	if where == "" {
 		full = replyErr("ERR lockgen-shim: " + msg)
 	}
-	e.recordViolation(full)
-	e.raise(L, full.Msg)
-}
-
-func (e *engine) recordViolation(err *ReplyError) {
-	if run := e.cur.run; run != nil && run.violation == nil {
-		err.Script = run.script.name
-		run.violation = err
+	if c := e.cur; c.script != nil && c.violation == nil {
+		full.Script = c.script.name
+		c.violation = full
 	}
+	e.raise(L, full.Msg)
 }
 
 // raise throws an error table {err=msg}, which is how redis.call reports a
 // failed command to the script.
 func (e *engine) raise(L *lua.LState, msg string) {
-	t := L.CreateTable(0, 1)
-	t.RawSetString("err", lua.LString(msg))
-	L.Error(t, 1)
+	L.Error(fieldTable(L, "err", msg), 1)
 }
 
 // redisLib builds the `redis` table: call, pcall and error_reply. The
@@ -155,9 +146,7 @@ func (e *engine) redisLib() *lua.LTable {
 	t.RawSetString("call", L.NewFunction(func(L *lua.LState) int { return e.redisCall(L, true) }))
 	t.RawSetString("pcall", L.NewFunction(func(L *lua.LState) int { return e.redisCall(L, false) }))
 	t.RawSetString("error_reply", L.NewFunction(func(L *lua.LState) int {
-		r := L.CreateTable(0, 1)
-		r.RawSetString("err", lua.LString(L.CheckString(1)))
-		L.Push(r)
+		L.Push(fieldTable(L, "err", L.CheckString(1)))
 		return 1
 	}))
 	return t
@@ -175,7 +164,7 @@ func (e *engine) redisCall(L *lua.LState, raise bool) int {
 		case lua.LString:
 			args[i-1] = string(v)
 		case lua.LNumber:
-			args[i-1] = formatLuaNumberArg(float64(v))
+			args[i-1] = formatNumber(float64(v))
 		default:
 			return e.fail(L, raise, "ERR Lua redis lib command arguments must be strings or integers")
 		}
@@ -187,7 +176,7 @@ func (e *engine) redisCall(L *lua.LState, raise bool) int {
 		return 0
 	}
 	for _, k := range cmd.keys(args) {
-		if !c.run.declared(k) {
+		if !slices.Contains(c.keys, k) {
 			e.violation(L, cmd.name+" touches "+strconv.Quote(k)+", which is not in KEYS")
 			return 0
 		}
@@ -207,36 +196,30 @@ func (e *engine) fail(L *lua.LState, raise bool, msg string) int {
 		e.raise(L, msg)
 		return 0
 	}
-	r := L.CreateTable(0, 1)
-	r.RawSetString("err", lua.LString(msg))
-	L.Push(r)
+	L.Push(fieldTable(L, "err", msg))
 	return 1
 }
 
 // run executes one script call.
-func (e *engine) run(c *call, sc *script, keys, args []string) (any, error) {
-	L := e.L
+func (e *engine) run(c *call, args []string) (any, error) {
+	L, sc := e.L, c.script
 	e.cur = c
 	e.errLine = 0
 	defer func() { e.cur = nil }()
 
-	keyTable := L.CreateTable(len(keys), 0)
-	for i, k := range keys {
-		keyTable.RawSetInt(i+1, lua.LString(k))
-	}
-	argTable := L.CreateTable(len(args), 0)
-	for i, a := range args {
-		argTable.RawSetInt(i+1, lua.LString(a))
-	}
-	e.globals.RawSetString("KEYS", keyTable)
-	e.globals.RawSetString("ARGV", argTable)
+	e.globals.RawSetString("KEYS", stringArray(L, c.keys))
+	e.globals.RawSetString("ARGV", stringArray(L, args))
 
 	fn := L.NewFunctionFromProto(sc.proto)
 	fn.Env = e.env
 	L.Push(fn)
-	L.Push(sc.hits)
-	err := L.PCall(1, 1, e.onError)
-	if v := c.run.violation; v != nil {
+	nargs := 0
+	if sc.arg != nil {
+		L.Push(sc.arg)
+		nargs = 1
+	}
+	err := L.PCall(nargs, 1, e.onError)
+	if v := c.violation; v != nil {
 		if err == nil {
 			L.Pop(1)
 		}
@@ -259,19 +242,12 @@ func (e *engine) run(c *call, sc *script, keys, args []string) (any, error) {
 // gives: the message (a raised {err=...} table's text, or "ERR " and the
 // Lua error), then " script: <sha>, on @user_script:<line>.".
 func (e *engine) scriptError(sc *script, err error) *ReplyError {
-	var msg string
-	apiErr, ok := err.(*lua.ApiError)
-	switch {
-	case !ok:
-		msg = "ERR " + err.Error()
-	default:
-		if t, isTable := apiErr.Object.(*lua.LTable); isTable {
-			if s, isString := t.RawGetString("err").(lua.LString); isString {
-				msg = string(s)
-				break
-			}
-		}
+	msg := "ERR " + err.Error()
+	if apiErr, ok := err.(*lua.ApiError); ok {
 		msg = "ERR " + apiErr.Object.String()
+		if m, ok := errField(apiErr.Object); ok {
+			msg = m
+		}
 	}
 	line := e.errLine
 	if line == 0 {
@@ -281,4 +257,13 @@ func (e *engine) scriptError(sc *script, err error) *ReplyError {
 		Msg:    msg + " script: " + sc.sha + ", on @" + chunkName + ":" + strconv.Itoa(line) + ".",
 		Script: sc.name,
 	}
+}
+
+// stringArray builds a Lua array of ss, as KEYS and ARGV are.
+func stringArray(L *lua.LState, ss []string) *lua.LTable {
+	t := L.CreateTable(len(ss), 0)
+	for i, s := range ss {
+		t.RawSetInt(i+1, lua.LString(s))
+	}
+	return t
 }

@@ -1,15 +1,15 @@
 package luashim
 
-import "sort"
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
 
 // value is what a key holds: one of *stringValue, *hashValue, *zsetValue.
-type value interface {
-	typeName() string
-}
+type value any
 
 type stringValue struct{ s string }
-
-func (*stringValue) typeName() string { return "string" }
 
 // hashValue keeps fields in insertion order, as Redis's listpack encoding
 // of small hashes does, so HGETALL replies in the same order
@@ -18,8 +18,6 @@ type hashValue struct {
 	fields []string
 	values map[string]string
 }
-
-func (*hashValue) typeName() string { return "hash" }
 
 func newHash() *hashValue { return &hashValue{values: map[string]string{}} }
 
@@ -39,12 +37,8 @@ func (h *hashValue) del(field string) bool {
 		return false
 	}
 	delete(h.values, field)
-	for i, f := range h.fields {
-		if f == field {
-			h.fields = append(h.fields[:i], h.fields[i+1:]...)
-			break
-		}
-	}
+	i := slices.Index(h.fields, field)
+	h.fields = slices.Delete(h.fields, i, i+1)
 	return true
 }
 
@@ -56,20 +50,15 @@ type zsetValue struct {
 	scores map[string]float64
 }
 
-func (*zsetValue) typeName() string { return "zset" }
-
 func newZSet() *zsetValue { return &zsetValue{scores: map[string]float64{}} }
 
-func zless(a, b ZMember) bool {
-	if a.Score != b.Score {
-		return a.Score < b.Score
-	}
-	return a.Member < b.Member
-}
-
-// position returns where m sits (or would sit) in the sorted slice.
+// position returns where m sits (or would sit) in the sorted slice,
+// ordered by score, then member.
 func (z *zsetValue) position(m ZMember) int {
-	return sort.Search(len(z.sorted), func(i int) bool { return !zless(z.sorted[i], m) })
+	i, _ := slices.BinarySearchFunc(z.sorted, m, func(a, b ZMember) int {
+		return cmp.Or(cmp.Compare(a.Score, b.Score), strings.Compare(a.Member, b.Member))
+	})
+	return i
 }
 
 // add sets member's score and reports whether the member is new.
@@ -83,10 +72,7 @@ func (z *zsetValue) add(member string, score float64) bool {
 	}
 	z.scores[member] = score
 	m := ZMember{Member: member, Score: score}
-	i := z.position(m)
-	z.sorted = append(z.sorted, ZMember{})
-	copy(z.sorted[i+1:], z.sorted[i:])
-	z.sorted[i] = m
+	z.sorted = slices.Insert(z.sorted, z.position(m), m)
 	return !exists
 }
 
@@ -98,7 +84,7 @@ func (z *zsetValue) remove(member string) bool {
 	}
 	delete(z.scores, member)
 	i := z.position(ZMember{Member: member, Score: score})
-	z.sorted = append(z.sorted[:i], z.sorted[i+1:]...)
+	z.sorted = slices.Delete(z.sorted, i, i+1)
 	return true
 }
 
@@ -111,21 +97,7 @@ type entry struct {
 
 // keyspace is the single database of a Server. Expiry is lazy: a key whose
 // deadline has passed is deleted when something looks it up.
-type keyspace struct {
-	m map[string]*entry
-}
-
-// isEmpty reports whether a collection has no elements left; Redis deletes
-// such keys.
-func isEmpty(v value) bool {
-	switch v := v.(type) {
-	case *hashValue:
-		return len(v.fields) == 0
-	case *zsetValue:
-		return len(v.sorted) == 0
-	}
-	return false
-}
+type keyspace map[string]*entry
 
 // expired tells whether an entry is gone at nowMs. Redis keeps a key alive
 // through the millisecond of its deadline (PTTL 0) and drops it after.

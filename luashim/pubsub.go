@@ -1,5 +1,16 @@
 package luashim
 
+import "slices"
+
+// PUBLISH and SPUBLISH. The shim has no cluster, so both reach every
+// Subscribe callback of the channel; the channel counts as a key for the
+// strictness checks, because Redis Cluster 7 requires a shard channel
+// SPUBLISHed from a script to be declared (and in the script's slot).
+func init() {
+	run := func(c *call, args []string) any { return c.s.publish(args[1], args[2]) }
+	register(keyCommand("publish", 3, run), keyCommand("spublish", 3, run))
+}
+
 // subscription is one Subscribe callback. active turns false on
 // unsubscribe, so messages published before that but not yet delivered
 // are dropped, as a real unsubscribe would drop them.
@@ -34,13 +45,8 @@ func (s *Server) Subscribe(channel string, fn func(channel, payload string)) (un
 			return
 		}
 		sub.active = false
-		list := s.subs[channel]
-		for i, x := range list {
-			if x == sub {
-				list = append(list[:i:i], list[i+1:]...)
-				break
-			}
-		}
+		// Deleting in place is safe: a queued message holds its own copy.
+		list := slices.DeleteFunc(s.subs[channel], func(x *subscription) bool { return x == sub })
 		if len(list) == 0 {
 			delete(s.subs, channel)
 		} else {

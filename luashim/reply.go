@@ -25,7 +25,7 @@ type ReplyError struct {
 
 func (e *ReplyError) Error() string { return e.Msg }
 
-// errorf builds a reply error from a fixed message.
+// replyErr builds a reply error from a fixed message.
 func replyErr(msg string) *ReplyError { return &ReplyError{Msg: msg} }
 
 // Messages Redis uses, shared by several commands.
@@ -58,22 +58,15 @@ func luaToReply(v lua.LValue) any {
 		}
 		return nil
 	case *lua.LTable:
-		if e, ok := v.RawGetString("err").(lua.LString); ok {
-			return replyErr(string(e))
+		if msg, ok := errField(v); ok {
+			return replyErr(msg)
 		}
 		if s, ok := v.RawGetString("ok").(lua.LString); ok {
 			return Status(s)
 		}
-		var arr []any
-		for i := 1; ; i++ {
-			el := v.RawGetInt(i)
-			if el == lua.LNil {
-				break
-			}
-			arr = append(arr, luaToReply(el))
-		}
-		if arr == nil {
-			arr = []any{}
+		arr := []any{}
+		for i := 1; v.RawGetInt(i) != lua.LNil; i++ {
+			arr = append(arr, luaToReply(v.RawGetInt(i)))
 		}
 		return arr
 	default:
@@ -106,13 +99,9 @@ func replyToLua(L *lua.LState, r any) lua.LValue {
 	case string:
 		return lua.LString(r)
 	case Status:
-		t := L.CreateTable(0, 1)
-		t.RawSetString("ok", lua.LString(r))
-		return t
+		return fieldTable(L, "ok", string(r))
 	case *ReplyError:
-		t := L.CreateTable(0, 1)
-		t.RawSetString("err", lua.LString(r.Msg))
-		return t
+		return fieldTable(L, "err", r.Msg)
 	case []any:
 		t := L.CreateTable(len(r), 0)
 		for i, el := range r {
@@ -124,9 +113,18 @@ func replyToLua(L *lua.LState, r any) lua.LValue {
 	}
 }
 
-// formatLuaNumberArg renders a Lua number passed to redis.call as the
-// command argument Redis would build: "%.17g", so integers carry no ".0".
-func formatLuaNumberArg(f float64) string {
+// fieldTable builds {name=s}: a status reply is {ok=...} in Lua, an error
+// reply {err=...}.
+func fieldTable(L *lua.LState, name, s string) *lua.LTable {
+	t := L.CreateTable(0, 1)
+	t.RawSetString(name, lua.LString(s))
+	return t
+}
+
+// formatNumber renders a Lua number passed to redis.call as the command
+// argument Redis would build, and a sorted-set score as Redis 7.0 replies
+// it: "%.17g", so integers carry no ".0".
+func formatNumber(f float64) string {
 	switch {
 	case math.IsInf(f, 1):
 		return "inf"
@@ -137,6 +135,3 @@ func formatLuaNumberArg(f float64) string {
 	}
 	return strconv.FormatFloat(f, 'g', 17, 64)
 }
-
-// formatScore renders a sorted-set score as Redis 7.0 replies it.
-func formatScore(f float64) string { return formatLuaNumberArg(f) }

@@ -6,60 +6,54 @@ import (
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/ast"
 	"github.com/yuin/gopher-lua/parse"
+
+	"github.com/lockgen/lockgen/internal/keyslot"
 )
 
 // chunkName is what Redis 7 calls every script in error messages
 // ("user_script:12: ..."); the shim uses it too so that messages match.
 const chunkName = "user_script"
 
-// script is one loaded script: its instrumented, compiled code and its
-// coverage record.
+// Transform rewrites a script's parsed chunk before it is compiled, for a
+// test tool such as a coverage recorder (internal/luacover). arg, unless
+// nil, is passed to the compiled chunk, as its `...`, on every run.
+type Transform func(name string, chunk []ast.Stmt) (body []ast.Stmt, arg lua.LValue)
+
+// script is one loaded script: its compiled code and the argument its
+// transform asked for.
 type script struct {
 	name  string
 	sha   string
 	proto *lua.FunctionProto
-	lines []int       // lines where statements start
-	hits  *lua.LTable // line -> true, written by the instrumented code
+	arg   lua.LValue
 }
 
-// compileScript parses src, instruments it for coverage and compiles it.
-func compileScript(name, src, sha string) (*script, error) {
+// compileScript parses src, transforms it if asked and compiles it.
+func compileScript(name, src, sha string, transform Transform) (*script, error) {
 	chunk, err := parse.Parse(strings.NewReader(src), chunkName)
+	var arg lua.LValue
+	var proto *lua.FunctionProto
+	if err == nil {
+		if transform != nil {
+			chunk, arg = transform(name, chunk)
+		}
+		proto, err = lua.Compile(chunk, chunkName)
+	}
 	if err != nil {
 		return nil, &ReplyError{Msg: "ERR Error compiling script (new function): " + compileMessage(err), Script: name}
 	}
-	body, lines, vararg := instrument(chunk)
-	proto, err := lua.Compile(wrapChunk(body, vararg), chunkName)
-	if err != nil {
-		return nil, &ReplyError{Msg: "ERR Error compiling script (new function): " + compileMessage(err), Script: name}
-	}
-	return &script{name: name, sha: sha, proto: proto, lines: lines, hits: &lua.LTable{}}, nil
+	// A chunk is a vararg function, and gopher-lua gives one that does not
+	// use `...` a Lua 5.0 `arg` table, built on every run (a few kilobytes).
+	// A chunk has no local to hold it (nested functions do), so skip it.
+	proto.IsVarArg &^= lua.VarArgNeedsArg
+	return &script{name: name, sha: sha, proto: proto, arg: arg}, nil
 }
 
 // compileMessage flattens a gopher-lua parse or compile error to one line.
 func compileMessage(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
-}
-
-// scriptRun is the state of one script execution.
-type scriptRun struct {
-	script *script
-	keys   []string
-	// violation is the first strictness violation. It sticks: the script
-	// fails with it even if the Lua code caught the raised error with
-	// pcall.
-	violation *ReplyError
-}
-
-// declared reports whether key is one of the run's KEYS.
-func (r *scriptRun) declared(key string) bool {
-	for _, k := range r.keys {
-		if k == key {
-			return true
-		}
-	}
-	return false
 }
 
 // runLocked executes sc with mu held.
@@ -71,9 +65,7 @@ func (s *Server) runLocked(sc *script, keys, args []string) (any, error) {
 	if s.engine == nil {
 		s.engine = newEngine()
 	}
-	run := &scriptRun{script: sc, keys: keys}
-	c := s.newCall(s.clock.Now(), run)
-	return s.engine.run(c, sc, keys, args)
+	return s.engine.run(s.newCall(sc, keys), args)
 }
 
 // checkSameSlot enforces that all KEYS of one call map to one Cluster slot.
@@ -81,9 +73,9 @@ func checkSameSlot(keys []string) *ReplyError {
 	if len(keys) < 2 {
 		return nil
 	}
-	first := KeySlot(keys[0])
+	first := keyslot.Of(keys[0])
 	for _, k := range keys[1:] {
-		if slot := KeySlot(k); slot != first {
+		if slot := keyslot.Of(k); slot != first {
 			return replyErr(fmt.Sprintf("ERR lockgen-shim: KEYS hash to different cluster slots: %q is in slot %d, %q in slot %d", keys[0], first, k, slot))
 		}
 	}
@@ -92,14 +84,11 @@ func checkSameSlot(keys []string) *ReplyError {
 
 // lineOf extracts N from a gopher-lua position prefix "user_script:N:".
 func lineOf(where string) int {
-	rest, ok := strings.CutPrefix(where, chunkName+":")
-	if !ok {
+	rest, isScript := strings.CutPrefix(where, chunkName+":")
+	num, _, found := strings.Cut(rest, ":")
+	if !isScript || !found {
 		return 0
 	}
-	end := strings.IndexByte(rest, ':')
-	if end < 0 {
-		return 0
-	}
-	n, _ := strconv.Atoi(rest[:end])
+	n, _ := strconv.Atoi(num)
 	return n
 }

@@ -3,17 +3,19 @@ package luashim
 import (
 	"crypto/sha1"
 	"encoding/hex"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
-	"time"
 )
 
 // Server is one emulated Redis server: a single keyspace and a script
 // engine. It is safe for concurrent use; scripts and commands run one at a
 // time under one mutex, so a script is atomic, as in Redis.
 type Server struct {
-	clock Clock
+	clock     Clock
+	transform Transform
 
 	mu      sync.Mutex
 	data    keyspace
@@ -26,17 +28,28 @@ type Server struct {
 	delivering bool
 }
 
-// New returns an empty server that reads the time from clock.
-func New(clock Clock) *Server {
+// Option configures a Server.
+type Option func(*Server)
+
+// WithTransform has Load pass every script through t before compiling it.
+func WithTransform(t Transform) Option { return func(s *Server) { s.transform = t } }
+
+// New returns an empty server that reads the time from clock (the real
+// clock if nil).
+func New(clock Clock, opts ...Option) *Server {
 	if clock == nil {
 		clock = RealClock{}
 	}
-	return &Server{
+	s := &Server{
 		clock:   clock,
-		data:    keyspace{m: map[string]*entry{}},
+		data:    keyspace{},
 		scripts: map[string]*script{},
 		subs:    map[string][]*subscription{},
 	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // sha1hex is the script identifier Redis uses.
@@ -46,9 +59,9 @@ func sha1hex(src string) string {
 }
 
 // Load compiles src, like SCRIPT LOAD, and returns its SHA1. name labels
-// the script in Coverage and in ReplyError.Script; an empty name loads it
-// unnamed (excluded from Coverage). A syntax error is returned as a
-// *ReplyError starting "ERR Error compiling script".
+// the script in ReplyError.Script and for the transform; loading the same
+// source under a new name renames it. A syntax error gives a *ReplyError
+// starting "ERR Error compiling script".
 func (s *Server) Load(name, src string) (string, error) {
 	sha := sha1hex(src)
 	s.mu.Lock()
@@ -59,7 +72,7 @@ func (s *Server) Load(name, src string) (string, error) {
 		}
 		return sha, nil
 	}
-	sc, err := compileScript(name, src, sha)
+	sc, err := compileScript(name, src, sha, s.transform)
 	if err != nil {
 		return "", err
 	}
@@ -67,10 +80,8 @@ func (s *Server) Load(name, src string) (string, error) {
 	return sha, nil
 }
 
-// EvalSha runs a loaded script, like EVALSHA. An unknown SHA1 gives a
-// *ReplyError whose message starts "NOSCRIPT". Errors the script returns or
-// raises are *ReplyError; shim-strictness violations start
-// "ERR lockgen-shim:".
+// EvalSha runs a loaded script, like EVALSHA; an unknown SHA1 gives a
+// *ReplyError starting "NOSCRIPT".
 func (s *Server) EvalSha(sha string, keys []string, args ...string) (any, error) {
 	s.mu.Lock()
 	sc, ok := s.scripts[strings.ToLower(sha)]
@@ -93,13 +104,11 @@ func (s *Server) Eval(src string, keys []string, args ...string) (any, error) {
 	return s.EvalSha(sha, keys, args...)
 }
 
-// Do runs one command from outside any script, for test setup and
-// inspection; the commands are the scripts' (see the package doc). Keys
-// need not be declared anywhere. Reply types are as for Eval: int64, string, Status,
-// nil, []any, and a *ReplyError as the error.
+// Do runs one of the scripts' commands from outside any script, for test
+// setup and inspection; its keys need not be declared.
 func (s *Server) Do(args ...string) (any, error) {
 	s.mu.Lock()
-	c := s.newCall(s.clock.Now(), nil)
+	c := s.newCall(nil, nil)
 	reply := c.dispatch(args)
 	s.unlockAndDeliver()
 	if e, ok := reply.(*ReplyError); ok {
@@ -131,26 +140,23 @@ func (s *Server) Snapshot() []KeyState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	nowMs := s.clock.Now().UnixMilli()
-	out := make([]KeyState, 0, len(s.data.m))
-	for k, e := range s.data.m {
+	out := make([]KeyState, 0, len(s.data))
+	for k, e := range s.data {
 		if e.expired(nowMs) {
-			delete(s.data.m, k)
+			delete(s.data, k)
 			continue
 		}
-		ks := KeyState{Key: k, Type: e.val.typeName(), PTTL: -1}
+		ks := KeyState{Key: k, PTTL: -1}
 		if e.expireAt != 0 {
 			ks.PTTL = e.expireAt - nowMs
 		}
 		switch v := e.val.(type) {
 		case *stringValue:
-			ks.String = v.s
+			ks.Type, ks.String = "string", v.s
 		case *hashValue:
-			ks.Hash = make(map[string]string, len(v.values))
-			for f, x := range v.values {
-				ks.Hash[f] = x
-			}
+			ks.Type, ks.Hash = "hash", maps.Clone(v.values)
 		case *zsetValue:
-			ks.ZSet = append([]ZMember(nil), v.sorted...)
+			ks.Type, ks.ZSet = "zset", slices.Clone(v.sorted)
 		}
 		out = append(out, ks)
 	}
@@ -158,7 +164,8 @@ func (s *Server) Snapshot() []KeyState {
 	return out
 }
 
-// newCall starts a command or script run at now.
-func (s *Server) newCall(now time.Time, sc *scriptRun) *call {
-	return &call{s: s, now: now, nowMs: now.UnixMilli(), run: sc}
+// newCall starts a command (sc nil) or script run now.
+func (s *Server) newCall(sc *script, keys []string) *call {
+	now := s.clock.Now()
+	return &call{s: s, now: now, nowMs: now.UnixMilli(), script: sc, keys: keys}
 }

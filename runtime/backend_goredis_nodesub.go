@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockgen/lockgen/internal/keyslot"
 	"github.com/lockgen/lockgen/internal/protocol"
 )
 
@@ -234,12 +235,12 @@ func (ns *nodeSubscriber) refused(err redis.Error) {
 			break
 		}
 		for ch := range ns.unsubscribing {
-			if clusterSlot(ch) == slot {
+			if keyslot.Of(ch) == slot {
 				delete(ns.unsubscribing, ch)
 			}
 		}
 		for ch := range ns.subs {
-			if clusterSlot(ch) == slot {
+			if keyslot.Of(ch) == slot {
 				ended = append(ended, ch)
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockgen/lockgen/internal/keyslot"
 )
 
 // A Cluster master that restarts empty at its address keeps its slots: its
@@ -70,6 +72,6 @@ func (b *goRedisBackend) nodeRestarted(addr string) {
 	case !known:
 		so.tell(func(string) bool { return true })
 	case len(slots) > 0: // a replica's restart loses no lock
-		so.tell(func(key string) bool { return slots[clusterSlot(key)] })
+		so.tell(func(key string) bool { return slots[keyslot.Of(key)] })
 	}
 }

@@ -3,11 +3,12 @@ package runtime
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockgen/lockgen/internal/keyslot"
 )
 
 // The backend keeps its own copy of the Cluster's slot map, reloaded
@@ -177,7 +178,7 @@ func (b *goRedisBackend) setRanges(after []redis.ClusterSlot) {
 	if len(moved) == 0 {
 		return
 	}
-	so.tell(func(key string) bool { return moved[clusterSlot(key)] })
+	so.tell(func(key string) bool { return moved[keyslot.Of(key)] })
 }
 
 // tell tells every watcher that the keys affects reports changed masters.
@@ -314,27 +315,4 @@ func (b *goRedisBackend) servesSlots(addr string) bool {
 		}
 	}
 	return false
-}
-
-// clusterSlot is the Cluster hash slot of key: CRC16 (XMODEM) of its hash
-// tag, or of the whole key if it has none, modulo 16384. It matches a MOVED
-// or ASK reply to the channels it is about.
-func clusterSlot(key string) int {
-	if open := strings.IndexByte(key, '{'); open >= 0 {
-		if n := strings.IndexByte(key[open+1:], '}'); n > 0 {
-			key = key[open+1 : open+1+n]
-		}
-	}
-	var crc uint16
-	for i := 0; i < len(key); i++ {
-		crc ^= uint16(key[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return int(crc) % 16384
 }

@@ -1,59 +1,11 @@
-package luashim
+package luacover
 
 import (
 	"sort"
 	"strconv"
 
-	lua "github.com/yuin/gopher-lua"
-
 	"github.com/yuin/gopher-lua/ast"
 )
-
-// ScriptCoverage is the line coverage of one named script: Executable
-// lists the lines where a statement starts, Hit those whose statement ran
-// at least once since the script was loaded. Both are sorted.
-type ScriptCoverage struct {
-	Name       string
-	Executable []int
-	Hit        []int
-}
-
-// Missed returns the executable lines that never ran.
-func (c ScriptCoverage) Missed() []int {
-	hit := make(map[int]bool, len(c.Hit))
-	for _, l := range c.Hit {
-		hit[l] = true
-	}
-	var out []int
-	for _, l := range c.Executable {
-		if !hit[l] {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-// Coverage reports line coverage for every script loaded with a name,
-// sorted by name.
-func (s *Server) Coverage() []ScriptCoverage {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []ScriptCoverage
-	for _, sc := range s.scripts {
-		if sc.name == "" {
-			continue
-		}
-		cov := ScriptCoverage{Name: sc.name, Executable: append([]int(nil), sc.lines...)}
-		for _, l := range sc.lines {
-			if sc.hits.RawGetInt(l) == lua.LTrue {
-				cov.Hit = append(cov.Hit, l)
-			}
-		}
-		out = append(out, cov)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
 
 // recorderName is the local that holds a script's hit table. It is not a
 // valid Lua identifier, so script code cannot name it.

@@ -1,9 +1,17 @@
-package luashim
+package luacover
 
 import (
 	"reflect"
 	"testing"
+	"time"
+
+	"github.com/lockgen/lockgen/luashim"
 )
+
+func newTestServer(t *testing.T) (*luashim.Server, *Recorder) {
+	t.Helper()
+	return NewServer(luashim.NewVirtualClock(time.Unix(1_700_000_000, 0)))
+}
 
 const branchy = `local n = tonumber(ARGV[1])
 local function classify(x)
@@ -23,7 +31,7 @@ return classify(n)
 `
 
 func TestCoverageRecordsBranches(t *testing.T) {
-	s, _ := newTestServer(t)
+	s, rec := newTestServer(t)
 	sha, err := s.Load("branchy", branchy)
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +47,7 @@ func TestCoverageRecordsBranches(t *testing.T) {
 		}
 	}
 	run("5", "positive")
-	cov := s.Coverage()
+	cov := rec.Coverage()
 	if len(cov) != 1 || cov[0].Name != "branchy" {
 		t.Fatalf("Coverage() = %+v, want one entry for branchy", cov)
 	}
@@ -52,8 +60,8 @@ func TestCoverageRecordsBranches(t *testing.T) {
 	}
 	run("-1", "negative")
 	run("0", "zero")
-	if want := []int{12}; !reflect.DeepEqual(s.Coverage()[0].Missed(), want) {
-		t.Errorf("after all classes Missed = %v, want %v", s.Coverage()[0].Missed(), want)
+	if want := []int{12}; !reflect.DeepEqual(rec.Coverage()[0].Missed(), want) {
+		t.Errorf("after all classes Missed = %v, want %v", rec.Coverage()[0].Missed(), want)
 	}
 }
 

@@ -1,10 +1,10 @@
-package luashim
+package keyslot
 
 import "testing"
 
 // The expected slots were read from redis-server 7.0 with CLUSTER KEYSLOT
 // (cluster-enabled instance).
-func TestKeySlotMatchesRedis(t *testing.T) {
+func TestOfMatchesRedis(t *testing.T) {
 	cases := map[string]int{
 		"foo":                           12182,
 		"bar":                           5061,
@@ -22,8 +22,8 @@ func TestKeySlotMatchesRedis(t *testing.T) {
 		"123456789":                     12739, // CRC16-XMODEM check value 0x31C3
 	}
 	for key, want := range cases {
-		if got := KeySlot(key); got != want {
-			t.Errorf("KeySlot(%q) = %d, want %d", key, got, want)
+		if got := Of(key); got != want {
+			t.Errorf("Of(%q) = %d, want %d", key, got, want)
 		}
 	}
 }

@@ -1,15 +1,18 @@
-package luashim
+// Package keyslot computes Redis Cluster hash slots, for the runtime (to
+// match a MOVED reply or a moved slot to the channels it concerns) and the
+// luashim emulator (to refuse KEYS that span slots).
+package keyslot
 
 import "strings"
 
 // clusterSlots is the number of hash slots of a Redis Cluster.
 const clusterSlots = 16384
 
-// KeySlot returns the Redis Cluster hash slot of key, as CLUSTER KEYSLOT
-// does: CRC16 (XMODEM variant) of the key's hash tag, modulo 16384. The hash
-// tag is the text between the first '{' and the first '}' after it, when that
+// Of returns the Redis Cluster hash slot of key, as CLUSTER KEYSLOT does:
+// CRC16 (XMODEM variant) of the key's hash tag, modulo 16384. The hash tag
+// is the text between the first '{' and the first '}' after it, when that
 // text is not empty; otherwise the whole key is hashed.
-func KeySlot(key string) int {
+func Of(key string) int {
 	return int(crc16(hashTag(key))) % clusterSlots
 }
 
