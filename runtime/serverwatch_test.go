@@ -124,17 +124,7 @@ func callsByPoll(cmd string, own int) int {
 // holder's next renewal (lease/3 = 30 s on). Here the first INFOs after
 // the restart fail as they do then.
 func TestRestartNoticedWhenTheFirstChecksFail(t *testing.T) {
-	s := redistest.Start(t)
-	rdb := redis.NewClient(s.Options())
-	failing := &failInfos{}
-	rdb.AddHook(failing)
-	l := runtime.New(rdb, runtime.WithKeyPrefix(uniquePrefix(t)), runtime.WithDefaultLease(90*time.Second))
-	t.Cleanup(func() { l.Close(); rdb.Close() })
-	ctx := ctxTimeout(t, 60*time.Second)
-	h, err := l.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "k", Wait: runtime.NoWait})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, h, failing := holdWithFailingInfos(t, 0)
 	waitForCommand(t, s, "info")
 
 	failing.left.Store(3)
@@ -160,17 +150,7 @@ func TestRestartNoticedWhenTheFirstChecksFail(t *testing.T) {
 // while it tries) cannot tell whether the server is the one it knew: it
 // must verify the held locks rather than wait for their renewals.
 func TestRestartNoticedWhenEveryCheckFails(t *testing.T) {
-	s := redistest.Start(t)
-	rdb := redis.NewClient(s.Options())
-	failing := &failInfos{}
-	rdb.AddHook(failing)
-	l := runtime.New(rdb, runtime.WithKeyPrefix(uniquePrefix(t)), runtime.WithDefaultLease(90*time.Second))
-	t.Cleanup(func() { l.Close(); rdb.Close() })
-	ctx := ctxTimeout(t, 60*time.Second)
-	h, err := l.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "k", Wait: runtime.NoWait})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, h, failing := holdWithFailingInfos(t, 0)
 	waitForCommand(t, s, "info")
 
 	failing.left.Store(1 << 40)
@@ -186,18 +166,7 @@ func TestRestartNoticedWhenEveryCheckFails(t *testing.T) {
 // the server was killed while the first check was under way). The first
 // run_id read then cannot tell the restart apart from the server before.
 func TestRestartNoticedWhenTheRunIDWasNeverRead(t *testing.T) {
-	s := redistest.Start(t)
-	rdb := redis.NewClient(s.Options())
-	failing := &failInfos{}
-	failing.left.Store(1 << 40)
-	rdb.AddHook(failing)
-	l := runtime.New(rdb, runtime.WithKeyPrefix(uniquePrefix(t)), runtime.WithDefaultLease(90*time.Second))
-	t.Cleanup(func() { l.Close(); rdb.Close() })
-	ctx := ctxTimeout(t, 60*time.Second)
-	h, err := l.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "k", Wait: runtime.NoWait})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, h, failing := holdWithFailingInfos(t, 1<<40)
 	// The first check gives up after its first try and one per pause.
 	deadline := time.Now().Add(30 * time.Second)
 	for failing.failed.Load() < 7 {
@@ -216,6 +185,26 @@ func TestRestartNoticedWhenTheRunIDWasNeverRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	awaitLost(t, h, nil)
+}
+
+// holdWithFailingInfos starts a server and a Locker whose client fails its
+// next failFirst INFO commands (failInfos), and holds a mutex there with a
+// 90 s lease: no renewal (30 s on) can tell the holder of a loss during
+// the test, only the run_id check can.
+func holdWithFailingInfos(t *testing.T, failFirst int64) (*redistest.Server, *runtime.Held, *failInfos) {
+	t.Helper()
+	s := redistest.Start(t)
+	rdb := redis.NewClient(s.Options())
+	failing := &failInfos{}
+	failing.left.Store(failFirst)
+	rdb.AddHook(failing)
+	l := runtime.New(rdb, runtime.WithKeyPrefix(uniquePrefix(t)), runtime.WithDefaultLease(90*time.Second))
+	t.Cleanup(func() { l.Close(); rdb.Close() })
+	h, err := l.Acquire(ctxTimeout(t, 60*time.Second), runtime.Lock{Kind: runtime.Mutex, Key: "k", Wait: runtime.NoWait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, h, failing
 }
 
 // awaitLost waits for h's context to end with ErrLockLost within
