@@ -44,7 +44,7 @@ func (b *goRedisBackend) watchNodeRestarts(c *redis.Client) {
 	r.clients[c] = true
 	w := r.byAddr[addr]
 	if w == nil {
-		w = &serverWatch{b: b, rdb: c, stop: b.stop, changed: func() { b.nodeRestarted(addr) }}
+		w = &serverWatch{b: b, rdb: c, stop: b.stop, changed: func(bool) { b.nodeRestarted(addr) }}
 		r.byAddr[addr] = w
 	}
 	r.mu.Unlock()

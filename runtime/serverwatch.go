@@ -25,10 +25,13 @@ import (
 // channels ended (PayloadUnsubscribed), so that the waiters subscribe
 // again on the new master.
 type serverWatch struct {
-	b       *goRedisBackend
-	rdb     *redis.Client
-	stop    chan struct{} // closed by the backend's Close: a check pausing between tries ends
-	changed func()        // called when the run_id changed: b.serverChanged, or a Cluster node's (nodewatch.go)
+	b    *goRedisBackend
+	rdb  *redis.Client
+	stop chan struct{} // closed by the backend's Close: a check pausing between tries ends
+	// changed is called when the run_id changed (sure), or when a check
+	// could not tell (see changedTo): b.serverChanged, or a Cluster
+	// node's (nodewatch.go).
+	changed func(sure bool)
 
 	mu       sync.Mutex
 	runID    string // of the server last seen; "" before the first check
@@ -100,7 +103,7 @@ func (w *serverWatch) check() {
 	for {
 		id, troubled := w.readRunIDPatiently()
 		w.mu.Lock()
-		changed := w.changedTo(id, troubled)
+		changed, sure := w.changedTo(id, troubled)
 		if id != "" {
 			w.runID = id
 		}
@@ -109,7 +112,7 @@ func (w *serverWatch) check() {
 		w.checking = again
 		w.mu.Unlock()
 		if changed && !w.b.closing() {
-			w.changed()
+			w.changed(sure)
 		}
 		if !again {
 			return
@@ -119,26 +122,27 @@ func (w *serverWatch) check() {
 
 // changedTo reports whether a check that read id ("" if it could not;
 // troubled if an INFO of it failed for a reason that passes, such as a
-// server that was down) must be taken for a change of server; w.mu is
-// held. A check that met a server it could not read cannot tell whether
-// the server behind the connection is still the one it knew: one killed
-// and restarted while the first check after the Locker's start was under
-// way, or during a check that gave up, has lost its locks unseen. Then the
-// held locks are verified, as on a change: one call per lock, and nothing
-// that is still there is lost. (Without INFO in the ACL nothing is ever
-// read, nor troubled: such a Locker finds lost locks at their renewals.)
-func (w *serverWatch) changedTo(id string, troubled bool) bool {
+// server that was down) must be taken for a change of server, and whether
+// that is sure (two run_ids differ); w.mu is held. A check that met a
+// server it could not read cannot tell whether the server behind the
+// connection is still the one it knew: one killed and restarted while the
+// first check after the Locker's start was under way, or during a check
+// that gave up, has lost its locks unseen. Then the held locks are
+// verified, as on a change: one call per lock, and nothing that is still
+// there is lost. (Without INFO in the ACL nothing is ever read, nor
+// troubled: such a Locker finds lost locks at their renewals.)
+func (w *serverWatch) changedTo(id string, troubled bool) (changed, sure bool) {
 	switch {
 	case id == "":
 		w.unsure = w.unsure || troubled
-		return troubled
+		return troubled, false
 	case w.runID == "":
 		unsure := w.unsure || troubled
 		w.unsure = false
-		return unsure
+		return unsure, false
 	}
 	w.unsure = false
-	return id != w.runID
+	return id != w.runID, true
 }
 
 // readRunIDPatiently reads the run_id, trying again after each of
@@ -182,9 +186,19 @@ func (w *serverWatch) readRunID() (string, error) {
 	return "", nil
 }
 
-// serverChanged acts on a change of server behind a *redis.Client: the
-// Pub/Sub connection is dropped, and every held lock verified.
-func (b *goRedisBackend) serverChanged() {
+// serverChanged acts on a change of server behind a *redis.Client: every
+// held lock is verified, and, when the change is sure, the Pub/Sub
+// connection is dropped so that waiters subscribe on the new server.
+func (b *goRedisBackend) serverChanged(sure bool) {
+	if !sure {
+		// Maybe the same server: its locks are verified, and the Pub/Sub
+		// connection stays. (Dropping it would redial, start another
+		// check, and, while INFO keeps failing, a LOADING server say,
+		// repeat all this every few seconds.) A server that did restart
+		// dropped that connection itself; its redial resubscribed.
+		b.slots.tell(func(string) bool { return true })
+		return
+	}
 	b.mu.Lock()
 	ns := b.nodes[""]
 	delete(b.nodes, "")

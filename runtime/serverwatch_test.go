@@ -159,6 +159,17 @@ func TestRestartNoticedWhenEveryCheckFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	awaitLost(t, h, failing)
+
+	// Not knowing is no change of server: the Pub/Sub connection stays,
+	// so no redial starts another check. (Were it dropped, a server whose
+	// INFO keeps failing, one LOADING its data say, would have its
+	// connection dropped and every lock verified every few seconds.) A
+	// second check fails 7 INFOs in about 3 s.
+	after := failing.failed.Load()
+	time.Sleep(4 * time.Second)
+	if n := failing.failed.Load() - after; n >= 7 {
+		t.Errorf("%d more INFOs failed in the 4s after the holder was told: the check that could not tell started another", n)
+	}
 }
 
 // The run_id a restart is compared with may never have been read: the
