@@ -6,17 +6,6 @@ import (
 	"strings"
 )
 
-// Generic key commands: TIME, DEL, PEXPIRE, PEXPIREAT, PTTL.
-func init() {
-	register(
-		&command{name: "time", arity: 1, noKeys: true, run: cmdTime},
-		&command{name: "del", arity: -2, allKeys: true, run: cmdDel},
-		keyCommand("pexpire", -3, expireCommand(false)),
-		keyCommand("pexpireat", -3, expireCommand(true)),
-		keyCommand("pttl", 2, cmdPTTL),
-	)
-}
-
 func cmdTime(c *call, _ []string) any {
 	us := c.now.UnixMicro()
 	return []any{strconv.FormatInt(us/1e6, 10), strconv.FormatInt(us%1e6, 10)}

@@ -5,11 +5,6 @@ import (
 	"strings"
 )
 
-// String commands: GET and SET.
-func init() {
-	register(keyCommand("get", 2, cmdGet), keyCommand("set", -3, cmdSet))
-}
-
 // stringAt returns key's string as a reply: the string, nil for a missing
 // key, or WRONGTYPE.
 func (c *call) stringAt(key string) any {

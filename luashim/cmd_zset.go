@@ -7,20 +7,6 @@ import (
 	"strings"
 )
 
-// Sorted-set commands.
-func init() {
-	register(
-		keyCommand("zadd", -4, cmdZAdd),
-		keyCommand("zrem", -3, cmdZRem),
-		keyCommand("zscore", 3, cmdZScore),
-		keyCommand("zcard", 2, cmdZCard),
-		keyCommand("zcount", 4, cmdZCount),
-		keyCommand("zrange", -4, cmdZRange),
-		keyCommand("zrangebyscore", -4, cmdZRangeByScore),
-		keyCommand("zpopmin", -2, cmdZPopMin),
-	)
-}
-
 // parseScore parses a score the way Redis's strtod-based parser accepts
 // it: decimal or exponent notation, "inf", "+inf", "-inf"; no NaN, no
 // leading space, nothing out of double range.
