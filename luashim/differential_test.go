@@ -30,13 +30,13 @@ func evalStep(src string, keys []string, args ...string) diffStep {
 // diffSteps avoid anything that depends on the clock beyond whole seconds
 // right after a write, because the server runs on the real clock.
 var diffSteps = []diffStep{
-	plain("SET s v"), plain("GET s"), plain("GET none"), plain("SET s w XX GET"), plain("SET t w XX"), plain("GET t"),
-	plain("SET s v PX 0"), plain("SET s v PX x"), plain("SET s v PX 10 PX 10"), plain("SET s v PX"), plain("SET s v BOGUS"),
-	plain("SET s v PX 100000"), plain("PTTL s"), plain("SET s v KEEPTTL"), plain("PTTL s"), plain("SET s v KEEPTTL PX 10"),
-	plain("SET s v PX 10 KEEPTTL"), plain("SET s v"), plain("PTTL s"), plain("GET"), plain("SET s"),
+	plain("SET s v"), plain("GET s"), plain("GET none"), plain("SET s w KEEPTTL GET XX"), plain("GET s"),
+	plain("SET t w KEEPTTL GET XX"), plain("GET t"), plain("SET s v PX 0"), plain("SET s v PX x"), plain("SET s v PX -5"),
+	plain("SET s v PX 100000"), plain("PTTL s"), plain("SET s v KEEPTTL"), plain("PTTL s"), plain("SET s x KEEPTTL GET XX"),
+	plain("PTTL s"), plain("SET s v"), plain("PTTL s"), plain("GET"), plain("SET s"),
 	plain("HSET h a 1 b 2"), plain("HSET h a 3 c 4"), plain("HSET h a"), plain("HGETALL h"),
 	plain("HMGET h a zz c"), plain("HSETNX h a 1"), plain("HSETNX h d 1"), plain("HGET h a"), plain("HGET h zz"),
-	plain("HSET h t text"), plain("HDEL h a b"), plain("HGETALL h"), plain("HDEL h c d t"), plain("PTTL h"), plain("GET h"), plain("HGET s f"),
+	plain("HSET h t text"), plain("SET h x KEEPTTL GET XX"), plain("HDEL h a b"), plain("HGETALL h"), plain("HDEL h c d t"), plain("PTTL h"), plain("GET h"), plain("HGET s f"),
 	plain("ZADD z 1 a 2 b 3 c"), plain("ZADD z 1 b"), plain("ZRANGE z 0 -1 WITHSCORES"), plain("ZADD z NX 5 a 4 d"),
 	plain("ZADD z 0.5 a"), plain("ZSCORE z a"), plain("ZADD z x a"), plain("ZADD z 1 a 2"), plain("ZADD z NX"),
 	plain("ZADD z 0.1 f"), plain("ZSCORE z f"), plain("ZADD z 1e20 g"), plain("ZSCORE z g"), plain("ZADD z -inf h"), plain("ZSCORE z h"),
