@@ -46,7 +46,8 @@ var diffSteps = []diffStep{
 	plain("ZRANGE z x 1"), plain("ZREM z a nope"), plain("ZPOPMIN z"), plain("ZPOPMIN z"),
 	plain("ZRANGE z 0 -1 WITHSCORES"), plain("ZREM z d f g h"), plain("PTTL z"), plain("ZPOPMIN z"), plain("ZCARD z"),
 	plain("ZADD s 1 a"), plain("SET k 1"), plain("PEXPIRE k 100000 NX"), plain("PEXPIRE k 200000 NX"), plain("PEXPIRE k 50000 GT"),
-	plain("PEXPIRE k 500000 GT"), plain("PEXPIRE k 100 FOO"), plain("PEXPIRE k 1 NX GT"), plain("PEXPIRE k 9223372036854775807"),
+	plain("PEXPIRE k 500000 GT"), plain("PEXPIREAT k 4102444800000 NX"),
+	plain("PEXPIREAT k 1000000000000 GT"), plain("PEXPIREAT k 4102444800000 GT"), plain("PEXPIRE k 9223372036854775807"),
 	plain("PEXPIRE k 01"), plain("PEXPIRE k 0"), plain("PTTL k"), plain("SET k 1"), plain("PTTL k"), plain("DEL k s none"), plain("PTTL k"),
 	plain("PUBLISH nobody hello"),
 
