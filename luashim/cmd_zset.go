@@ -63,47 +63,29 @@ func (c *call) membersInRange(args []string) ([]ZMember, *ReplyError) {
 	return z.sorted[from:max(from, to)], nil
 }
 
-// cmdZAdd is ZADD with the one option the scripts use, NX.
+// cmdZAdd is ZADD as the scripts call it, ZADD key [NX] score member; any
+// other form is refused.
 func cmdZAdd(c *call, args []string) any {
-	nx := false
-	i := 2
-	for ; i < len(args); i++ {
-		opt := strings.ToUpper(args[i])
-		if opt == "XX" || opt == "GT" || opt == "LT" || opt == "CH" || opt == "INCR" {
-			return unsupported("zadd", opt)
-		}
-		if opt != "NX" {
-			break
-		}
-		nx = true
+	nx := len(args) == 5 && strings.EqualFold(args[2], "NX")
+	if len(args) > 4 && !nx {
+		return unsupported("zadd", strings.Join(args[2:], " "))
 	}
-	pairs := args[i:]
-	if len(pairs) == 0 || len(pairs)%2 != 0 {
-		return errSyntax
-	}
-	scores := make([]float64, len(pairs)/2)
-	for j := range scores {
-		f, ok := parseScore(pairs[2*j])
-		if !ok {
-			return errNotFloat
-		}
-		scores[j] = f
+	score, ok := parseScore(args[len(args)-2])
+	if !ok {
+		return errNotFloat
 	}
 	z, err := writableAt(c, args[1], newZSet)
 	if err != nil {
 		return err
 	}
-	var added int64
-	for j, score := range scores {
-		member := pairs[2*j+1]
-		if _, exists := z.scores[member]; exists && nx {
-			continue
-		}
-		if z.add(member, score) {
-			added++
-		}
+	member := args[len(args)-1]
+	if _, exists := z.scores[member]; exists && nx {
+		return int64(0)
 	}
-	return added
+	if z.add(member, score) {
+		return int64(1)
+	}
+	return int64(0)
 }
 
 func cmdZRem(c *call, args []string) any {
