@@ -71,14 +71,17 @@ func (s *Server) unlockAndDeliver() {
 		return
 	}
 	s.delivering = true
-	for {
-		batch := s.pending
-		s.pending = nil
-		if len(batch) == 0 {
+	finished := false
+	defer func() {
+		if !finished { // a callback panicked: the next publisher delivers
+			s.mu.Lock()
 			s.delivering = false
 			s.mu.Unlock()
-			return
 		}
+	}()
+	for len(s.pending) > 0 {
+		batch := s.pending
+		s.pending = nil
 		s.mu.Unlock()
 		for _, m := range batch {
 			for _, sub := range m.to {
@@ -86,24 +89,13 @@ func (s *Server) unlockAndDeliver() {
 				active := sub.active
 				s.mu.Unlock()
 				if active {
-					s.deliverOne(sub, m)
+					sub.fn(m.channel, m.payload)
 				}
 			}
 		}
 		s.mu.Lock()
 	}
-}
-
-// deliverOne runs one callback; a panicking callback must not leave the
-// server stuck in the delivering state.
-func (s *Server) deliverOne(sub *subscription, m message) {
-	defer func() {
-		if r := recover(); r != nil {
-			s.mu.Lock()
-			s.delivering = false
-			s.mu.Unlock()
-			panic(r)
-		}
-	}()
-	sub.fn(m.channel, m.payload)
+	s.delivering = false
+	finished = true
+	s.mu.Unlock()
 }
