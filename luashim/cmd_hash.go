@@ -1,17 +1,5 @@
 package luashim
 
-// Hash commands.
-func init() {
-	register(
-		keyCommand("hget", 3, cmdHGet),
-		keyCommand("hset", -4, cmdHSet),
-		keyCommand("hsetnx", 4, cmdHSetNX),
-		keyCommand("hmget", -3, cmdHMGet),
-		keyCommand("hdel", -3, cmdHDel),
-		keyCommand("hgetall", 2, cmdHGetAll),
-	)
-}
-
 func cmdHGet(c *call, args []string) any {
 	_, h, err := typedAt(c, args[1], newHash)
 	if err != nil {

@@ -6,17 +6,6 @@ import (
 	"strings"
 )
 
-// Generic key commands: TIME, DEL, PEXPIRE, PEXPIREAT, PTTL.
-func init() {
-	register(
-		&command{name: "time", arity: 1, noKeys: true, run: cmdTime},
-		&command{name: "del", arity: -2, allKeys: true, run: cmdDel},
-		keyCommand("pexpire", -3, expireCommand(false)),
-		keyCommand("pexpireat", -3, expireCommand(true)),
-		keyCommand("pttl", 2, cmdPTTL),
-	)
-}
-
 func cmdTime(c *call, _ []string) any {
 	us := c.now.UnixMicro()
 	return []any{strconv.FormatInt(us/1e6, 10), strconv.FormatInt(us%1e6, 10)}
@@ -34,29 +23,17 @@ func cmdDel(c *call, args []string) any {
 }
 
 // expireCommand builds PEXPIRE and PEXPIREAT: the argument is a duration
-// (or, when absolute, a Unix time) in milliseconds, then NX or GT, the
-// options the scripts use.
+// (or, when absolute, a Unix time) in milliseconds, then nothing, NX or
+// GT, the forms the scripts use.
 func expireCommand(absolute bool) func(c *call, args []string) any {
 	return func(c *call, args []string) any {
 		n, err := intArg(args[2])
 		if err != nil {
 			return err
 		}
-		var nx, gt bool
-		for _, opt := range args[3:] {
-			switch u := strings.ToUpper(opt); u {
-			case "NX":
-				nx = true
-			case "GT":
-				gt = true
-			case "XX", "LT":
-				return unsupported(args[0], u)
-			default:
-				return replyErr("ERR Unsupported option " + opt)
-			}
-		}
-		if nx && gt {
-			return replyErr("ERR NX and XX, GT or LT options at the same time are not compatible")
+		opt := strings.ToUpper(strings.Join(args[3:], " "))
+		if opt != "" && opt != "NX" && opt != "GT" {
+			return unsupported(args[0], opt)
 		}
 		when := n
 		if !absolute {
@@ -66,17 +43,14 @@ func expireCommand(absolute bool) func(c *call, args []string) any {
 			when += c.nowMs
 		}
 		e := c.lookup(args[1])
-		if e == nil {
+		switch {
+		case e == nil, opt == "NX" && e.expireAt != 0, opt == "GT" && (e.expireAt == 0 || when <= e.expireAt):
 			return int64(0)
-		}
-		if (nx && e.expireAt != 0) || (gt && (e.expireAt == 0 || when <= e.expireAt)) {
-			return int64(0)
-		}
-		if when <= c.nowMs {
+		case when <= c.nowMs:
 			delete(c.s.data, args[1])
-			return int64(1)
+		default:
+			e.expireAt = when
 		}
-		e.expireAt = when
 		return int64(1)
 	}
 }

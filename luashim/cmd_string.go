@@ -5,11 +5,6 @@ import (
 	"strings"
 )
 
-// String commands: GET and SET.
-func init() {
-	register(keyCommand("get", 2, cmdGet), keyCommand("set", -3, cmdSet))
-}
-
 // stringAt returns key's string as a reply: the string, nil for a missing
 // key, or WRONGTYPE.
 func (c *call) stringAt(key string) any {
@@ -25,69 +20,38 @@ func (c *call) stringAt(key string) any {
 
 func cmdGet(c *call, args []string) any { return c.stringAt(args[1]) }
 
-// setOptions are SET's flags after the value.
-type setOptions struct {
-	xx, get, keepTTL bool
-	expireAt         int64 // Unix ms; 0 = none
-}
-
-// parseSetOptions reads the options the scripts use, XX, GET, KEEPTTL and
-// PX; the others Redis knows are refused.
-func parseSetOptions(c *call, opts []string) (setOptions, *ReplyError) {
-	var o setOptions
-	for i := 0; i < len(opts); i++ {
-		switch opt := strings.ToUpper(opts[i]); opt {
-		case "XX":
-			o.xx = true
-		case "GET":
-			o.get = true
-		case "KEEPTTL":
-			if o.expireAt != 0 {
-				return o, errSyntax
-			}
-			o.keepTTL = true
-		case "PX":
-			if o.keepTTL || i+1 >= len(opts) { // a second PX wins, as in Redis
-				return o, errSyntax
-			}
-			i++
-			n, err := intArg(opts[i])
-			if err != nil {
-				return o, err
-			}
-			if n <= 0 || n > math.MaxInt64-c.nowMs {
-				return o, replyErr("ERR invalid expire time in 'set' command")
-			}
-			o.expireAt = c.nowMs + n
-		case "NX", "EX", "EXAT", "PXAT":
-			return o, unsupported("set", opt)
-		default:
-			return o, errSyntax
-		}
-	}
-	return o, nil
-}
-
+// cmdSet is SET in the four forms the scripts use: no option, PX ms,
+// KEEPTTL, and KEEPTTL GET XX (replace the value only if there is one, and
+// reply the old one); any other is refused.
 func cmdSet(c *call, args []string) any {
-	key, val := args[1], args[2]
-	o, err := parseSetOptions(c, args[3:])
-	if err != nil {
-		return err
-	}
+	key := args[1]
+	e := c.lookup(key)
 	var reply any = Status("OK")
-	if o.get {
-		reply = c.stringAt(key)
-		if err, ok := reply.(*ReplyError); ok {
+	var expireAt int64 // Unix ms; 0 = no TTL
+	switch opts := strings.ToUpper(strings.Join(args[3:], " ")); {
+	case opts == "":
+	case len(args) == 5 && strings.EqualFold(args[3], "PX"):
+		n, err := intArg(args[4])
+		if err != nil {
 			return err
 		}
+		if n <= 0 || n > math.MaxInt64-c.nowMs {
+			return replyErr("ERR invalid expire time in 'set' command")
+		}
+		expireAt = c.nowMs + n
+	case opts == "KEEPTTL GET XX":
+		reply = c.stringAt(key)
+		if _, ok := reply.(string); !ok {
+			return reply // nil: XX leaves a missing key missing; or WRONGTYPE
+		}
+		fallthrough
+	case opts == "KEEPTTL":
+		if e != nil {
+			expireAt = e.expireAt
+		}
+	default:
+		return unsupported("set", opts)
 	}
-	e := c.lookup(key)
-	if o.xx && e == nil {
-		return nil // with GET, too: the old value is nil
-	}
-	if o.keepTTL && e != nil {
-		o.expireAt = e.expireAt // KEEPTTL and PX exclude each other
-	}
-	c.setValue(key, &stringValue{s: val}).expireAt = o.expireAt
+	c.setValue(key, &stringValue{s: args[2]}).expireAt = expireAt
 	return reply
 }

@@ -7,20 +7,6 @@ import (
 	"strings"
 )
 
-// Sorted-set commands.
-func init() {
-	register(
-		keyCommand("zadd", -4, cmdZAdd),
-		keyCommand("zrem", -3, cmdZRem),
-		keyCommand("zscore", 3, cmdZScore),
-		keyCommand("zcard", 2, cmdZCard),
-		keyCommand("zcount", 4, cmdZCount),
-		keyCommand("zrange", -4, cmdZRange),
-		keyCommand("zrangebyscore", -4, cmdZRangeByScore),
-		keyCommand("zpopmin", -2, cmdZPopMin),
-	)
-}
-
 // parseScore parses a score the way Redis's strtod-based parser accepts
 // it: decimal or exponent notation, "inf", "+inf", "-inf"; no NaN, no
 // leading space, nothing out of double range.
@@ -35,32 +21,22 @@ func parseScore(s string) (float64, bool) {
 	return f, true
 }
 
-// scoreRange is the min and max of ZCOUNT and ZRANGEBYSCORE; a bound
-// written "(x" excludes x.
-type scoreRange struct {
-	min, max         float64
-	minExcl, maxExcl bool
-}
-
-func parseScoreRange(minArg, maxArg string) (r scoreRange, err *ReplyError) {
-	minArg, r.minExcl = strings.CutPrefix(minArg, "(")
-	maxArg, r.maxExcl = strings.CutPrefix(maxArg, "(")
-	var minOK, maxOK bool
-	r.min, minOK = parseScore(minArg)
-	r.max, maxOK = parseScore(maxArg)
-	if !minOK || !maxOK {
-		return r, errMinMaxFloat
-	}
-	return r, nil
+// parseBound parses a min or max of ZCOUNT and ZRANGEBYSCORE: a score,
+// or "(" and a score to exclude it.
+func parseBound(s string) (score float64, excl, ok bool) {
+	s, excl = strings.CutPrefix(s, "(")
+	score, ok = parseScore(s)
+	return score, excl, ok
 }
 
 // membersInRange is ZCOUNT's and ZRANGEBYSCORE's lookup: the members of
 // the sorted set args[1] whose scores lie in args[2]..args[3]. They are
 // contiguous in the sorted slice.
 func (c *call) membersInRange(args []string) ([]ZMember, *ReplyError) {
-	r, err := parseScoreRange(args[2], args[3])
-	if err != nil {
-		return nil, err
+	lo, loExcl, loOK := parseBound(args[2])
+	hi, hiExcl, hiOK := parseBound(args[3])
+	if !loOK || !hiOK {
+		return nil, errMinMaxFloat
 	}
 	_, z, err := typedAt(c, args[1], newZSet)
 	if err != nil {
@@ -68,56 +44,38 @@ func (c *call) membersInRange(args []string) ([]ZMember, *ReplyError) {
 	}
 	from := sort.Search(len(z.sorted), func(i int) bool {
 		s := z.sorted[i].Score
-		return s > r.min || (s == r.min && !r.minExcl)
+		return s > lo || (s == lo && !loExcl)
 	})
 	to := sort.Search(len(z.sorted), func(i int) bool {
 		s := z.sorted[i].Score
-		return s > r.max || (s == r.max && r.maxExcl)
+		return s > hi || (s == hi && hiExcl)
 	})
 	return z.sorted[from:max(from, to)], nil
 }
 
-// cmdZAdd is ZADD with the one option the scripts use, NX.
+// cmdZAdd is ZADD as the scripts call it, ZADD key [NX] score member; any
+// other form is refused.
 func cmdZAdd(c *call, args []string) any {
-	nx := false
-	i := 2
-	for ; i < len(args); i++ {
-		opt := strings.ToUpper(args[i])
-		if opt == "XX" || opt == "GT" || opt == "LT" || opt == "CH" || opt == "INCR" {
-			return unsupported("zadd", opt)
-		}
-		if opt != "NX" {
-			break
-		}
-		nx = true
+	nx := len(args) == 5 && strings.EqualFold(args[2], "NX")
+	if len(args) > 4 && !nx {
+		return unsupported("zadd", strings.Join(args[2:], " "))
 	}
-	pairs := args[i:]
-	if len(pairs) == 0 || len(pairs)%2 != 0 {
-		return errSyntax
-	}
-	scores := make([]float64, len(pairs)/2)
-	for j := range scores {
-		f, ok := parseScore(pairs[2*j])
-		if !ok {
-			return errNotFloat
-		}
-		scores[j] = f
+	score, ok := parseScore(args[len(args)-2])
+	if !ok {
+		return errNotFloat
 	}
 	z, err := writableAt(c, args[1], newZSet)
 	if err != nil {
 		return err
 	}
-	var added int64
-	for j, score := range scores {
-		member := pairs[2*j+1]
-		if _, exists := z.scores[member]; exists && nx {
-			continue
-		}
-		if z.add(member, score) {
-			added++
-		}
+	member := args[len(args)-1]
+	if _, exists := z.scores[member]; exists && nx {
+		return int64(0)
 	}
-	return added
+	if z.add(member, score) {
+		return int64(1)
+	}
+	return int64(0)
 }
 
 func cmdZRem(c *call, args []string) any {
@@ -163,21 +121,14 @@ func membersReply(ms []ZMember, withScores bool) []any {
 	return out
 }
 
-// parseWithScores reads the options of ZRANGE and ZRANGEBYSCORE, of which
-// the scripts use only WITHSCORES; the others Redis knows are refused.
+// parseWithScores reads what follows the range of ZRANGE and ZRANGEBYSCORE:
+// nothing or WITHSCORES, the one option the scripts pass.
 func parseWithScores(cmd string, opts []string) (bool, *ReplyError) {
-	withScores := false
-	for _, opt := range opts {
-		switch u := strings.ToUpper(opt); {
-		case u == "WITHSCORES":
-			withScores = true
-		case u == "LIMIT" || (cmd == "zrange" && (u == "BYSCORE" || u == "BYLEX" || u == "REV")):
-			return false, unsupported(cmd, u)
-		default:
-			return false, errSyntax
-		}
+	opt := strings.ToUpper(strings.Join(opts, " "))
+	if opt != "" && opt != "WITHSCORES" {
+		return false, unsupported(cmd, opt)
 	}
-	return withScores, nil
+	return opt != "", nil
 }
 
 // cmdZRange is ZRANGE by index: start and stop are inclusive, negative

@@ -8,48 +8,56 @@ import (
 
 // command is one entry of the allow-list.
 type command struct {
-	name string // lower case, as Redis names it in error messages
 	// arity counts the command name, as in COMMAND INFO: n > 0 exactly n
 	// arguments, n < 0 at least -n.
 	arity int
-	// allKeys says every argument names a key (DEL); otherwise the first
-	// does, unless noKeys (TIME). PUBLISH's channel counts as a key.
-	allKeys, noKeys bool
-	run             func(c *call, args []string) any
+	keys  keyArgs
+	run   func(c *call, args []string) any
 }
 
-// keys returns the arguments of args (args[0] is the command) that name
+// keyArgs says which arguments of a command name keys, for the check that
+// a script touches only its KEYS. PUBLISH's channel counts as a key.
+type keyArgs int
+
+const (
+	firstKey keyArgs = iota // the first argument
+	allKeys                 // every argument (DEL)
+	noKeys                  // none (TIME)
+)
+
+// commands is the allow-list, the commands the scripts call (kept so by
+// TestShimEmulatesExactlyWhatScriptsCall), by their lower-case names.
+// The shim has no cluster, so SPUBLISH is PUBLISH; its channel counts as a
+// key because Redis Cluster 7 requires a shard channel SPUBLISHed from a
+// script to be declared (and in the script's slot).
+var commands = map[string]*command{
+	"time": {1, noKeys, cmdTime}, "del": {-2, allKeys, cmdDel}, "pttl": {2, firstKey, cmdPTTL},
+	"pexpire": {-3, firstKey, expireCommand(false)}, "pexpireat": {-3, firstKey, expireCommand(true)},
+	"get": {2, firstKey, cmdGet}, "set": {-3, firstKey, cmdSet},
+	"hget": {3, firstKey, cmdHGet}, "hset": {-4, firstKey, cmdHSet}, "hsetnx": {4, firstKey, cmdHSetNX},
+	"hmget": {-3, firstKey, cmdHMGet}, "hdel": {-3, firstKey, cmdHDel}, "hgetall": {2, firstKey, cmdHGetAll},
+	"zadd": {-4, firstKey, cmdZAdd}, "zrem": {-3, firstKey, cmdZRem}, "zscore": {3, firstKey, cmdZScore},
+	"zcard": {2, firstKey, cmdZCard}, "zcount": {4, firstKey, cmdZCount}, "zrange": {-4, firstKey, cmdZRange},
+	"zrangebyscore": {-4, firstKey, cmdZRangeByScore}, "zpopmin": {-2, firstKey, cmdZPopMin},
+	"publish": {3, firstKey, cmdPublish}, "spublish": {3, firstKey, cmdPublish},
+}
+
+// touchedKeys returns the arguments of args (args[0] is the command) that name
 // keys or channels.
-func (cmd *command) keys(args []string) []string {
+func (cmd *command) touchedKeys(args []string) []string {
 	switch {
-	case cmd.noKeys || len(args) < 2:
+	case cmd.keys == noKeys || len(args) < 2:
 		return nil
-	case cmd.allKeys:
+	case cmd.keys == allKeys:
 		return args[1:]
 	}
 	return args[1:2]
 }
 
-// commands is the allow-list, the commands the scripts call (kept so by
-// TestShimEmulatesExactlyWhatScriptsCall), filled by the init functions of
-// the files that implement each data type.
-var commands = map[string]*command{}
-
-func register(cmds ...*command) {
-	for _, c := range cmds {
-		commands[c.name] = c
-	}
-}
-
-// keyCommand is a command whose one key is its first argument.
-func keyCommand(name string, arity int, run func(*call, []string) any) *command {
-	return &command{name: name, arity: arity, run: run}
-}
-
-// unsupported refuses an option of a kept command that no script uses:
-// the shim emulates only what the scripts call.
-func unsupported(cmd, opt string) *ReplyError {
-	return replyErr("ERR lockgen-shim: " + strings.ToUpper(cmd) + " " + opt + " is not supported")
+// unsupported refuses an option or form of a kept command that no script
+// uses: the shim emulates only what the scripts call.
+func unsupported(cmd, what string) *ReplyError {
+	return replyErr("ERR lockgen-shim: " + strings.ToUpper(cmd) + " " + what + " is not supported")
 }
 
 // call is the context of one command or script run: the server, the time
@@ -90,7 +98,7 @@ func (c *call) dispatch(args []string) any {
 		if c.script != nil {
 			return replyErr("ERR Wrong number of args calling Redis command from script")
 		}
-		return wrongArgs(cmd.name)
+		return wrongArgs(strings.ToLower(args[0]))
 	}
 	return cmd.run(c, args)
 }

@@ -46,3 +46,31 @@ return tonumber(v) + 1`)
 		t.Errorf("delivered %d messages, want %d", got, workers*perWorker)
 	}
 }
+
+// A callback that panics must not leave the server stuck delivering: once
+// the caller has recovered, later messages still arrive.
+func TestPanickingCallbackDoesNotStopDelivery(t *testing.T) {
+	s, _ := newTestServer(t)
+	var got []string
+	unsub := s.Subscribe("ch", func(_, payload string) {
+		if payload == "boom" {
+			panic("callback failed")
+		}
+		got = append(got, payload)
+	})
+	defer unsub()
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the callback's panic did not reach the publisher")
+			}
+		}()
+		s.Do("PUBLISH", "ch", "boom")
+	}()
+	if n, err := s.Do("PUBLISH", "ch", "after"); err != nil || n != int64(1) {
+		t.Fatalf("PUBLISH after the panic: %v, %v", n, err)
+	}
+	if len(got) != 1 || got[0] != "after" {
+		t.Errorf("delivered %q after the panic, want [after]", got)
+	}
+}

@@ -25,8 +25,9 @@
 // # What it emulates
 //
 // Exactly the commands lockgen's scripts call (lua/*.lua, fencing/*.lua and
-// the protocol-1 scripts gopherlua_test replays), and of their options only
-// those the scripts pass; of the redis table, call, pcall and error_reply.
+// the protocol-1 scripts gopherlua_test replays), each only in the forms
+// the scripts use (SET with PX, KEEPTTL or KEEPTTL GET XX; ZADD of one
+// member, with NX or not); of the redis table, call, pcall and error_reply.
 // TestShimEmulatesExactlyWhatScriptsCall scans the scripts and fails if
 // one calls a command the shim lacks or the shim has one no script calls,
 // so a script that starts or stops calling a command changes the shim too
@@ -36,8 +37,9 @@
 // # Stricter than Redis
 //
 // The shim refuses, with an error starting "ERR lockgen-shim:", what Redis
-// would let pass or only Redis Cluster would catch: a command or option
-// outside what the scripts use; a key, or a published channel, that is not
+// would let pass or only Redis Cluster would catch: a command, option or
+// form of a command outside what the scripts use (where Redis would accept
+// it or give another error); a key, or a published channel, that is not
 // in the script's KEYS; KEYS of one call in different Cluster slots;
 // reading or writing an undeclared global, or writing to a
 // library table (Redis 7 forbids these too, with other messages). A

@@ -175,9 +175,9 @@ func (e *engine) redisCall(L *lua.LState, raise bool) int {
 		e.violation(L, "command "+strings.ToUpper(args[0])+" is not allowed")
 		return 0
 	}
-	for _, k := range cmd.keys(args) {
+	for _, k := range cmd.touchedKeys(args) {
 		if !slices.Contains(c.keys, k) {
-			e.violation(L, cmd.name+" touches "+strconv.Quote(k)+", which is not in KEYS")
+			e.violation(L, strings.ToLower(args[0])+" touches "+strconv.Quote(k)+", which is not in KEYS")
 			return 0
 		}
 	}

@@ -2,14 +2,9 @@ package luashim
 
 import "slices"
 
-// PUBLISH and SPUBLISH. The shim has no cluster, so both reach every
-// Subscribe callback of the channel; the channel counts as a key for the
-// strictness checks, because Redis Cluster 7 requires a shard channel
-// SPUBLISHed from a script to be declared (and in the script's slot).
-func init() {
-	run := func(c *call, args []string) any { return c.s.publish(args[1], args[2]) }
-	register(keyCommand("publish", 3, run), keyCommand("spublish", 3, run))
-}
+// cmdPublish is PUBLISH and SPUBLISH: both reach every Subscribe callback
+// of the channel.
+func cmdPublish(c *call, args []string) any { return c.s.publish(args[1], args[2]) }
 
 // subscription is one Subscribe callback. active turns false on
 // unsubscribe, so messages published before that but not yet delivered
@@ -76,14 +71,17 @@ func (s *Server) unlockAndDeliver() {
 		return
 	}
 	s.delivering = true
-	for {
-		batch := s.pending
-		s.pending = nil
-		if len(batch) == 0 {
+	finished := false
+	defer func() {
+		if !finished { // a callback panicked: the next publisher delivers
+			s.mu.Lock()
 			s.delivering = false
 			s.mu.Unlock()
-			return
 		}
+	}()
+	for len(s.pending) > 0 {
+		batch := s.pending
+		s.pending = nil
 		s.mu.Unlock()
 		for _, m := range batch {
 			for _, sub := range m.to {
@@ -91,24 +89,13 @@ func (s *Server) unlockAndDeliver() {
 				active := sub.active
 				s.mu.Unlock()
 				if active {
-					s.deliverOne(sub, m)
+					sub.fn(m.channel, m.payload)
 				}
 			}
 		}
 		s.mu.Lock()
 	}
-}
-
-// deliverOne runs one callback; a panicking callback must not leave the
-// server stuck in the delivering state.
-func (s *Server) deliverOne(sub *subscription, m message) {
-	defer func() {
-		if r := recover(); r != nil {
-			s.mu.Lock()
-			s.delivering = false
-			s.mu.Unlock()
-			panic(r)
-		}
-	}()
-	sub.fn(m.channel, m.payload)
+	s.delivering = false
+	finished = true
+	s.mu.Unlock()
 }

@@ -33,7 +33,6 @@ var (
 	errWrongType   = replyErr("WRONGTYPE Operation against a key holding the wrong kind of value")
 	errNotInteger  = replyErr("ERR value is not an integer or out of range")
 	errNotFloat    = replyErr("ERR value is not a valid float")
-	errSyntax      = replyErr("ERR syntax error")
 	errMinMaxFloat = replyErr("ERR min or max is not a float")
 )
 
