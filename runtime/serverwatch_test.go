@@ -163,12 +163,31 @@ func TestRestartNoticedWhenEveryCheckFails(t *testing.T) {
 	// Not knowing is no change of server: the Pub/Sub connection stays,
 	// so no redial starts another check. (Were it dropped, a server whose
 	// INFO keeps failing, one LOADING its data say, would have its
-	// connection dropped and every lock verified every few seconds.) A
-	// second check fails 7 INFOs in about 3 s.
+	// connection dropped and every lock verified every few seconds, for
+	// ever.) The checks under way when the holder was told end (a check
+	// fails 7 INFOs in about 3 s, slower on a loaded machine), and then no
+	// INFO fails for longer than the longest pause of a check (1.6 s): a
+	// loop would never fall quiet.
+	quietAfter(t, failing, 2500*time.Millisecond, 30*time.Second)
 	after := failing.failed.Load()
 	time.Sleep(4 * time.Second)
 	if n := failing.failed.Load() - after; n >= 7 {
-		t.Errorf("%d more INFOs failed in the 4s after the holder was told: the check that could not tell started another", n)
+		t.Errorf("%d more INFOs failed in 4 s once the checks had fallen quiet: a check that could not tell started another", n)
+	}
+}
+
+// quietAfter waits until no INFO has failed for quiet, failing the test if
+// that has not happened within limit.
+func quietAfter(t *testing.T, failing *failInfos, quiet, limit time.Duration) {
+	t.Helper()
+	last, changed := failing.failed.Load(), time.Now()
+	for start := time.Now(); time.Since(changed) < quiet; time.Sleep(20 * time.Millisecond) {
+		if time.Since(start) > limit {
+			t.Fatalf("INFOs kept failing for %v after the holder was told (%d in all): a check that could not tell starts another", limit, failing.failed.Load())
+		}
+		if n := failing.failed.Load(); n != last {
+			last, changed = n, time.Now()
+		}
 	}
 }
 
