@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
@@ -126,13 +127,13 @@ func grantTime(e *env, o outcome, sent time.Time, key string, lease time.Duratio
 // sendClock is a Backend that remembers when the latest script call was
 // sent.
 type sendClock struct {
-	runtime.Backend
+	backend.Backend
 	mu   sync.Mutex
 	last time.Time
 	key  string
 }
 
-func (c *sendClock) mark(call runtime.Call) {
+func (c *sendClock) mark(call backend.Call) {
 	c.mu.Lock()
 	c.last = time.Now()
 	if len(call.Keys) > 0 {
@@ -154,12 +155,12 @@ func (c *sendClock) lastSent() time.Time {
 	return c.last
 }
 
-func (c *sendClock) Eval(ctx context.Context, call runtime.Call) (any, error) {
+func (c *sendClock) Eval(ctx context.Context, call backend.Call) (any, error) {
 	c.mark(call)
 	return c.Backend.Eval(ctx, call)
 }
 
-func (c *sendClock) EvalWait(ctx context.Context, call runtime.Call, replicas int, timeout time.Duration) (any, int, error) {
+func (c *sendClock) EvalWait(ctx context.Context, call backend.Call, replicas int, timeout time.Duration) (any, int, error) {
 	c.mark(call)
 	return c.Backend.EvalWait(ctx, call, replicas, timeout)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 	"github.com/redis/go-redis/v9"
@@ -71,7 +72,7 @@ func (e *env) locker(rdb *redis.Client, tag string, opts ...runtime.Option) *sub
 }
 
 // lockerOn is locker over any Backend (a wrapper that watches the calls).
-func (e *env) lockerOn(b runtime.Backend, tag string, opts ...runtime.Option) *subject {
+func (e *env) lockerOn(b backend.Backend, tag string, opts ...runtime.Option) *subject {
 	s := &subject{ev: newEventLog(), ids: newIDSource("p" + tag)}
 	all := append([]runtime.Option{
 		runtime.WithKeyPrefix(e.prefix),

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockgen/lockgen/embedded"
@@ -75,7 +76,7 @@ var scenarios = []scenario{
 // send plain commands.
 type target struct {
 	name    string
-	backend runtime.Backend
+	backend backend.Backend
 	do      func(ctx context.Context, args ...string) (any, error)
 }
 
@@ -133,7 +134,7 @@ func runScenario(t *testing.T, tg target, key string, sc scenario) {
 			t.Fatalf("%s: setup %v: %v", sc.name, cmd, err)
 		}
 	}
-	got, err := tg.backend.Eval(ctx, runtime.Call{Script: sc.script, Keys: []string{key}, Args: sc.args})
+	got, err := tg.backend.Eval(ctx, backend.Call{Script: sc.script, Keys: []string{key}, Args: sc.args})
 	switch {
 	case sc.wantErr != "":
 		if err == nil || !strings.HasPrefix(err.Error(), sc.wantErr) {

@@ -3,6 +3,8 @@ package runtime
 import (
 	"fmt"
 	"time"
+
+	"github.com/lockgen/lockgen/backend"
 )
 
 // An acquisition whose call fails transiently (a failover, a dropped
@@ -118,7 +120,7 @@ func (a *acquisition) renewHolder() error {
 	a.holder, a.registered, a.regSent, a.cleaning = holder, false, time.Time{}, false
 	// The next attempt makes its call for the new id, in storage of its
 	// own: the call in doubt may still be read by its goroutine.
-	a.call, a.argv = Call{}, new(argStorage)
+	a.call, a.argv = backend.Call{}, new(argStorage)
 	return nil
 }
 

@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+
+	"github.com/lockgen/lockgen/backend"
 )
 
 // HonorsDeadlines marks b as a Backend whose every call (Eval, EvalBatch,
@@ -22,7 +24,7 @@ import (
 // that a cancellation still reaches the call. (rueidis pipelines such
 // calls by itself: letting them wait in the queue instead, as over go-redis
 // with ContextTimeoutEnabled, wrote fewer times but ran no faster.)
-func HonorsDeadlines(b Backend) Backend {
+func HonorsDeadlines(b backend.Backend) backend.Backend {
 	d := &deadlineHonoringBackend{Backend: b}
 	d.co = newCoalescer(b.Eval, b.EvalBatch)
 	d.co.deadlines = true
@@ -40,16 +42,16 @@ func HonorsDeadlines(b Backend) Backend {
 const maxPipelinedFlights = 12
 
 type deadlineHonoringBackend struct {
-	Backend
+	backend.Backend
 	co *coalescer
 }
 
-func (d *deadlineHonoringBackend) Eval(ctx context.Context, c Call) (any, error) {
+func (d *deadlineHonoringBackend) Eval(ctx context.Context, c backend.Call) (any, error) {
 	return d.co.route(ctx, c)
 }
 
 // Caps states the mark over what the marked backend states.
-func (d *deadlineHonoringBackend) Caps() Caps {
+func (d *deadlineHonoringBackend) Caps() backend.Caps {
 	c := d.Backend.Caps()
 	c.CallBound, c.HonorsDeadline = 0, true
 	return c

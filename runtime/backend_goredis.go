@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -27,7 +28,7 @@ import (
 // reset (SO_LINGER 0), so that nothing a call abandoned had sent can reach
 // Redis after the call returned (resetclose.go); on a Cluster client, the
 // connections of node clients made from then on.
-func NewGoRedisBackend(rdb redis.UniversalClient) Backend {
+func NewGoRedisBackend(rdb redis.UniversalClient) backend.Backend {
 	b := &goRedisBackend{rdb: rdb, nodes: map[string]*nodeSubscriber{}, slots: newSlotOwners(), stop: make(chan struct{})}
 	addResetOnClose(rdb)
 	b.cluster, _ = rdb.(*redis.ClusterClient)
@@ -71,9 +72,9 @@ type goRedisBackend struct {
 // Caps: the client's own bound on a call (callLimit); the backend sends the
 // values the runtime boxed (argv.go), watches its masters and pings every
 // connection.
-func (b *goRedisBackend) Caps() Caps {
+func (b *goRedisBackend) Caps() backend.Caps {
 	bound, honors := b.callLimit()
-	return Caps{CallBound: bound, HonorsDeadline: honors, BoxedArgs: true, WatchMasters: b.watchMasters, Ping: b.ping}
+	return backend.Caps{CallBound: bound, HonorsDeadline: honors, BoxedArgs: true, WatchMasters: b.watchMasters, Ping: b.ping}
 }
 
 // callQueue is the backend's coalescer (nil on a Cluster): see queueOf.
@@ -129,7 +130,7 @@ func result(v any, err error) (any, error) {
 
 // Eval runs c, sharing a round trip with concurrent calls where it can; on
 // a Cluster it follows c's slot (slotfollow.go).
-func (b *goRedisBackend) Eval(ctx context.Context, c Call) (any, error) {
+func (b *goRedisBackend) Eval(ctx context.Context, c backend.Call) (any, error) {
 	if b.co != nil {
 		return b.co.route(ctx, c)
 	}
@@ -137,7 +138,7 @@ func (b *goRedisBackend) Eval(ctx context.Context, c Call) (any, error) {
 }
 
 // evalDirect runs c on its own round trip.
-func (b *goRedisBackend) evalDirect(ctx context.Context, c Call) (any, error) {
+func (b *goRedisBackend) evalDirect(ctx context.Context, c backend.Call) (any, error) {
 	var v any
 	err := b.follow(ctx, func(ctx context.Context) error {
 		var err error
@@ -154,7 +155,7 @@ func (b *goRedisBackend) evalDirect(ctx context.Context, c Call) (any, error) {
 // EvalBatch runs calls; on a Cluster, those whose node did not serve their
 // slot are sent again, together, after a reload of the slot map, until
 // they get an answer or ctx ends (slotfollow.go).
-func (b *goRedisBackend) EvalBatch(ctx context.Context, calls []Call) []Reply {
+func (b *goRedisBackend) EvalBatch(ctx context.Context, calls []backend.Call) []backend.Reply {
 	out := b.evalBatchOnce(ctx, calls)
 	if b.cluster == nil {
 		return out
@@ -171,7 +172,7 @@ func (b *goRedisBackend) EvalBatch(ctx context.Context, calls []Call) []Reply {
 		if len(again) == 0 || !b.followPause(ctx, giveUp, out[again[0]].Err, n, &pause) {
 			return out
 		}
-		sub := make([]Call, len(again))
+		sub := make([]backend.Call, len(again))
 		for j, i := range again {
 			sub[j] = calls[i]
 		}
@@ -181,8 +182,8 @@ func (b *goRedisBackend) EvalBatch(ctx context.Context, calls []Call) []Reply {
 	}
 }
 
-func (b *goRedisBackend) evalBatchOnce(ctx context.Context, calls []Call) []Reply {
-	out := make([]Reply, len(calls))
+func (b *goRedisBackend) evalBatchOnce(ctx context.Context, calls []backend.Call) []backend.Reply {
+	out := make([]backend.Reply, len(calls))
 	cmds := make([]*redis.Cmd, len(calls))
 	// A ClusterClient splits a pipeline into one per node by itself. The
 	// error of Exec is also on the commands, which are read one by one.
@@ -199,7 +200,7 @@ func (b *goRedisBackend) evalBatchOnce(ctx context.Context, calls []Call) []Repl
 			retry = append(retry, i)
 			continue
 		}
-		out[i] = Reply{Value: v, Err: err}
+		out[i] = backend.Reply{Value: v, Err: err}
 	}
 	if len(retry) == 0 {
 		return out
@@ -213,7 +214,7 @@ func (b *goRedisBackend) evalBatchOnce(ctx context.Context, calls []Call) []Repl
 	})
 	for _, i := range retry {
 		v, err := result(cmds[i].Result())
-		out[i] = Reply{Value: v, Err: err}
+		out[i] = backend.Reply{Value: v, Err: err}
 	}
 	return out
 }
@@ -245,7 +246,7 @@ func (b *goRedisBackend) nodeFor(ctx context.Context, key string) (*redis.Client
 // EvalWait runs c and WAIT on the node that serves c's keys, found by
 // nodeFor. A node that no longer serves them answers MOVED without running
 // c, one that died does not answer: c follows its slot (slotfollow.go).
-func (b *goRedisBackend) EvalWait(ctx context.Context, c Call, replicas int, timeout time.Duration) (any, int, error) {
+func (b *goRedisBackend) EvalWait(ctx context.Context, c backend.Call, replicas int, timeout time.Duration) (any, int, error) {
 	var v any
 	var n int
 	err := b.follow(ctx, func(ctx context.Context) error {
@@ -256,7 +257,7 @@ func (b *goRedisBackend) EvalWait(ctx context.Context, c Call, replicas int, tim
 	return v, n, err
 }
 
-func (b *goRedisBackend) evalWaitOnce(ctx context.Context, c Call, replicas int, timeout time.Duration) (any, int, error) {
+func (b *goRedisBackend) evalWaitOnce(ctx context.Context, c backend.Call, replicas int, timeout time.Duration) (any, int, error) {
 	node, _, err := b.nodeFor(ctx, c.Keys[0])
 	if err != nil {
 		return nil, 0, err

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -15,21 +16,21 @@ type processor interface {
 // evalSha runs c as EVALSHA through p and returns the command, as
 // p.EvalSha would, but without boxing again the KEYS and ARGV that c
 // carries boxed (argv.go), nor the SHA1 of a runtime script.
-func evalSha(ctx context.Context, p processor, c Call) *redis.Cmd {
+func evalSha(ctx context.Context, p processor, c backend.Call) *redis.Cmd {
 	return runScript(ctx, p, "evalsha", boxedSHA(c.Script), c)
 }
 
 // evalSource runs c as EVAL of the script's source, after a NOSCRIPT.
-func evalSource(ctx context.Context, p processor, c Call) *redis.Cmd {
+func evalSource(ctx context.Context, p processor, c backend.Call) *redis.Cmd {
 	return runScript(ctx, p, "eval", c.Script.Source, c)
 }
 
 // runScript sends name body numkeys keys... args... (name and body come
 // boxed: a string parameter put in an any would allocate on every call).
-func runScript(ctx context.Context, p processor, name, body any, c Call) *redis.Cmd {
+func runScript(ctx context.Context, p processor, name, body any, c backend.Call) *redis.Cmd {
 	args := make([]any, 0, 3+len(c.Keys)+len(c.Args))
 	args = append(args, name, body, len(c.Keys))
-	if vals, ok := c.boxedKeysArgs(); ok {
+	if vals, ok := c.Boxed(); ok {
 		args = append(args, vals...)
 	} else {
 		for _, k := range c.Keys {

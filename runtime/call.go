@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/lockgen/lockgen/backend"
 )
 
 // Every call to Redis can time out, be retried by the client, or run
@@ -68,7 +70,7 @@ type callBounds struct {
 // the deadline by itself, or one whose own timeouts end every call before
 // the deadline. Otherwise c waits in the backend's queue if it would
 // queue (queueOf), or runs on a goroutine of its own (evalAsync).
-func (l *Locker) evalBounded(ctx context.Context, b callBounds, c Call, wait bool) (reply any, acked int, p *pending, err error) {
+func (l *Locker) evalBounded(ctx context.Context, b callBounds, c backend.Call, wait bool) (reply any, acked int, p *pending, err error) {
 	// end is when the caller stops waiting; own is b.deadline if ctx does
 	// not end sooner or at the same time, zero otherwise: ctx's own
 	// deadline needs no timer or context more, since ctx.Done fires at it.
@@ -107,7 +109,7 @@ func (l *Locker) evalBounded(ctx context.Context, b callBounds, c Call, wait boo
 }
 
 // eval runs c, followed by WAIT if wait is set.
-func (l *Locker) eval(ctx context.Context, c Call, wait bool) (any, int, error) {
+func (l *Locker) eval(ctx context.Context, c backend.Call, wait bool) (any, int, error) {
 	if wait {
 		return l.backend.EvalWait(ctx, c, l.replicas, l.replicaTimeout)
 	}
@@ -127,7 +129,7 @@ type asyncCall struct {
 // evalAsync is evalBounded's call in a goroutine of its own, for a client
 // that could run past the caller's deadline: ctx's own, or b.deadline if
 // that is not zero.
-func (l *Locker) evalAsync(ctx context.Context, b callBounds, c Call, wait bool) (any, int, *pending, error) {
+func (l *Locker) evalAsync(ctx context.Context, b callBounds, c backend.Call, wait bool) (any, int, *pending, error) {
 	ac := &asyncCall{pending: pending{done: make(chan struct{})}}
 	if b.values == nil {
 		b.values = detach(ctx)
@@ -160,7 +162,7 @@ func (l *Locker) evalAsync(ctx context.Context, b callBounds, c Call, wait bool)
 // (WithRestartGuard) drops the queue, so that no call reaches it past a
 // wrapper that must see it; over any other backend such a call runs on a
 // goroutine of its own.
-func queueOf(b Backend) *coalescer {
+func queueOf(b backend.Backend) *coalescer {
 	if q, ok := b.(interface{ callQueue() *coalescer }); ok {
 		return q.callQueue()
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/lockgen/lockgen/backend"
 )
 
 // cleanupWorker runs the clean-ups (cleanup.go) until none is left, or
@@ -131,7 +133,7 @@ func (t *cleanupTask) settle() bool {
 // giveBackBatch sends the releases of batch together, bounded by the
 // release timeout and cancelled by Close, and records the replies.
 func (l *Locker) giveBackBatch(batch []*cleanupTask) {
-	calls := make([]Call, len(batch))
+	calls := make([]backend.Call, len(batch))
 	for i, t := range batch {
 		calls[i] = t.spec.call(t.spec.Kind.scripts().release, t.holder, l.publish)
 	}
@@ -145,7 +147,7 @@ func (l *Locker) giveBackBatch(batch []*cleanupTask) {
 
 // apply records the replies to the releases of batch and returns the
 // clean-ups that ended.
-func (c *cleanups) apply(batch []*cleanupTask, replies []Reply, now time.Time) (ended []endedTask) {
+func (c *cleanups) apply(batch []*cleanupTask, replies []backend.Reply, now time.Time) (ended []endedTask) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	unsent := false

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/lockgen/lockgen/backend"
 )
 
 // A coalescer lets concurrent script calls share round trips, the way an
@@ -37,8 +39,8 @@ import (
 // round trip (route), counted like any other, unless it waits in the
 // queue listening to its context instead (coalesce_within.go).
 type coalescer struct {
-	direct func(ctx context.Context, c Call) (any, error)
-	batch  func(ctx context.Context, calls []Call) []Reply
+	direct func(ctx context.Context, c backend.Call) (any, error)
+	batch  func(ctx context.Context, calls []backend.Call) []backend.Reply
 	// deadlines: the client stops a call at its context's deadline
 	// (HonorsDeadlines, or go-redis with ContextTimeoutEnabled), so a
 	// batch carries the earliest deadline of its calls (batchContext) and
@@ -72,10 +74,10 @@ const maxFlights = 4
 // its owner returns, and nobody else touches a call after signalling it.
 type queuedCall struct {
 	ctx    context.Context
-	c      Call
+	c      backend.Call
 	sent   bool // in a batch: no longer removable
 	leads  bool // the first call of its batch: its owner sends it
-	reply  Reply
+	reply  backend.Reply
 	signal chan []*queuedCall
 	// state and orphan are for an owner that may stop waiting once the
 	// call is sent (coalesce_within.go); other owners never leave it.
@@ -89,7 +91,7 @@ var queuedCalls = sync.Pool{New: func() any {
 	return &queuedCall{signal: make(chan []*queuedCall, 1)}
 }}
 
-func newCoalescer(direct func(context.Context, Call) (any, error), batch func(context.Context, []Call) []Reply) *coalescer {
+func newCoalescer(direct func(context.Context, backend.Call) (any, error), batch func(context.Context, []backend.Call) []backend.Reply) *coalescer {
 	return &coalescer{direct: direct, batch: batch, maxFlights: maxFlights}
 }
 
@@ -143,7 +145,7 @@ func (cutShort) Temporary() bool { return true }
 
 // settleReply is q's reply r, or cutShort if the batch's deadline ended it
 // while q's own has not passed.
-func (co *coalescer) settleReply(q *queuedCall, r Reply) Reply {
+func (co *coalescer) settleReply(q *queuedCall, r backend.Reply) backend.Reply {
 	if co.deadlines && r.Err != nil && errors.Is(r.Err, context.DeadlineExceeded) && q.ctx.Err() == nil {
 		r.Err = cutShort{}
 	}
@@ -153,7 +155,7 @@ func (co *coalescer) settleReply(q *queuedCall, r Reply) Reply {
 // route runs c through the coalescer (eval), or, where batches run until
 // a deadline (deadlines) and c's caller may cancel it, on its own round
 // trip with its own context, where the cancellation reaches the call.
-func (co *coalescer) route(ctx context.Context, c Call) (any, error) {
+func (co *coalescer) route(ctx context.Context, c backend.Call) (any, error) {
 	if co.deadlines && !endsOnlyAtDeadline(ctx) {
 		// A round trip under way like any other: calls that find enough
 		// of them queue, and its end sends them.
@@ -168,7 +170,7 @@ func (co *coalescer) route(ctx context.Context, c Call) (any, error) {
 }
 
 // eval runs c, directly or in a pipeline with other queued calls.
-func (co *coalescer) eval(ctx context.Context, c Call) (any, error) {
+func (co *coalescer) eval(ctx context.Context, c backend.Call) (any, error) {
 	co.mu.Lock()
 	if co.flights < co.maxFlights {
 		co.flights++
@@ -214,7 +216,7 @@ func (co *coalescer) settle(q *queuedCall, batch []*queuedCall) (any, error) {
 
 // recycle gives q back to queuedCalls, holding on to nothing of its call.
 func (q *queuedCall) recycle() {
-	q.ctx, q.c, q.reply, q.leads, q.orphan = nil, Call{}, Reply{}, false, nil
+	q.ctx, q.c, q.reply, q.leads, q.orphan = nil, backend.Call{}, backend.Reply{}, false, nil
 	q.state.Store(callWaiting)
 	queuedCalls.Put(q)
 }
@@ -260,13 +262,13 @@ func (co *coalescer) lead(batch []*queuedCall) {
 	if len(batch) == 1 {
 		// A pipeline of one saves nothing; the direct path is the one every
 		// other lone call takes, with the same client behaviour.
-		var r Reply
+		var r backend.Reply
 		r.Value, r.Err = co.direct(ctx, batch[0].c)
 		co.deliver(batch[0], r)
 		co.passOn(batch)
 		return
 	}
-	calls := make([]Call, len(batch))
+	calls := make([]backend.Call, len(batch))
 	for i, q := range batch {
 		calls[i] = q.c
 	}

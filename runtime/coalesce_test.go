@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/lua"
 )
 
@@ -25,7 +26,7 @@ func newFakeRoundTrips() *fakeRoundTrips {
 	return &fakeRoundTrips{started: make(chan string, 64), finish: make(chan struct{}, 64)}
 }
 
-func (f *fakeRoundTrips) runDirect(ctx context.Context, c Call) (any, error) {
+func (f *fakeRoundTrips) runDirect(ctx context.Context, c backend.Call) (any, error) {
 	f.mu.Lock()
 	f.direct++
 	f.mu.Unlock()
@@ -34,12 +35,12 @@ func (f *fakeRoundTrips) runDirect(ctx context.Context, c Call) (any, error) {
 	return "reply:" + c.Args[0], nil
 }
 
-func (f *fakeRoundTrips) runBatch(ctx context.Context, calls []Call) []Reply {
+func (f *fakeRoundTrips) runBatch(ctx context.Context, calls []backend.Call) []backend.Reply {
 	var names []string
-	out := make([]Reply, len(calls))
+	out := make([]backend.Reply, len(calls))
 	for i, c := range calls {
 		names = append(names, c.Args[0])
-		out[i] = Reply{Value: "reply:" + c.Args[0]}
+		out[i] = backend.Reply{Value: "reply:" + c.Args[0]}
 	}
 	f.mu.Lock()
 	f.batches = append(f.batches, names)
@@ -49,8 +50,8 @@ func (f *fakeRoundTrips) runBatch(ctx context.Context, calls []Call) []Reply {
 	return out
 }
 
-func callBy(holder string) Call {
-	return Call{Script: lua.MutexAcquire, Args: []string{holder, "1000", "PUBLISH", "0"}}
+func callBy(holder string) backend.Call {
+	return backend.Call{Script: lua.MutexAcquire, Args: []string{holder, "1000", "PUBLISH", "0"}}
 }
 
 // A lone call goes out at once, on its own round trip.
@@ -183,17 +184,17 @@ func waitQueued(t *testing.T, co *coalescer, n int) {
 // many goroutines, some of them giving up, every call still gets its own
 // reply or its context's error, never another call's.
 func TestCoalescerRecycledCallsKeepTheirReplies(t *testing.T) {
-	reply := func(c Call) any { return "reply:" + c.Args[0] }
-	direct := func(ctx context.Context, c Call) (any, error) {
+	reply := func(c backend.Call) any { return "reply:" + c.Args[0] }
+	direct := func(ctx context.Context, c backend.Call) (any, error) {
 		time.Sleep(50 * time.Microsecond) // a round trip, during which calls queue
 		return reply(c), nil
 	}
 	var batches atomic.Int64
-	batch := func(ctx context.Context, calls []Call) []Reply {
+	batch := func(ctx context.Context, calls []backend.Call) []backend.Reply {
 		batches.Add(1)
-		out := make([]Reply, len(calls))
+		out := make([]backend.Reply, len(calls))
 		for i, c := range calls {
-			out[i] = Reply{Value: reply(c)}
+			out[i] = backend.Reply{Value: reply(c)}
 		}
 		return out
 	}
@@ -246,15 +247,15 @@ func TestCoalescerRecycledCallsKeepTheirReplies(t *testing.T) {
 // after a read timeout), not its caller's deadline.
 func TestCoalescerBatchRunsUntilTheEarliestDeadline(t *testing.T) {
 	release := make(chan struct{})
-	direct := func(ctx context.Context, c Call) (any, error) {
+	direct := func(ctx context.Context, c backend.Call) (any, error) {
 		<-release
 		return "reply:" + c.Args[0], nil
 	}
 	var batchDeadline time.Time
-	batch := func(ctx context.Context, calls []Call) []Reply {
+	batch := func(ctx context.Context, calls []backend.Call) []backend.Reply {
 		batchDeadline, _ = ctx.Deadline()
 		<-ctx.Done() // Redis does not answer
-		out := make([]Reply, len(calls))
+		out := make([]backend.Reply, len(calls))
 		for i := range out {
 			out[i].Err = ctx.Err()
 		}
@@ -317,7 +318,7 @@ func waitFlights(t *testing.T, co *coalescer, n int) {
 func TestHonorsDeadlinesCancellableCallsRunAlone(t *testing.T) {
 	started := make(chan string, 16)
 	release := make(chan struct{})
-	b := HonorsDeadlines(evalFunc(func(ctx context.Context, c Call) (any, error) {
+	b := HonorsDeadlines(evalFunc(func(ctx context.Context, c backend.Call) (any, error) {
 		started <- c.Args[0]
 		select {
 		case <-release:
@@ -353,18 +354,18 @@ func TestHonorsDeadlinesCancellableCallsRunAlone(t *testing.T) {
 
 // evalFunc is a Backend whose Eval is the function, and EvalBatch runs it
 // call by call.
-type evalFunc func(ctx context.Context, c Call) (any, error)
+type evalFunc func(ctx context.Context, c backend.Call) (any, error)
 
-func (f evalFunc) Eval(ctx context.Context, c Call) (any, error) { return f(ctx, c) }
-func (evalFunc) Caps() Caps                                      { return Caps{} }
-func (f evalFunc) EvalBatch(ctx context.Context, calls []Call) []Reply {
-	out := make([]Reply, len(calls))
+func (f evalFunc) Eval(ctx context.Context, c backend.Call) (any, error) { return f(ctx, c) }
+func (evalFunc) Caps() backend.Caps                                      { return backend.Caps{} }
+func (f evalFunc) EvalBatch(ctx context.Context, calls []backend.Call) []backend.Reply {
+	out := make([]backend.Reply, len(calls))
 	for i, c := range calls {
 		out[i].Value, out[i].Err = f(ctx, c)
 	}
 	return out
 }
-func (f evalFunc) EvalWait(ctx context.Context, c Call, replicas int, timeout time.Duration) (any, int, error) {
+func (f evalFunc) EvalWait(ctx context.Context, c backend.Call, replicas int, timeout time.Duration) (any, int, error) {
 	v, err := f(ctx, c)
 	return v, 0, err
 }

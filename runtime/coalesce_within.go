@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"time"
+
+	"github.com/lockgen/lockgen/backend"
 )
 
 // A call whose caller stops waiting at a deadline, over a client that does
@@ -40,7 +42,7 @@ const (
 // other way. Otherwise p is the call's pending: finished with the reply,
 // or still running (err is errNoReply) if the caller gave up after it was
 // sent.
-func (co *coalescer) evalWithin(ctx context.Context, c Call, deadline time.Time) (v any, p *pending, err error, queued bool) {
+func (co *coalescer) evalWithin(ctx context.Context, c backend.Call, deadline time.Time) (v any, p *pending, err error, queued bool) {
 	co.mu.Lock()
 	if co.flights < co.maxFlights {
 		co.mu.Unlock()
@@ -121,7 +123,7 @@ func (q *queuedCall) take() (any, error) {
 
 // deliver hands q its reply r: to its owner, or, if the owner gave up, to
 // the pending it left.
-func (co *coalescer) deliver(q *queuedCall, r Reply) {
+func (co *coalescer) deliver(q *queuedCall, r backend.Reply) {
 	q.reply = co.settleReply(q, r)
 	if q.state.CompareAndSwap(callWaiting, callSettled) {
 		q.signal <- nil // buffered; q is its owner's again

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/lockgen/lockgen/backend"
 )
 
 // busyCoalescer returns a coalescer over f with every round trip under way
@@ -175,17 +177,17 @@ func TestEvalWithinGivesUpAfterItIsSent(t *testing.T) {
 // coalescer ends with nothing under way.
 func TestEvalWithinUnderLoad(t *testing.T) {
 	var sent atomic.Int64
-	direct := func(ctx context.Context, c Call) (any, error) {
+	direct := func(ctx context.Context, c backend.Call) (any, error) {
 		sent.Add(1)
 		time.Sleep(100 * time.Microsecond)
 		return "reply:" + c.Args[0], nil
 	}
-	batch := func(ctx context.Context, calls []Call) []Reply {
+	batch := func(ctx context.Context, calls []backend.Call) []backend.Reply {
 		sent.Add(int64(len(calls)))
 		time.Sleep(100 * time.Microsecond)
-		out := make([]Reply, len(calls))
+		out := make([]backend.Reply, len(calls))
 		for i, c := range calls {
-			out[i] = Reply{Value: "reply:" + c.Args[0]}
+			out[i] = backend.Reply{Value: "reply:" + c.Args[0]}
 		}
 		return out
 	}

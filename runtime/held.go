@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/internal/protocol"
 )
 
@@ -51,7 +52,7 @@ type heldLock struct {
 	// counted held before Redis confirmed it (acquisition.handedOver): the
 	// watchdog sends it at once, as the first renewal. claimFailed runs if
 	// the hold is lost before a claim succeeded.
-	offerClaim  Call
+	offerClaim  backend.Call
 	claimFailed func()
 
 	// reentered is set while a nested Acquire re-enters this hold (for

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/lua"
 	"github.com/redis/go-redis/v9"
 )
@@ -186,7 +187,7 @@ func (d dialCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 // guardedBackend puts the restart guard in front of the acquire scripts;
 // everything else passes through.
 type guardedBackend struct {
-	Backend
+	backend.Backend
 	guard *restartGuard
 }
 
@@ -203,7 +204,7 @@ func acquireReleases() map[*lua.Script]*lua.Script {
 	return m
 }
 
-func (b *guardedBackend) Eval(ctx context.Context, c Call) (any, error) {
+func (b *guardedBackend) Eval(ctx context.Context, c backend.Call) (any, error) {
 	reply, _, err := b.guarded(ctx, c, func() (any, int, error) {
 		v, err := b.Backend.Eval(ctx, c)
 		return v, 0, err
@@ -211,7 +212,7 @@ func (b *guardedBackend) Eval(ctx context.Context, c Call) (any, error) {
 	return reply, err
 }
 
-func (b *guardedBackend) EvalWait(ctx context.Context, c Call, replicas int, timeout time.Duration) (any, int, error) {
+func (b *guardedBackend) EvalWait(ctx context.Context, c backend.Call, replicas int, timeout time.Duration) (any, int, error) {
 	return b.guarded(ctx, c, func() (any, int, error) { return b.Backend.EvalWait(ctx, c, replicas, timeout) })
 }
 
@@ -219,7 +220,7 @@ func (b *guardedBackend) EvalWait(ctx context.Context, c Call, replicas int, tim
 // grant made on a connection dialled during the call if the server behind
 // it turns out to be fresh. A refusal is a busy reply that asks the caller
 // to retry when the guard opens.
-func (b *guardedBackend) guarded(ctx context.Context, c Call, run func() (any, int, error)) (any, int, error) {
+func (b *guardedBackend) guarded(ctx context.Context, c backend.Call, run func() (any, int, error)) (any, int, error) {
 	release, isAcquire := releaseOf[c.Script]
 	if !isAcquire {
 		return run()
@@ -238,7 +239,7 @@ func (b *guardedBackend) guarded(ctx context.Context, c Call, run func() (any, i
 	if wait, _, err = b.guard.openIn(ctx); err == nil && wait <= 0 {
 		return reply, acked, nil
 	}
-	back := Call{Script: release, Keys: c.Keys, Args: c.Args[:3]}
+	back := backend.Call{Script: release, Keys: c.Keys, Args: c.Args[:3]}
 	if _, rerr := b.Backend.Eval(ctx, back); rerr != nil && err == nil {
 		err = fmt.Errorf("lockgen: restart guard: give back a grant made on a fresh server: %w", rerr)
 	}
@@ -250,7 +251,7 @@ func (b *guardedBackend) guarded(ctx context.Context, c Call, run func() (any, i
 
 // refusal is the busy reply {0, wait_ms} of a refused acquire: retry when
 // the guard opens, at most one lease (ARGV[2]) from now.
-func refusal(c Call, wait time.Duration) []any {
+func refusal(c backend.Call, wait time.Duration) []any {
 	ms := wait.Milliseconds() + 1
 	if lease, err := strconv.ParseInt(c.Args[1], 10, 64); err == nil && ms > lease {
 		ms = lease

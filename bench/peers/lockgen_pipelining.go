@@ -7,6 +7,7 @@ import (
 	"errors"
 	"sync/atomic"
 
+	"github.com/lockgen/lockgen/backend"
 	goredislib "github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 
@@ -68,11 +69,11 @@ func lockgenAutoPipelinePeer(k lockgenKind) Peer {
 // AutoPipeline, not to ship: a queued command there no longer honours its
 // context, which the runtime's bounds rely on.
 type autoPipelineBackend struct {
-	runtime.Backend
+	backend.Backend
 	ap *goredislib.AutoPipeliner
 }
 
-func (b autoPipelineBackend) Eval(ctx context.Context, c runtime.Call) (any, error) {
+func (b autoPipelineBackend) Eval(ctx context.Context, c backend.Call) (any, error) {
 	args := make([]any, len(c.Args))
 	for i, a := range c.Args {
 		args[i] = a
