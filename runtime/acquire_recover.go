@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/internal/callerr"
 )
 
 // An acquisition whose call fails transiently (a failover, a dropped
@@ -36,7 +37,7 @@ const defaultUnreachableTimeout = 15 * time.Second
 // latest reply starts the unreachable timeout, and once that has passed
 // the acquisition gives up (a.unreachable) however long it may still wait.
 func (a *acquisition) mayRecover(err error, sent time.Time) bool {
-	if a.tryOnce || a.fixedHolder || !isTransient(err) || a.wctx.Err() != nil || a.l.isClosed() {
+	if a.tryOnce || a.fixedHolder || !callerr.IsTransient(err) || a.wctx.Err() != nil || a.l.isClosed() {
 		return false
 	}
 	if a.failingSince.IsZero() {
@@ -75,7 +76,7 @@ func (a *acquisition) unreachableError(err error) error {
 func (a *acquisition) waitError(callErr error) error {
 	err := waitError(a.wctx, a.ctx, a.spec)
 	last, failures := a.lastTransient, a.transientErrors
-	if isTransient(callErr) {
+	if callerr.IsTransient(callErr) {
 		last, failures = callErr, failures+1
 	}
 	if err == nil || last == nil {

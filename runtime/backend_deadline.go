@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/internal/callqueue"
 )
 
 // HonorsDeadlines marks b as a Backend whose every call (Eval, EvalBatch,
@@ -26,9 +27,9 @@ import (
 // with ContextTimeoutEnabled, wrote fewer times but ran no faster.)
 func HonorsDeadlines(b backend.Backend) backend.Backend {
 	d := &deadlineHonoringBackend{Backend: b}
-	d.co = newCoalescer(b.Eval, b.EvalBatch)
-	d.co.deadlines = true
-	d.co.maxFlights = maxPipelinedFlights
+	d.co = callqueue.New(b.Eval, b.EvalBatch)
+	d.co.Deadlines = true
+	d.co.MaxFlights = maxPipelinedFlights
 	return d
 }
 
@@ -43,11 +44,11 @@ const maxPipelinedFlights = 12
 
 type deadlineHonoringBackend struct {
 	backend.Backend
-	co *coalescer
+	co *callqueue.Coalescer
 }
 
 func (d *deadlineHonoringBackend) Eval(ctx context.Context, c backend.Call) (any, error) {
-	return d.co.route(ctx, c)
+	return d.co.Route(ctx, c)
 }
 
 // Caps states the mark over what the marked backend states.
@@ -58,16 +59,4 @@ func (d *deadlineHonoringBackend) Caps() backend.Caps {
 }
 
 // callQueue is the mark's coalescer: see queueOf.
-func (d *deadlineHonoringBackend) callQueue() *coalescer { return d.co }
-
-// endsOnlyAtDeadline reports whether ctx can end at nothing but its
-// deadline, if it has one: a context that is never done, or the runtime's
-// bounded contexts (a release's, a call's left running), whose Done is
-// their shared deadline's.
-func endsOnlyAtDeadline(ctx context.Context) bool {
-	if ctx.Done() == nil {
-		return true
-	}
-	_, ok := ctx.(*boundedCtx)
-	return ok
-}
+func (d *deadlineHonoringBackend) callQueue() *callqueue.Coalescer { return d.co }

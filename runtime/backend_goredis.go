@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/internal/callqueue"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -46,8 +47,8 @@ func NewGoRedisBackend(rdb redis.UniversalClient) backend.Backend {
 		// a batch runs until the earliest deadline of its calls, and a call
 		// its caller may cancel either waits in the queue listening to its
 		// context (evalWithin) or runs alone (coalescer.route).
-		b.co = newCoalescer(b.evalDirect, b.evalBatchOnce)
-		b.co.deadlines = c.Options().ContextTimeoutEnabled
+		b.co = callqueue.New(b.evalDirect, b.evalBatchOnce)
+		b.co.Deadlines = c.Options().ContextTimeoutEnabled
 	}
 	return b
 }
@@ -58,11 +59,11 @@ type goRedisBackend struct {
 	// slotsStale: a node said that a slot moved away from it; nodeFor
 	// reloads the slot map before it picks a node.
 	slotsStale atomic.Bool
-	slots      *slotOwners   // the slot map last seen, and who to tell of changes (slotfollow.go)
-	server     *serverWatch  // nil on a Cluster (serverwatch.go)
-	restarts   nodeRestarts  // on a Cluster: a serverWatch per node (nodewatch.go)
-	stop       chan struct{} // closed by Close: a server check pausing between tries ends
-	co         *coalescer    // nil on a Cluster
+	slots      *slotOwners          // the slot map last seen, and who to tell of changes (slotfollow.go)
+	server     *serverWatch         // nil on a Cluster (serverwatch.go)
+	restarts   nodeRestarts         // on a Cluster: a serverWatch per node (nodewatch.go)
+	stop       chan struct{}        // closed by Close: a server check pausing between tries ends
+	co         *callqueue.Coalescer // nil on a Cluster
 
 	mu     sync.Mutex
 	nodes  map[string]*nodeSubscriber // by node address ("" off Cluster)
@@ -78,7 +79,7 @@ func (b *goRedisBackend) Caps() backend.Caps {
 }
 
 // callQueue is the backend's coalescer (nil on a Cluster): see queueOf.
-func (b *goRedisBackend) callQueue() *coalescer { return b.co }
+func (b *goRedisBackend) callQueue() *callqueue.Coalescer { return b.co }
 
 // callLimit says how long one call can take at most with the client's own
 // timeouts and retries (every try may wait for a pooled connection, dial,
@@ -132,7 +133,7 @@ func result(v any, err error) (any, error) {
 // a Cluster it follows c's slot (slotfollow.go).
 func (b *goRedisBackend) Eval(ctx context.Context, c backend.Call) (any, error) {
 	if b.co != nil {
-		return b.co.route(ctx, c)
+		return b.co.Route(ctx, c)
 	}
 	return b.evalDirect(ctx, c)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockgen/lockgen/internal/callqueue"
 	"github.com/lockgen/lockgen/redistest"
 )
 
@@ -57,7 +58,7 @@ func TestGoRedisWithContextTimeoutSharesRoundTrips(t *testing.T) {
 	if bound, honors := b.callLimit(); !honors || bound <= 0 {
 		t.Fatalf("callLimit = %v, %v: want the client's bound, honoured deadlines", bound, honors)
 	}
-	if b.co == nil || !b.co.deadlines {
+	if b.co == nil || !b.co.Deadlines {
 		t.Fatal("no coalescer bounded by deadlines over a client with ContextTimeoutEnabled")
 	}
 	ctx := context.Background()
@@ -67,17 +68,17 @@ func TestGoRedisWithContextTimeoutSharesRoundTrips(t *testing.T) {
 
 	proxy.SetMode(redistest.Blackhole())
 	var wg sync.WaitGroup
-	errs := make(chan error, maxFlights+2)
+	errs := make(chan error, callqueue.DefaultMaxFlights+2)
 	eval := func(holder string) {
 		defer wg.Done()
 		_, err := b.Eval(ctx, callBy(holder))
 		errs <- err
 	}
-	for range maxFlights {
+	for range callqueue.DefaultMaxFlights {
 		wg.Add(1)
 		go eval("busy")
 	}
-	waitFlights(t, b.co, maxFlights)
+	waitFlights(t, b.co, callqueue.DefaultMaxFlights)
 	wg.Add(2)
 	go eval("queued-1")
 	waitQueued(t, b.co, 1)
@@ -124,15 +125,15 @@ func TestGoRedisWithContextTimeoutSharesCancellableAcquires(t *testing.T) {
 		h   *Held
 		err error
 	}
-	results := make(chan result, maxFlights+3)
+	results := make(chan result, callqueue.DefaultMaxFlights+3)
 	acquire := func(ctx context.Context, key string) {
 		h, err := l.Acquire(ctx, Lock{Kind: Mutex, Key: key})
 		results <- result{key, h, err}
 	}
-	for i := range maxFlights {
+	for i := range callqueue.DefaultMaxFlights {
 		go acquire(ctx, fmt.Sprint("share-busy-", i))
 	}
-	waitFlights(t, co, maxFlights)
+	waitFlights(t, co, callqueue.DefaultMaxFlights)
 	go acquire(ctx, "share-queued-1")
 	waitQueued(t, co, 1)
 	quitCtx, quit := context.WithCancel(ctx)
@@ -146,7 +147,7 @@ func TestGoRedisWithContextTimeoutSharesCancellableAcquires(t *testing.T) {
 		t.Fatalf("first to return: %s with %v, want the cancelled caller with context.Canceled", r.key, r.err)
 	}
 	proxy.SetMode(redistest.Forward())
-	for range maxFlights + 2 {
+	for range callqueue.DefaultMaxFlights + 2 {
 		r := <-results
 		if r.err != nil {
 			t.Fatalf("%s: %v", r.key, r.err)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/internal/callerr"
+	"github.com/lockgen/lockgen/internal/callqueue"
 )
 
 // Every call to Redis can time out, be retried by the client, or run
@@ -20,34 +22,13 @@ import (
 
 // errNoReply says that a call's reply did not arrive before the caller's
 // context or wait ended: its outcome is unknown.
-var errNoReply = errors.New("no reply before the wait ended")
+var errNoReply = callerr.ErrNoReply
 
-// pending is a call whose reply the caller stopped waiting for. done is
-// closed when the call has returned, and err is then its error (nil if a
-// reply arrived after all).
-type pending struct {
-	done chan struct{}
-	err  error
-}
-
-// finished returns a pending for a call that has already returned.
-func finished(err error) *pending {
-	if err == nil {
-		return returned
-	}
-	p := &pending{done: make(chan struct{}), err: err}
-	close(p.done)
-	return p
-}
-
-// returned is the pending of every call that returned with a reply: shared,
-// since nothing writes to a finished pending, so that the common case
-// allocates nothing.
-var returned = func() *pending {
-	p := &pending{done: make(chan struct{})}
-	close(p.done)
-	return p
-}()
+// pending is a call whose reply the caller stopped waiting for: Done is
+// closed when the call has returned, and Err is then its error (nil if a
+// reply arrived after all). The backend's queue hands out the same
+// (callqueue.Pending).
+type pending = callqueue.Pending
 
 // callBounds says how long a call may run. Its caller waits until its
 // context is done or deadline (zero: none) passes; once nobody waits, the
@@ -85,9 +66,9 @@ func (l *Locker) evalBounded(ctx context.Context, b callBounds, c backend.Call, 
 	// deadlines only, waits in the queue when it would queue anyway
 	// (coalesce_within.go): no goroutine of its own, and it still shares
 	// a pipeline.
-	if (!direct || l.caps.HonorsDeadline && !endsOnlyAtDeadline(ctx)) && !wait {
+	if (!direct || l.caps.HonorsDeadline && !callqueue.EndsOnlyAtDeadline(ctx)) && !wait {
 		if l.queue != nil {
-			if v, p, err, queued := l.queue.evalWithin(ctx, c, own); queued {
+			if v, p, err, queued := l.queue.EvalWithin(ctx, c, own); queued {
 				return v, 0, p, namePermissionError(err, c.Script)
 			}
 		}
@@ -105,7 +86,7 @@ func (l *Locker) evalBounded(ctx context.Context, b callBounds, c backend.Call, 
 	if err != nil && !end.IsZero() && !time.Now().Before(end) {
 		err = errors.Join(errNoReply, err)
 	}
-	return reply, acked, finished(err), err
+	return reply, acked, callqueue.Finished(err), err
 }
 
 // eval runs c, followed by WAIT if wait is set.
@@ -130,15 +111,15 @@ type asyncCall struct {
 // that could run past the caller's deadline: ctx's own, or b.deadline if
 // that is not zero.
 func (l *Locker) evalAsync(ctx context.Context, b callBounds, c backend.Call, wait bool) (any, int, *pending, error) {
-	ac := &asyncCall{pending: pending{done: make(chan struct{})}}
+	ac := &asyncCall{pending: pending{Done: make(chan struct{})}}
 	if b.values == nil {
-		b.values = detach(ctx)
+		b.values = callqueue.Detach(ctx)
 	}
 	cctx, cancel := l.boundedContext(b.values, b.now, b.orphan, &ac.ctx)
 	go func() {
 		defer cancel()
-		ac.reply, ac.acked, ac.err = l.eval(cctx, c, wait)
-		close(ac.done)
+		ac.reply, ac.acked, ac.Err = l.eval(cctx, c, wait)
+		close(ac.Done)
 	}()
 	var expire <-chan time.Time
 	if !b.deadline.IsZero() {
@@ -147,8 +128,8 @@ func (l *Locker) evalAsync(ctx context.Context, b callBounds, c backend.Call, wa
 		expire = t.C
 	}
 	select {
-	case <-ac.done:
-		return ac.reply, ac.acked, &ac.pending, ac.err
+	case <-ac.Done:
+		return ac.reply, ac.acked, &ac.pending, ac.Err
 	case <-ctx.Done():
 	case <-expire:
 	}
@@ -162,8 +143,8 @@ func (l *Locker) evalAsync(ctx context.Context, b callBounds, c backend.Call, wa
 // (WithRestartGuard) drops the queue, so that no call reaches it past a
 // wrapper that must see it; over any other backend such a call runs on a
 // goroutine of its own.
-func queueOf(b backend.Backend) *coalescer {
-	if q, ok := b.(interface{ callQueue() *coalescer }); ok {
+func queueOf(b backend.Backend) *callqueue.Coalescer {
+	if q, ok := b.(interface{ callQueue() *callqueue.Coalescer }); ok {
 		return q.callQueue()
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/internal/callerr"
 )
 
 // cleanupWorker runs the clean-ups (cleanup.go) until none is left, or
@@ -114,11 +115,11 @@ func (t *cleanupTask) settle() bool {
 	kept := t.waitFor[:0]
 	for _, p := range t.waitFor {
 		select {
-		case <-p.done:
-			if p.err == nil || !didNotRun(p.err) {
+		case <-p.Done:
+			if p.Err == nil || !didNotRun(p.Err) {
 				t.mayHold = true // it ran, or may have
 			}
-			if p.err != nil && !didNotRun(p.err) {
+			if p.Err != nil && !didNotRun(p.Err) {
 				t.confirm = true // and without a reply
 			}
 		default:
@@ -175,7 +176,7 @@ func (c *cleanups) apply(batch []*cleanupTask, replies []backend.Reply, now time
 		case permissionDenied(err), refusedOutright(err):
 			delete(c.tasks, t.key()) // retrying cannot help
 			ended = append(ended, endedTask{t, err})
-		case notSent(err):
+		case callerr.NotSent(err):
 			t.lastErr, unsent = err, true
 		default:
 			t.lastErr = err

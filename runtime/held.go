@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/internal/callqueue"
 	"github.com/lockgen/lockgen/internal/protocol"
 )
 
@@ -259,7 +260,7 @@ func (l *Locker) releaseOne(h *Held, hl *heldLock) error {
 // nothing to give back.
 func (l *Locker) releaseLost(hl *heldLock, lost error, inDoubt bool) error {
 	if inDoubt {
-		l.cleanUp(hl.spec, hl.hold.key.holder, returned, true)
+		l.cleanUp(hl.spec, hl.hold.key.holder, callqueue.Returned, true)
 	}
 	return fmt.Errorf("%w: release %s: %w", ErrNotHeld, hl.spec, lost)
 }
@@ -305,7 +306,7 @@ func (l *Locker) releaseHold(h *Held, hl *heldLock, ctx context.Context, giveUp 
 		return fmt.Errorf("lockgen: release %s: %w (the lock stays until its lease ends)", hl.spec, err)
 	}
 	if err != nil {
-		l.cleanUp(hl.spec, holder, finished(err), true)
+		l.cleanUp(hl.spec, holder, callqueue.Finished(err), true)
 		return fmt.Errorf("lockgen: release %s: %w (retrying in the background)", hl.spec, err)
 	}
 	switch {
@@ -345,7 +346,7 @@ func (l *Locker) releaseContext(h *Held) (context.Context, time.Time) {
 // Release, which never run at the same time.
 func (h *Held) detached() context.Context {
 	if h.values == nil {
-		h.values = detach(h.parent)
+		h.values = callqueue.Detach(h.parent)
 	}
 	return h.values
 }

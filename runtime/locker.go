@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/internal/callqueue"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -26,10 +27,10 @@ type Locker struct {
 	// unreachableTimeout bounds a run of failed attempts of one Acquire
 	// (acquire_recover.go).
 	unreachableTimeout time.Duration
-	caps               backend.Caps // what the backend states about itself
-	queue              *coalescer   // where a call may wait for a pipeline (queueOf), or nil
-	optErr             error        // a bad Option, reported by every Acquire
-	guardErr           error        // a bad WithRestartGuard (restartguard.go)
+	caps               backend.Caps         // what the backend states about itself
+	queue              *callqueue.Coalescer // where a call may wait for a pipeline (queueOf), or nil
+	optErr             error                // a bad Option, reported by every Acquire
+	guardErr           error                // a bad WithRestartGuard (restartguard.go)
 
 	publish   string
 	leaseMs   string // lease in ms, ARGV[2] (argv.go)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/internal/callerr"
 )
 
 // evalRelease runs a release call, and runs it again while it fails before
@@ -20,7 +21,7 @@ func (l *Locker) evalRelease(ctx context.Context, giveUp time.Time, c backend.Ca
 	pause := transientBackoffMin
 	for {
 		reply, err := l.backend.Eval(ctx, c)
-		if !notSent(err) || time.Now().Add(pause).After(giveUp) {
+		if !callerr.NotSent(err) || time.Now().Add(pause).After(giveUp) {
 			return reply, err
 		}
 		t := time.NewTimer(pause)

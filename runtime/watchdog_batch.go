@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/internal/callerr"
 	"github.com/lockgen/lockgen/internal/protocol"
 )
 
@@ -244,6 +245,6 @@ func (d *watchdog) applyHeartbeats(hbs []*heartbeat, sent, now time.Time, replie
 // call (an error reply), which the next attempt would meet too, rather than
 // a call that failed on the way or ran out of time.
 func heartbeatRefused(err error) bool {
-	return err != nil && !isTransient(err) && !errors.Is(err, errNoReply) &&
+	return err != nil && !callerr.IsTransient(err) && !errors.Is(err, errNoReply) &&
 		!errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
 }
