@@ -65,7 +65,7 @@ type Reply struct {
 const PayloadUnsubscribed = "unsubscribed"
 
 // Backend is what a Locker needs from Redis. runtime.New wraps a go-redis
-// client in one; package embedded provides one that runs the same
+// client in one (goredisbackend.New); package embedded provides one that runs the same
 // scripts in process. Implement it to put lockgen on another client.
 //
 // Every method must be safe for concurrent use and bounded by its context.

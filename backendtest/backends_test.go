@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/backendtest"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 	"github.com/redis/go-redis/v9"
@@ -27,7 +28,7 @@ func TestGoRedis(t *testing.T) {
 func goRedisTarget(rdb redis.UniversalClient) backendtest.Target {
 	return backendtest.Target{
 		NewLocker: func(t *testing.T, opts ...runtime.Option) *runtime.Locker { return runtime.New(rdb, opts...) },
-		Servers:   []backend.Backend{runtime.NewGoRedisBackend(rdb)},
+		Servers:   []backend.Backend{goredisbackend.New(rdb)},
 	}
 }
 
@@ -56,7 +57,7 @@ func quorumTarget(t *testing.T, n int) backendtest.Target {
 	backends := func() []backend.Backend {
 		out := make([]backend.Backend, len(clients))
 		for i, c := range clients {
-			out[i] = runtime.NewGoRedisBackend(c)
+			out[i] = goredisbackend.New(c)
 		}
 		return out
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/embedded"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/luashim"
 	"github.com/lockgen/lockgen/quorum"
@@ -142,7 +143,7 @@ func TestQuorumFencesRiseOnRedisServers(t *testing.T) {
 		srv := redistest.Start(t)
 		c := redis.NewClient(srv.Options())
 		t.Cleanup(func() { c.Close() })
-		servers[i] = &switchable{Backend: runtime.NewGoRedisBackend(c)}
+		servers[i] = &switchable{Backend: goredisbackend.New(c)}
 	}
 	fenceRounds(t, servers, fmt.Sprintf("real%d:", time.Now().UnixNano()))
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
@@ -73,7 +74,7 @@ func blackholeRound(t *testing.T, e *env, round, keys int, lease time.Duration) 
 		if h.err != nil {
 			t.Fatal(h.err)
 		}
-		tr.clock = &sendClock{Backend: runtime.NewGoRedisBackend(e.client(e.srv.Addr, nil))}
+		tr.clock = &sendClock{Backend: goredisbackend.New(e.client(e.srv.Addr, nil))}
 		other := e.lockerOn(tr.clock, "io")
 		tr.other = acquireAsync(ctxFor(t, 30*time.Second), other, runtime.Lock{Kind: runtime.Mutex, Key: key, Lease: 10 * time.Second})
 		other.ev.wait(t, runtime.EventBusy, "", 10*time.Second)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 )
@@ -29,7 +30,7 @@ func TestLateBytesCannotOvertakeCleanUp(t *testing.T) {
 	const lease = 10 * time.Second
 	e := newEnv(t)
 	proxy := redistest.StartProxy(t, e.srv.Addr)
-	watch := newReleaseWatch(runtime.NewGoRedisBackend(e.client(proxy.Addr, both(readTimeout(500*time.Millisecond), noRetries))))
+	watch := newReleaseWatch(goredisbackend.New(e.client(proxy.Addr, both(readTimeout(500*time.Millisecond), noRetries))))
 	s := e.lockerOn(watch, "lb")
 	lock := runtime.Lock{Kind: runtime.Mutex, Key: "late", Lease: lease, Wait: 300 * time.Millisecond}
 	warmScripts(t, s, lock)

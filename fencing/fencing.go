@@ -52,7 +52,7 @@ func newScript(name, src string) *lua.Script {
 // key holds a newer token; nothing is written then. Writing again with the
 // same token (the same grant) succeeds.
 //
-// b is where the data lives: runtime.NewGoRedisBackend(rdb) for any go-redis
+// b is where the data lives: goredisbackend.New(rdb) for any go-redis
 // client (single node, Sentinel, Cluster), or a Locker's Backend() to write
 // to the Redis the locks live in. The key is a hash with the fields "value"
 // and "fence"; write it only through Set.

@@ -10,6 +10,7 @@ import (
 	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/embedded"
 	"github.com/lockgen/lockgen/fencing"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 )
@@ -19,7 +20,7 @@ import (
 func TestSetAndGet(t *testing.T) {
 	backends := map[string]backend.Backend{
 		"embedded":     embedded.NewBackend(nil),
-		"redis-server": runtime.NewGoRedisBackend(redistest.Start(t).Client(t)),
+		"redis-server": goredisbackend.New(redistest.Start(t).Client(t)),
 	}
 	for name, b := range backends {
 		t.Run(name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockgen/lockgen/embedded"
@@ -17,7 +18,6 @@ import (
 	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/luashim"
 	"github.com/lockgen/lockgen/redistest"
-	"github.com/lockgen/lockgen/runtime"
 )
 
 // scenario is one script call on a key prepared by setup (commands, with
@@ -87,7 +87,7 @@ func shimTarget(srv *luashim.Server) target {
 
 func redisTarget(t *testing.T) target {
 	rdb := redistest.Start(t).Client(t)
-	return target{name: "redis-server", backend: runtime.NewGoRedisBackend(rdb),
+	return target{name: "redis-server", backend: goredisbackend.New(rdb),
 		do: func(ctx context.Context, args ...string) (any, error) {
 			as := make([]any, len(args))
 			for i, a := range args {

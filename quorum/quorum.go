@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/lockgen/lockgen/internal/runtimelink"
 	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/runtime"
@@ -56,7 +57,7 @@ func New(clients []redis.UniversalClient, opts ...runtime.Option) (*runtime.Lock
 		if c == nil {
 			return nil, fmt.Errorf("%w: quorum client %d is nil", runtime.ErrInvalidLock, i)
 		}
-		backends[i] = runtime.NewGoRedisBackend(c)
+		backends[i] = goredisbackend.New(c)
 	}
 	return NewWithBackends(backends, opts...)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockgen/lockgen/backendtest"
@@ -52,9 +53,9 @@ func TestQuorumClusterMemberWakes(t *testing.T) {
 	a, b := redistest.Start(t), redistest.Start(t)
 	cl := redistest.StartCluster(t, 3)
 	backends := []backend.Backend{
-		deafBackend{runtime.NewGoRedisBackend(a.Client(t))},
-		deafBackend{runtime.NewGoRedisBackend(b.Client(t))},
-		runtime.NewGoRedisBackend(cl.Client(t)),
+		deafBackend{goredisbackend.New(a.Client(t))},
+		deafBackend{goredisbackend.New(b.Client(t))},
+		goredisbackend.New(cl.Client(t)),
 	}
 	// The holder's release reaches the Cluster only once both single
 	// servers have answered theirs. Otherwise, under load, the waiter woken

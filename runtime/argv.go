@@ -98,25 +98,6 @@ func (l *Locker) boxedArg(s string) any {
 	return s
 }
 
-// scriptSHAs holds every script's SHA1 boxed, for EVALSHA commands. It is
-// made once and only read afterwards.
-var scriptSHAs = func() map[*lua.Script]any {
-	m := map[*lua.Script]any{}
-	for _, s := range lua.All() {
-		m[s] = s.SHA1
-	}
-	return m
-}()
-
-// boxedSHA returns s.SHA1 boxed, without allocating for the runtime's
-// scripts.
-func boxedSHA(s *lua.Script) any {
-	if v, ok := scriptSHAs[s]; ok {
-		return v
-	}
-	return s.SHA1
-}
-
 // withArg returns c with arg appended to its ARGV, in a slice of its own.
 func withArg(c backend.Call, arg string) backend.Call {
 	c.Args = append(c.Args[:len(c.Args):len(c.Args)], arg)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/lockgen/lockgen/runtime"
 )
 
@@ -53,7 +54,7 @@ func TestRewrittenCallsAreSentRewritten(t *testing.T) {
 		c.Keys, c.Args = keys, args
 		return c
 	}
-	l := runtime.NewWithBackend(callRewriter{runtime.NewGoRedisBackend(rdb), rewrite}, runtime.WithKeyPrefix(prefix))
+	l := runtime.NewWithBackend(callRewriter{goredisbackend.New(rdb), rewrite}, runtime.WithKeyPrefix(prefix))
 	t.Cleanup(func() { l.Close() })
 
 	h, err := l.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "k", Lease: 30 * time.Second})

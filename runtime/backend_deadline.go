@@ -57,6 +57,3 @@ func (d *deadlineHonoringBackend) Caps() backend.Caps {
 	c.CallBound, c.HonorsDeadline = 0, true
 	return c
 }
-
-// callQueue is the mark's coalescer: see queueOf.
-func (d *deadlineHonoringBackend) callQueue() *callqueue.Coalescer { return d.co }

@@ -8,6 +8,7 @@ import (
 	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/internal/callerr"
 	"github.com/lockgen/lockgen/internal/callqueue"
+	"github.com/lockgen/lockgen/internal/goredis"
 )
 
 // Every call to Redis can time out, be retried by the client, or run
@@ -136,18 +137,18 @@ func (l *Locker) evalAsync(ctx context.Context, b callBounds, c backend.Call, wa
 	return nil, 0, &ac.pending, errNoReply
 }
 
-// queueOf returns the queue of calls of b, if b is the runtime's own
-// go-redis backend or HonorsDeadlines' mark: a call may wait in it for a
-// shared pipeline until its caller gives up (coalesce_within.go). The
+// queueOf returns the queue of calls of b, if b is the go-redis backend
+// (goredisbackend) or HonorsDeadlines' mark: a call may wait in it for a
+// shared pipeline until its caller gives up (callqueue's EvalWithin). The
 // Locker asks only the backend it was given, and an option that wraps it
 // (WithRestartGuard) drops the queue, so that no call reaches it past a
 // wrapper that must see it; over any other backend such a call runs on a
 // goroutine of its own.
 func queueOf(b backend.Backend) *callqueue.Coalescer {
-	if q, ok := b.(interface{ callQueue() *callqueue.Coalescer }); ok {
-		return q.callQueue()
+	if d, ok := b.(*deadlineHonoringBackend); ok {
+		return d.co
 	}
-	return nil
+	return goredis.QueueOf(b)
 }
 
 // direct reports whether a call sent at now that must end by deadline

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/lockgen/lockgen/internal/callqueue"
 	"github.com/redis/go-redis/v9"
 )
@@ -50,10 +51,10 @@ type Locker struct {
 }
 
 // New returns a Locker over a go-redis client: a *redis.Client (single node
-// or Sentinel failover) or a *redis.ClusterClient. The Locker does not close
-// rdb.
+// or Sentinel failover) or a *redis.ClusterClient, through
+// goredisbackend.New. The Locker does not close rdb.
 func New(rdb redis.UniversalClient, opts ...Option) *Locker {
-	return NewWithBackend(NewGoRedisBackend(rdb), opts...)
+	return NewWithBackend(goredisbackend.New(rdb), opts...)
 }
 
 // NewWithBackend returns a Locker over any Backend (package embedded has an

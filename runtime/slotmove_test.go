@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 	"github.com/redis/go-redis/v9"
@@ -85,7 +86,7 @@ func spublish(t *testing.T, addr, channel, payload string) int64 {
 func TestSlotMoves(t *testing.T) {
 	cl := redistest.StartCluster(t, 3)
 	rdb := cl.Client(t)
-	b := runtime.NewGoRedisBackend(rdb)
+	b := goredisbackend.New(rdb)
 	t.Cleanup(func() { b.Close() })
 
 	t.Run("subscription ended by the old owner", func(t *testing.T) {

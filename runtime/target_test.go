@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/embedded"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 	"github.com/redis/go-redis/v9"
@@ -113,7 +114,7 @@ func redisTarget(t *testing.T) target {
 			return l
 		},
 		newLockerVia: func(t testing.TB, wrap func(backend.Backend) backend.Backend, opts ...runtime.Option) *runtime.Locker {
-			l := runtime.NewWithBackend(wrap(runtime.NewGoRedisBackend(rdb)), append([]runtime.Option{runtime.WithKeyPrefix(prefix)}, opts...)...)
+			l := runtime.NewWithBackend(wrap(goredisbackend.New(rdb)), append([]runtime.Option{runtime.WithKeyPrefix(prefix)}, opts...)...)
 			t.Cleanup(func() { l.Close() })
 			return l
 		},

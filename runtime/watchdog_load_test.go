@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 	"github.com/redis/go-redis/v9"
@@ -220,7 +221,7 @@ func failAll(calls []backend.Call, err error) []backend.Reply {
 func TestWatchdogStuckBatchHoldsUpNoOther(t *testing.T) {
 	const n = 1500 // two batches: key0 is among the 1,000 most urgent
 	const lease = 3 * time.Second
-	b := &stallingBackend{Backend: runtime.NewGoRedisBackend(redisClient(t)), stall: "key0", stalled: make(chan time.Time, 1)}
+	b := &stallingBackend{Backend: goredisbackend.New(redisClient(t)), stall: "key0", stalled: make(chan time.Time, 1)}
 	type renewal struct {
 		key string
 		at  time.Time
@@ -304,7 +305,7 @@ func (b *failingBackend) EvalBatch(ctx context.Context, calls []backend.Call) []
 // the acquire. A lock renewed in the same batches is unaffected.
 func TestWatchdogRetriesFailedRenewalWithinItsLease(t *testing.T) {
 	const lease = time.Second
-	b := &failingBackend{Backend: runtime.NewGoRedisBackend(redisClient(t)), fail: "doomed"}
+	b := &failingBackend{Backend: goredisbackend.New(redisClient(t)), fail: "doomed"}
 	l := runtime.NewWithBackend(b, runtime.WithKeyPrefix(uniquePrefix(t)))
 	t.Cleanup(func() { l.Close() })
 	ctx := ctxTimeout(t, 10*time.Second)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/goredisbackend"
 	goredislib "github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 
@@ -52,7 +53,7 @@ func lockgenAutoPipelinePeer(k lockgenKind) Peer {
 			if err != nil {
 				return nil, err
 			}
-			b := autoPipelineBackend{Backend: runtime.NewGoRedisBackend(rdb), ap: ap}
+			b := autoPipelineBackend{Backend: goredisbackend.New(rdb), ap: ap}
 			return &lockgenClient{
 				locker: runtime.NewWithBackend(b), kind: k.kind, cfg: cfg,
 				incr:   func(ctx context.Context, key string) error { return ap.Incr(ctx, key).Err() },

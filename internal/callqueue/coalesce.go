@@ -27,7 +27,7 @@ import (
 // happened), and a call already in a batch waits for that pipeline, which
 // the client's own timeouts bound, as they bound a direct call. The
 // runtime relies on that: it cleans up after a call only once the call is
-// over (call.go). A caller that must be free to give up at its deadline
+// over (runtime/call.go). A caller that must be free to give up at its deadline
 // queues through EvalWithin instead, which hands it the call's pending.
 //
 // Over a client that stops a call at its context's deadline (a go-redis
@@ -37,7 +37,7 @@ import (
 // of its calls, and only calls that nothing but a deadline can end join
 // one through eval: a call its caller may cancel goes out on its own
 // round trip (route), counted like any other, unless it waits in the
-// queue listening to its context instead (coalesce_within.go).
+// queue listening to its context instead (within.go).
 type Coalescer struct {
 	direct func(ctx context.Context, c backend.Call) (any, error)
 	batch  func(ctx context.Context, calls []backend.Call) []backend.Reply
@@ -80,7 +80,7 @@ type queuedCall struct {
 	reply  backend.Reply
 	signal chan []*queuedCall
 	// state and orphan are for an owner that may stop waiting once the
-	// call is sent (coalesce_within.go); other owners never leave it.
+	// call is sent (within.go); other owners never leave it.
 	state  atomic.Int32
 	orphan *Pending
 }
@@ -255,7 +255,7 @@ func (co *Coalescer) passOn(sent []*queuedCall) {
 // values (a tracing hook's span) but not its cancellation: one caller
 // giving up must not fail the others' calls; the client's timeouts bound
 // it. Its goroutine is the first call's owner's (settle), or one of its own
-// for an owner that must stay free to give up (coalesce_within.go).
+// for an owner that must stay free to give up (within.go).
 func (co *Coalescer) lead(batch []*queuedCall) {
 	ctx, cancel := co.batchContext(batch)
 	defer cancel()

@@ -18,7 +18,7 @@ import (
 // the round trips busy waits in the queue itself, listening to its context
 // and its deadline as well (EvalWithin): taken out if it gives up before
 // it is sent (nothing happened), or left to its batch with a pending that
-// the batch settles (call.go) if it gives up after. The batch it is to
+// the batch settles (runtime/call.go) if it gives up after. The batch it is to
 // lead goes out on a goroutine of its own, one per batch rather than one
 // per call, since its caller must stay free to give up. A call that would
 // go out at once still runs on a goroutine of its own.

@@ -1,4 +1,4 @@
-package runtime
+package goredis
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// NewGoRedisBackend returns the Backend New uses: rdb may be a single-node
+// New returns the Backend runtime.New uses: rdb may be a single-node
 // client, a Sentinel failover client (both *redis.Client) or a
 // *redis.ClusterClient. On a Cluster wake channels are shard channels
 // (SSUBSCRIBE/SPUBLISH), one Pub/Sub connection per master; elsewhere one
@@ -29,7 +29,7 @@ import (
 // reset (SO_LINGER 0), so that nothing a call abandoned had sent can reach
 // Redis after the call returned (resetclose.go); on a Cluster client, the
 // connections of node clients made from then on.
-func NewGoRedisBackend(rdb redis.UniversalClient) backend.Backend {
+func New(rdb redis.UniversalClient) backend.Backend {
 	b := &goRedisBackend{rdb: rdb, nodes: map[string]*nodeSubscriber{}, slots: newSlotOwners(), stop: make(chan struct{})}
 	addResetOnClose(rdb)
 	b.cluster, _ = rdb.(*redis.ClusterClient)
@@ -41,12 +41,12 @@ func NewGoRedisBackend(rdb redis.UniversalClient) backend.Backend {
 		// The hook stays on the client after Close, and does nothing then.
 		b.server = &serverWatch{b: b, rdb: c, stop: b.stop, changed: b.serverChanged}
 		c.AddHook(b.server)
-		// Concurrent calls share round trips (coalesce.go). A client that
+		// Concurrent calls share round trips (internal/callqueue). A client that
 		// ends each call at its context's deadline (ContextTimeoutEnabled)
 		// ends a pipeline at its context's too, so there, as over rueidis,
 		// a batch runs until the earliest deadline of its calls, and a call
 		// its caller may cancel either waits in the queue listening to its
-		// context (evalWithin) or runs alone (coalescer.route).
+		// context (EvalWithin) or runs alone (Coalescer.Route).
 		b.co = callqueue.New(b.evalDirect, b.evalBatchOnce)
 		b.co.Deadlines = c.Options().ContextTimeoutEnabled
 	}
@@ -71,15 +71,25 @@ type goRedisBackend struct {
 }
 
 // Caps: the client's own bound on a call (callLimit); the backend sends the
-// values the runtime boxed (argv.go), watches its masters and pings every
+// values the runtime boxed (runtime/argv.go), watches its masters and pings every
 // connection.
 func (b *goRedisBackend) Caps() backend.Caps {
 	bound, honors := b.callLimit()
 	return backend.Caps{CallBound: bound, HonorsDeadline: honors, BoxedArgs: true, WatchMasters: b.watchMasters, Ping: b.ping}
 }
 
-// callQueue is the backend's coalescer (nil on a Cluster): see queueOf.
-func (b *goRedisBackend) callQueue() *callqueue.Coalescer { return b.co }
+// QueueOf returns the queue of calls of b if b is this package's backend
+// (nil on a Cluster), for the runtime's Locker over it: a call may wait in
+// it for a shared pipeline until its caller gives up (callqueue's
+// EvalWithin). The Locker asks only about the backend it was given, and
+// not once an option wraps it (WithRestartGuard), so that no call reaches
+// the queue past a wrapper that must see it.
+func QueueOf(b backend.Backend) *callqueue.Coalescer {
+	if g, ok := b.(*goRedisBackend); ok {
+		return g.co
+	}
+	return nil
+}
 
 // callLimit says how long one call can take at most with the client's own
 // timeouts and retries (every try may wait for a pooled connection, dial,
