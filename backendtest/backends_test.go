@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/backendtest"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 	"github.com/redis/go-redis/v9"
@@ -26,7 +28,7 @@ func TestGoRedis(t *testing.T) {
 func goRedisTarget(rdb redis.UniversalClient) backendtest.Target {
 	return backendtest.Target{
 		NewLocker: func(t *testing.T, opts ...runtime.Option) *runtime.Locker { return runtime.New(rdb, opts...) },
-		Servers:   []runtime.Backend{runtime.NewGoRedisBackend(rdb)},
+		Servers:   []backend.Backend{goredisbackend.New(rdb)},
 	}
 }
 
@@ -52,10 +54,10 @@ func quorumTarget(t *testing.T, n int) backendtest.Target {
 		clients = append(clients, c)
 	}
 	// What quorum.New(clients) builds: a go-redis backend per client.
-	backends := func() []runtime.Backend {
-		out := make([]runtime.Backend, len(clients))
+	backends := func() []backend.Backend {
+		out := make([]backend.Backend, len(clients))
 		for i, c := range clients {
-			out[i] = runtime.NewGoRedisBackend(c)
+			out[i] = goredisbackend.New(c)
 		}
 		return out
 	}

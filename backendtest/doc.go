@@ -9,7 +9,7 @@
 //		NewLocker: func(t *testing.T, opts ...runtime.Option) *runtime.Locker {
 //			return runtime.New(rdb, opts...)
 //		},
-//		Servers: []runtime.Backend{runtime.NewGoRedisBackend(rdb)},
+//		Servers: []backend.Backend{goredisbackend.New(rdb)},
 //	})
 //
 // Run checks, for every kind the target takes:

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/internal/family"
 	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/runtime"
@@ -77,7 +78,7 @@ func (e *env) leftovers(kind runtime.Kind, key string) []string {
 	var out []string
 	for i, srv := range e.tg.Servers {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		v, err := srv.Eval(ctx, runtime.Call{Script: describe, Keys: keys, Args: types})
+		v, err := srv.Eval(ctx, backend.Call{Script: describe, Keys: keys, Args: types})
 		cancel()
 		descs, ok := v.([]any)
 		if err != nil || !ok || len(descs) != len(keys) {
@@ -120,7 +121,7 @@ func (e *env) deleteLock(kind runtime.Kind, key string) {
 	keys, _ := lockKeys(e.prefix, kind, key)
 	for i, srv := range e.tg.Servers {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_, err := srv.Eval(ctx, runtime.Call{Script: deleteKeys, Keys: keys})
+		_, err := srv.Eval(ctx, backend.Call{Script: deleteKeys, Keys: keys})
 		cancel()
 		if err != nil {
 			e.t.Fatalf("server %d: deleting %v: %v", i+1, keys, err)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/quorum"
 	"github.com/lockgen/lockgen/runtime"
 )
@@ -22,7 +23,7 @@ type Target struct {
 	// Lockers' back: one Backend for a single server, the embedded shim or
 	// a Cluster (calls are routed by key), one per server for a quorum. No
 	// Locker may own them: the suite uses them after closing Lockers.
-	Servers []runtime.Backend
+	Servers []backend.Backend
 
 	// Kinds are the kinds the target takes; nil means every kind (a quorum
 	// Locker takes only mutexes).
@@ -132,7 +133,7 @@ func noWait(l runtime.Lock) runtime.Lock {
 // them (go-redis backends end their subscriptions), or the same ones where
 // Close does nothing (embedded). servers, one per quorum member, are the
 // suite's and must stay open.
-func Quorum(servers []runtime.Backend, lockerBackends func() []runtime.Backend) Target {
+func Quorum(servers []backend.Backend, lockerBackends func() []backend.Backend) Target {
 	return Target{
 		NewLocker: func(t *testing.T, opts ...runtime.Option) *runtime.Locker {
 			l, err := quorum.NewWithBackends(lockerBackends(), opts...)

@@ -6,16 +6,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/luashim"
 	"github.com/lockgen/lockgen/runtime"
 )
 
-// Backend is a runtime.Backend on an in-process luashim.Server.
+// Backend is a backend.Backend on an in-process luashim.Server.
 type Backend struct {
 	srv *luashim.Server
 }
 
-var _ runtime.Backend = (*Backend)(nil)
+var _ backend.Backend = (*Backend)(nil)
 
 // NewBackend returns a Backend on srv, or on a new server with the real
 // clock if srv is nil.
@@ -37,7 +38,7 @@ func (b *Backend) Server() *luashim.Server { return b.srv }
 
 // Eval runs c: EVALSHA, and after NOSCRIPT the script is loaded under its
 // name (so that the shim's coverage report names it) and run again.
-func (b *Backend) Eval(ctx context.Context, c runtime.Call) (any, error) {
+func (b *Backend) Eval(ctx context.Context, c backend.Call) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -58,17 +59,17 @@ func isNoScript(err error) bool {
 
 // EvalBatch runs the calls one after the other: in process there is no
 // round trip to save.
-func (b *Backend) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
-	out := make([]runtime.Reply, len(calls))
+func (b *Backend) EvalBatch(ctx context.Context, calls []backend.Call) []backend.Reply {
+	out := make([]backend.Reply, len(calls))
 	for i, c := range calls {
 		v, err := b.Eval(ctx, c)
-		out[i] = runtime.Reply{Value: v, Err: err}
+		out[i] = backend.Reply{Value: v, Err: err}
 	}
 	return out
 }
 
 // EvalWait runs c; the shim has no replicas, so none acknowledge.
-func (b *Backend) EvalWait(ctx context.Context, c runtime.Call, replicas int, timeout time.Duration) (any, int, error) {
+func (b *Backend) EvalWait(ctx context.Context, c backend.Call, replicas int, timeout time.Duration) (any, int, error) {
 	v, err := b.Eval(ctx, c)
 	return v, 0, err
 }
@@ -91,4 +92,4 @@ func (b *Backend) Close() error { return nil }
 // Caps: none. A script call runs in process, bounded by nothing but the
 // shim; the Locker bounds a call it may have to abandon on a goroutine of
 // its own.
-func (b *Backend) Caps() runtime.Caps { return runtime.Caps{} }
+func (b *Backend) Caps() backend.Caps { return backend.Caps{} }

@@ -3,6 +3,7 @@ package embedded_test
 import (
 	"testing"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/backendtest"
 	"github.com/lockgen/lockgen/embedded"
 	"github.com/lockgen/lockgen/runtime"
@@ -15,13 +16,13 @@ func TestConformance(t *testing.T) {
 	b := embedded.NewBackend(nil)
 	backendtest.Run(t, backendtest.Target{
 		NewLocker: func(t *testing.T, opts ...runtime.Option) *runtime.Locker { return runtime.NewWithBackend(b, opts...) },
-		Servers:   []runtime.Backend{b},
+		Servers:   []backend.Backend{b},
 	})
 }
 
 // The suite on a quorum Locker over three embedded backends, shared by
 // every Locker (Close leaves an embedded backend as it was).
 func TestQuorumConformance(t *testing.T) {
-	servers := []runtime.Backend{embedded.NewBackend(nil), embedded.NewBackend(nil), embedded.NewBackend(nil)}
-	backendtest.Run(t, backendtest.Quorum(servers, func() []runtime.Backend { return servers }))
+	servers := []backend.Backend{embedded.NewBackend(nil), embedded.NewBackend(nil), embedded.NewBackend(nil)}
+	backendtest.Run(t, backendtest.Quorum(servers, func() []backend.Backend { return servers }))
 }

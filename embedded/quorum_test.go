@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/embedded"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/luashim"
 	"github.com/lockgen/lockgen/quorum"
@@ -26,22 +28,22 @@ func (s skewedClock) Now() time.Time { return time.Now().Add(time.Duration(s)) }
 // switchable is a server the test can take down: every call fails while
 // it is.
 type switchable struct {
-	runtime.Backend
+	backend.Backend
 	down atomic.Bool
 }
 
 var errDown = errors.New("server down (test)")
 
-func (s *switchable) Eval(ctx context.Context, c runtime.Call) (any, error) {
+func (s *switchable) Eval(ctx context.Context, c backend.Call) (any, error) {
 	if s.down.Load() {
 		return nil, errDown
 	}
 	return s.Backend.Eval(ctx, c)
 }
 
-func (s *switchable) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
+func (s *switchable) EvalBatch(ctx context.Context, calls []backend.Call) []backend.Reply {
 	if s.down.Load() {
-		out := make([]runtime.Reply, len(calls))
+		out := make([]backend.Reply, len(calls))
 		for i := range out {
 			out[i].Err = errDown
 		}
@@ -61,7 +63,7 @@ func (s *switchable) Subscribe(ctx context.Context, channel string, deliver func
 // different server down each time, so that each majority differs from the
 // one before, and checks that every fence is above the previous one.
 func fenceRounds(t *testing.T, servers []*switchable, prefix string) {
-	backends := make([]runtime.Backend, len(servers))
+	backends := make([]backend.Backend, len(servers))
 	for i, s := range servers {
 		backends[i] = s
 	}
@@ -126,7 +128,7 @@ func soloFence(t *testing.T, srv *luashim.Server) int64 {
 	t.Helper()
 	b := embedded.NewBackend(srv)
 	base := "solo:mutex:{k}"
-	v, err := b.Eval(context.Background(), runtime.Call{Script: lua.MutexAcquire, Keys: []string{base, base + ":waiters", base + ":wake"}, Args: []string{"solo", "1000", "PUBLISH", "0"}})
+	v, err := b.Eval(context.Background(), backend.Call{Script: lua.MutexAcquire, Keys: []string{base, base + ":waiters", base + ":wake"}, Args: []string{"solo", "1000", "PUBLISH", "0"}})
 	fence, ok := v.(int64) // a mutex grant replies its fence
 	if err != nil || !ok || fence <= 0 {
 		t.Fatalf("solo acquire: %#v, %v", v, err)
@@ -141,7 +143,7 @@ func TestQuorumFencesRiseOnRedisServers(t *testing.T) {
 		srv := redistest.Start(t)
 		c := redis.NewClient(srv.Options())
 		t.Cleanup(func() { c.Close() })
-		servers[i] = &switchable{Backend: runtime.NewGoRedisBackend(c)}
+		servers[i] = &switchable{Backend: goredisbackend.New(c)}
 	}
 	fenceRounds(t, servers, fmt.Sprintf("real%d:", time.Now().UnixNano()))
 }

@@ -19,7 +19,7 @@ import (
 // waiters' Pub/Sub connection may still be on the old master and hear no
 // wake message. go-redis's failover client closes only its command
 // connections at the switch; the process moves its Pub/Sub connection
-// when it next dials the new master (runtime/serverwatch.go), that is at
+// when it next dials the new master (internal/goredis/serverwatch.go), that is at
 // its next call. A process that waits only on read, write or semaphore
 // locks makes none: measured, such a waiter released at the switch got
 // its lock 5.7 and 6.9 s later, by its timer (a mutex waiter's heartbeat,

@@ -14,7 +14,7 @@ import (
 // go on holding it after a second process got it on the promoted replica.
 // The holder's failover client redials once the sentinels name the new
 // master; its dial hook reads another run_id there and verifies every held
-// lock at once (runtime/serverwatch.go): about a round trip after the
+// lock at once (internal/goredis/serverwatch.go): about a round trip after the
 // promotion, here a few hundred milliseconds on a machine shared by eight
 // engineers. Without the hook the holder would hear at its next renewal,
 // lease/3 (10 s here) after its acquire. The slack is generous for a

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
@@ -72,7 +74,7 @@ func blackholeRound(t *testing.T, e *env, round, keys int, lease time.Duration) 
 		if h.err != nil {
 			t.Fatal(h.err)
 		}
-		tr.clock = &sendClock{Backend: runtime.NewGoRedisBackend(e.client(e.srv.Addr, nil))}
+		tr.clock = &sendClock{Backend: goredisbackend.New(e.client(e.srv.Addr, nil))}
 		other := e.lockerOn(tr.clock, "io")
 		tr.other = acquireAsync(ctxFor(t, 30*time.Second), other, runtime.Lock{Kind: runtime.Mutex, Key: key, Lease: 10 * time.Second})
 		other.ev.wait(t, runtime.EventBusy, "", 10*time.Second)
@@ -126,13 +128,13 @@ func grantTime(e *env, o outcome, sent time.Time, key string, lease time.Duratio
 // sendClock is a Backend that remembers when the latest script call was
 // sent.
 type sendClock struct {
-	runtime.Backend
+	backend.Backend
 	mu   sync.Mutex
 	last time.Time
 	key  string
 }
 
-func (c *sendClock) mark(call runtime.Call) {
+func (c *sendClock) mark(call backend.Call) {
 	c.mu.Lock()
 	c.last = time.Now()
 	if len(call.Keys) > 0 {
@@ -154,12 +156,12 @@ func (c *sendClock) lastSent() time.Time {
 	return c.last
 }
 
-func (c *sendClock) Eval(ctx context.Context, call runtime.Call) (any, error) {
+func (c *sendClock) Eval(ctx context.Context, call backend.Call) (any, error) {
 	c.mark(call)
 	return c.Backend.Eval(ctx, call)
 }
 
-func (c *sendClock) EvalWait(ctx context.Context, call runtime.Call, replicas int, timeout time.Duration) (any, int, error) {
+func (c *sendClock) EvalWait(ctx context.Context, call backend.Call, replicas int, timeout time.Duration) (any, int, error) {
 	c.mark(call)
 	return c.Backend.EvalWait(ctx, call, replicas, timeout)
 }

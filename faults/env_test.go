@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 	"github.com/redis/go-redis/v9"
@@ -67,11 +69,11 @@ type subject struct {
 // locker returns a Locker over rdb whose holder ids start with "p" and tag
 // and whose events go to a new log. It is closed when the test ends.
 func (e *env) locker(rdb *redis.Client, tag string, opts ...runtime.Option) *subject {
-	return e.lockerOn(runtime.NewGoRedisBackend(rdb), tag, opts...)
+	return e.lockerOn(goredisbackend.New(rdb), tag, opts...)
 }
 
 // lockerOn is locker over any Backend (a wrapper that watches the calls).
-func (e *env) lockerOn(b runtime.Backend, tag string, opts ...runtime.Option) *subject {
+func (e *env) lockerOn(b backend.Backend, tag string, opts ...runtime.Option) *subject {
 	s := &subject{ev: newEventLog(), ids: newIDSource("p" + tag)}
 	all := append([]runtime.Option{
 		runtime.WithKeyPrefix(e.prefix),

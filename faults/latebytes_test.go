@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 )
@@ -28,7 +30,7 @@ func TestLateBytesCannotOvertakeCleanUp(t *testing.T) {
 	const lease = 10 * time.Second
 	e := newEnv(t)
 	proxy := redistest.StartProxy(t, e.srv.Addr)
-	watch := newReleaseWatch(runtime.NewGoRedisBackend(e.client(proxy.Addr, both(readTimeout(500*time.Millisecond), noRetries))))
+	watch := newReleaseWatch(goredisbackend.New(e.client(proxy.Addr, both(readTimeout(500*time.Millisecond), noRetries))))
 	s := e.lockerOn(watch, "lb")
 	lock := runtime.Lock{Kind: runtime.Mutex, Key: "late", Lease: lease, Wait: 300 * time.Millisecond}
 	warmScripts(t, s, lock)
@@ -75,13 +77,13 @@ func TestLateBytesCannotOvertakeCleanUp(t *testing.T) {
 // releaseWatch is a Backend that tells when the first call of a release
 // script is made once it is armed.
 type releaseWatch struct {
-	runtime.Backend
+	backend.Backend
 	armed atomic.Bool
 	once  sync.Once
 	ch    chan struct{}
 }
 
-func newReleaseWatch(b runtime.Backend) *releaseWatch {
+func newReleaseWatch(b backend.Backend) *releaseWatch {
 	return &releaseWatch{Backend: b, ch: make(chan struct{})}
 }
 
@@ -91,18 +93,18 @@ func (w *releaseWatch) arm() <-chan struct{} {
 	return w.ch
 }
 
-func (w *releaseWatch) see(c runtime.Call) {
+func (w *releaseWatch) see(c backend.Call) {
 	if w.armed.Load() && c.Script != nil && strings.HasSuffix(c.Script.Name, "_release") {
 		w.once.Do(func() { close(w.ch) })
 	}
 }
 
-func (w *releaseWatch) Eval(ctx context.Context, c runtime.Call) (any, error) {
+func (w *releaseWatch) Eval(ctx context.Context, c backend.Call) (any, error) {
 	w.see(c)
 	return w.Backend.Eval(ctx, c)
 }
 
-func (w *releaseWatch) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
+func (w *releaseWatch) EvalBatch(ctx context.Context, calls []backend.Call) []backend.Reply {
 	for _, c := range calls {
 		w.see(c)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockgen/lockgen/fencing"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 	"github.com/redis/go-redis/v9"
@@ -75,7 +76,7 @@ func TestACLFencedWrites(t *testing.T) {
 	writeAndRead(t, ctx, withData, "order:42")
 
 	dataOnly := client("orders", aclLine(t, "orders", "on "))
-	b := runtime.NewGoRedisBackend(dataOnly)
+	b := goredisbackend.New(dataOnly)
 	if err := fencing.Set(ctx, b, "order:7:status", "paid", token); err != nil {
 		t.Errorf("fenced write by the data user: %v", err)
 	}

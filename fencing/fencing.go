@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/lua"
-	"github.com/lockgen/lockgen/runtime"
 )
 
 // ErrStaleFence is returned by Set when the key holds a newer token than
@@ -52,15 +52,15 @@ func newScript(name, src string) *lua.Script {
 // key holds a newer token; nothing is written then. Writing again with the
 // same token (the same grant) succeeds.
 //
-// b is where the data lives: runtime.NewGoRedisBackend(rdb) for any go-redis
+// b is where the data lives: goredisbackend.New(rdb) for any go-redis
 // client (single node, Sentinel, Cluster), or a Locker's Backend() to write
 // to the Redis the locks live in. The key is a hash with the fields "value"
 // and "fence"; write it only through Set.
-func Set(ctx context.Context, b runtime.Backend, key, value string, fence int64) error {
+func Set(ctx context.Context, b backend.Backend, key, value string, fence int64) error {
 	if fence < 1 || fence > MaxFence {
 		return fmt.Errorf("%w: %d, want 1..2^53", ErrInvalidFence, fence)
 	}
-	v, err := b.Eval(ctx, runtime.Call{Script: setScript, Keys: []string{key}, Args: []string{value, strconv.FormatInt(fence, 10)}})
+	v, err := b.Eval(ctx, backend.Call{Script: setScript, Keys: []string{key}, Args: []string{value, strconv.FormatInt(fence, 10)}})
 	if err != nil {
 		return fmt.Errorf("fencing: set %s: %w", key, err)
 	}
@@ -76,8 +76,8 @@ func Set(ctx context.Context, b runtime.Backend, key, value string, fence int64)
 
 // Get returns the value Set wrote last at key and its token, or an error
 // wrapping ErrNotFound.
-func Get(ctx context.Context, b runtime.Backend, key string) (value string, fence int64, err error) {
-	v, err := b.Eval(ctx, runtime.Call{Script: getScript, Keys: []string{key}})
+func Get(ctx context.Context, b backend.Backend, key string) (value string, fence int64, err error) {
+	v, err := b.Eval(ctx, backend.Call{Script: getScript, Keys: []string{key}})
 	if err != nil {
 		return "", 0, fmt.Errorf("fencing: get %s: %w", key, err)
 	}

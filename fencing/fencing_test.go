@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/embedded"
 	"github.com/lockgen/lockgen/fencing"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 )
@@ -16,9 +18,9 @@ import (
 // Set and Get through both backends: the sentinel errors, the tokens named
 // in a stale write's error, and the value a refused write leaves alone.
 func TestSetAndGet(t *testing.T) {
-	backends := map[string]runtime.Backend{
+	backends := map[string]backend.Backend{
 		"embedded":     embedded.NewBackend(nil),
-		"redis-server": runtime.NewGoRedisBackend(redistest.Start(t).Client(t)),
+		"redis-server": goredisbackend.New(redistest.Start(t).Client(t)),
 	}
 	for name, b := range backends {
 		t.Run(name, func(t *testing.T) {

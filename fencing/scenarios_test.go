@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockgen/lockgen/embedded"
@@ -16,7 +18,6 @@ import (
 	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/luashim"
 	"github.com/lockgen/lockgen/redistest"
-	"github.com/lockgen/lockgen/runtime"
 )
 
 // scenario is one script call on a key prepared by setup (commands, with
@@ -75,7 +76,7 @@ var scenarios = []scenario{
 // send plain commands.
 type target struct {
 	name    string
-	backend runtime.Backend
+	backend backend.Backend
 	do      func(ctx context.Context, args ...string) (any, error)
 }
 
@@ -86,7 +87,7 @@ func shimTarget(srv *luashim.Server) target {
 
 func redisTarget(t *testing.T) target {
 	rdb := redistest.Start(t).Client(t)
-	return target{name: "redis-server", backend: runtime.NewGoRedisBackend(rdb),
+	return target{name: "redis-server", backend: goredisbackend.New(rdb),
 		do: func(ctx context.Context, args ...string) (any, error) {
 			as := make([]any, len(args))
 			for i, a := range args {
@@ -133,7 +134,7 @@ func runScenario(t *testing.T, tg target, key string, sc scenario) {
 			t.Fatalf("%s: setup %v: %v", sc.name, cmd, err)
 		}
 	}
-	got, err := tg.backend.Eval(ctx, runtime.Call{Script: sc.script, Keys: []string{key}, Args: sc.args})
+	got, err := tg.backend.Eval(ctx, backend.Call{Script: sc.script, Keys: []string{key}, Args: sc.args})
 	switch {
 	case sc.wantErr != "":
 		if err == nil || !strings.HasPrefix(err.Error(), sc.wantErr) {

@@ -6,21 +6,21 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockgen/lockgen/runtime"
+	"github.com/lockgen/lockgen/backend"
 )
 
 // faultBackend is the embedded backend with the faults a test switches on:
 // a stall (every call waits until it is lifted or its context ends) and
 // failing acquires.
 type faultBackend struct {
-	inner runtime.Backend
+	inner backend.Backend
 
 	mu          sync.Mutex
 	stalled     chan struct{} // non-nil while stalled; closed to resume
 	acquireFail error         // non-nil: acquire scripts fail with it
 }
 
-var _ runtime.Backend = (*faultBackend)(nil)
+var _ backend.Backend = (*faultBackend)(nil)
 
 // stall makes calls wait; it returns the function that lets them go, which
 // may be called more than once.
@@ -81,7 +81,7 @@ func (f *faultBackend) setAcquireFailure(err error) {
 }
 
 // injected is the error c fails with, or nil if c may run.
-func (f *faultBackend) injected(c runtime.Call) error {
+func (f *faultBackend) injected(c backend.Call) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.acquireFail != nil && strings.HasSuffix(c.Script.Name, "_acquire") {
@@ -90,7 +90,7 @@ func (f *faultBackend) injected(c runtime.Call) error {
 	return nil
 }
 
-func (f *faultBackend) Eval(ctx context.Context, c runtime.Call) (any, error) {
+func (f *faultBackend) Eval(ctx context.Context, c backend.Call) (any, error) {
 	if err := f.pass(ctx); err != nil {
 		return nil, err
 	}
@@ -100,8 +100,8 @@ func (f *faultBackend) Eval(ctx context.Context, c runtime.Call) (any, error) {
 	return f.inner.Eval(ctx, c)
 }
 
-func (f *faultBackend) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
-	out := make([]runtime.Reply, len(calls))
+func (f *faultBackend) EvalBatch(ctx context.Context, calls []backend.Call) []backend.Reply {
+	out := make([]backend.Reply, len(calls))
 	if err := f.pass(ctx); err != nil {
 		for i := range out {
 			out[i].Err = err
@@ -114,7 +114,7 @@ func (f *faultBackend) EvalBatch(ctx context.Context, calls []runtime.Call) []ru
 	return out
 }
 
-func (f *faultBackend) EvalWait(ctx context.Context, c runtime.Call, replicas int, timeout time.Duration) (any, int, error) {
+func (f *faultBackend) EvalWait(ctx context.Context, c backend.Call, replicas int, timeout time.Duration) (any, int, error) {
 	if err := f.pass(ctx); err != nil {
 		return nil, 0, err
 	}
@@ -137,4 +137,4 @@ func (f *faultBackend) Close() error { return f.inner.Close() }
 
 // Caps passes on what the inner backend states: injected faults make calls
 // fail, never run past their deadlines.
-func (f *faultBackend) Caps() runtime.Caps { return f.inner.Caps() }
+func (f *faultBackend) Caps() backend.Caps { return f.inner.Caps() }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/embedded"
 	"github.com/lockgen/lockgen/luashim"
 	"github.com/lockgen/lockgen/runtime"
@@ -23,7 +24,7 @@ type Locker struct {
 
 	srv    *luashim.Server
 	clock  *serverClock
-	raw    runtime.Backend // the same server without faults, for thieves
+	raw    backend.Backend // the same server without faults, for thieves
 	faults *faultBackend
 
 	grants *grants // wakes WaitHeld

@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/lua"
-	"github.com/lockgen/lockgen/runtime"
 )
 
 // A quorum call goes to every server in parallel and returns once its
@@ -34,12 +34,12 @@ var errServerBusy = errors.New("an earlier call of this holder on this lock is s
 // slotKey is one holder id on one lock (its base key).
 type slotKey struct{ base, holder string }
 
-func keyOf(c runtime.Call) slotKey { return slotKey{c.Keys[0], c.Args[0]} }
+func keyOf(c backend.Call) slotKey { return slotKey{c.Keys[0], c.Args[0]} }
 
 // quorumMember is one server of the quorum.
 type quorumMember struct {
 	index int
-	b     runtime.Backend
+	b     backend.Backend
 	pub   string // its publish command, for ARGV[3]
 	// failing: the server's latest call that ended, ended in an error.
 	// A server that is silent now counts as down if it is failing, and
@@ -71,22 +71,22 @@ func (m *quorumMember) free(k slotKey) {
 }
 
 // run sends calls to the server: one Eval, or one batch.
-func (m *quorumMember) run(ctx context.Context, calls []runtime.Call) []runtime.Reply {
+func (m *quorumMember) run(ctx context.Context, calls []backend.Call) []backend.Reply {
 	if len(calls) == 1 {
 		v, err := m.b.Eval(ctx, calls[0])
-		return []runtime.Reply{{Value: v, Err: err}}
+		return []backend.Reply{{Value: v, Err: err}}
 	}
 	return m.b.EvalBatch(ctx, calls)
 }
 
 // memberAnswer is one server's replies to a fan-out, one per call; nil if
 // it did not answer in time.
-type memberAnswer struct{ replies []runtime.Reply }
+type memberAnswer struct{ replies []backend.Reply }
 
 // reply returns the server's reply to call i, and whether it answered it.
-func (a memberAnswer) reply(i int) (runtime.Reply, bool) {
+func (a memberAnswer) reply(i int) (backend.Reply, bool) {
 	if a.replies == nil || a.replies[i].Err != nil {
-		return runtime.Reply{}, false
+		return backend.Reply{}, false
 	}
 	return a.replies[i], true
 }
@@ -125,7 +125,7 @@ func countAnswered(answers []memberAnswer) int {
 	return n
 }
 
-func allFailed(rs []runtime.Reply) bool {
+func allFailed(rs []backend.Reply) bool {
 	for _, r := range rs {
 		if r.Err == nil {
 			return false
@@ -155,7 +155,7 @@ func (mc *memberCall) abandon() bool {
 
 type indexedAnswer struct {
 	member  int
-	replies []runtime.Reply
+	replies []backend.Reply
 }
 
 // minGrace is the least a fan-out waits for the servers still running
@@ -169,7 +169,7 @@ const minGrace = 10 * time.Millisecond
 // running then are left to finish in the background (see above). Each
 // server's calls run on a context that ctx cannot cancel, bounded by the
 // longest lease among them: past it, no reply matters.
-func (q *quorumBackend) fanOut(ctx context.Context, members []int, calls []runtime.Call, bound time.Duration, settled func([]memberAnswer) bool) []memberAnswer {
+func (q *quorumBackend) fanOut(ctx context.Context, members []int, calls []backend.Call, bound time.Duration, settled func([]memberAnswer) bool) []memberAnswer {
 	if members == nil {
 		for i := range q.members {
 			members = append(members, i)
@@ -215,19 +215,19 @@ wait:
 
 // start sends calls to m in a goroutine of their own; the answer goes to
 // results unless the fan-out abandons the call first.
-func (q *quorumBackend) start(ctx context.Context, m *quorumMember, calls []runtime.Call, results chan<- indexedAnswer) *memberCall {
+func (q *quorumBackend) start(ctx context.Context, m *quorumMember, calls []backend.Call, results chan<- indexedAnswer) *memberCall {
 	mc := &memberCall{}
 	bound := time.Duration(0)
-	replies := make([]runtime.Reply, len(calls))
-	var sent []runtime.Call
+	replies := make([]backend.Reply, len(calls))
+	var sent []backend.Call
 	var at []int
 	for i, c := range calls {
 		if !m.claim(keyOf(c)) {
-			replies[i] = runtime.Reply{Err: errServerBusy}
+			replies[i] = backend.Reply{Err: errServerBusy}
 			continue
 		}
 		bound = max(bound, leaseOf(c))
-		sent = append(sent, runtime.Call{Script: c.Script, Keys: c.Keys, Args: memberArgs(c, m.pub)})
+		sent = append(sent, backend.Call{Script: c.Script, Keys: c.Keys, Args: memberArgs(c, m.pub)})
 		at = append(at, i)
 	}
 	if len(sent) == 0 {
@@ -257,7 +257,7 @@ func (q *quorumBackend) start(ctx context.Context, m *quorumMember, calls []runt
 
 // settle frees the slot of call c on m once c has ended, or first runs the
 // release for its holder there (see above).
-func (q *quorumBackend) settle(m *quorumMember, c runtime.Call, inDoubt bool) {
+func (q *quorumBackend) settle(m *quorumMember, c backend.Call, inDoubt bool) {
 	k := keyOf(c)
 	m.mu.Lock()
 	f := m.flights[k]
@@ -295,9 +295,9 @@ func (q *quorumBackend) spawn(f func()) bool {
 
 // followUp runs the release script for c's holder on m until m answers
 // (twice if confirm), or the lease would have ended, or the backend closes.
-func (q *quorumBackend) followUp(m *quorumMember, c runtime.Call, confirm bool) {
+func (q *quorumBackend) followUp(m *quorumMember, c backend.Call, confirm bool) {
 	lease := leaseOf(c)
-	release := runtime.Call{Script: lua.MutexRelease, Keys: c.Keys, Args: []string{c.Args[0], c.Args[1], ""}}
+	release := backend.Call{Script: lua.MutexRelease, Keys: c.Keys, Args: []string{c.Args[0], c.Args[1], ""}}
 	release.Args = memberArgs(release, m.pub)
 	giveUpAt := time.Now().Add(lease)
 	backoff := time.Duration(0)
@@ -337,7 +337,7 @@ const (
 
 // leaseOf reads a call's lease (ARGV[2], ms), 1s if it is malformed (the
 // script will refuse it anyway).
-func leaseOf(c runtime.Call) time.Duration {
+func leaseOf(c backend.Call) time.Duration {
 	ms, err := strconv.ParseInt(c.Args[1], 10, 64)
 	if err != nil || ms < 1 {
 		return time.Second
@@ -355,7 +355,7 @@ func fenceArg(f int64) string { return strconv.FormatInt(f, 10) }
 // which differs from server to server, so offers made server by server
 // can name different waiters, none of them on a majority; every one of
 // them would then wait for its offers to lapse.
-func memberArgs(c runtime.Call, pub string) []string {
+func memberArgs(c backend.Call, pub string) []string {
 	args := append([]string(nil), c.Args...)
 	args[2] = pub
 	if c.Script == lua.MutexRelease {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockgen/lockgen/backendtest"
@@ -273,9 +274,9 @@ func TestQuorumHolderToldWhenMajorityLost(t *testing.T) {
 }
 
 // hangingBackend never answers a script call: a frozen server.
-type hangingBackend struct{ runtime.Backend }
+type hangingBackend struct{ backend.Backend }
 
-func (hangingBackend) Eval(ctx context.Context, c runtime.Call) (any, error) {
+func (hangingBackend) Eval(ctx context.Context, c backend.Call) (any, error) {
 	<-ctx.Done()
 	return nil, ctx.Err()
 }
@@ -286,7 +287,7 @@ func (hangingBackend) Eval(ctx context.Context, c runtime.Call) (any, error) {
 // the error of a call that ran out of time; nothing is left held on the
 // server that is up.
 func TestQuorumFrozenServers(t *testing.T) {
-	backends := []runtime.Backend{
+	backends := []backend.Backend{
 		embedded.NewBackend(nil),
 		hangingBackend{embedded.NewBackend(nil)},
 		hangingBackend{embedded.NewBackend(nil)},

@@ -5,9 +5,9 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/internal/protocol"
 	"github.com/lockgen/lockgen/lua"
-	"github.com/lockgen/lockgen/runtime"
 )
 
 // acquire sends mutex_acquire to every server and grants the lock if a
@@ -18,7 +18,7 @@ import (
 // servers failed (an error, or silence after an error) that no majority
 // can answer. A server that is merely slow makes it busy: a waiter tries
 // again, and a busy machine does not end its wait.
-func (q *quorumBackend) acquire(ctx context.Context, c runtime.Call) (any, error) {
+func (q *quorumBackend) acquire(ctx context.Context, c backend.Call) (any, error) {
 	sent := time.Now()
 	lease := leaseOf(c)
 	validity := lease - protocol.DriftMargin(lease)
@@ -26,7 +26,7 @@ func (q *quorumBackend) acquire(ctx context.Context, c runtime.Call) (any, error
 	if tryOnce(c) {
 		settled = q.tryOnceSettled
 	}
-	answers := q.fanOut(ctx, nil, []runtime.Call{c}, min(validity, answerBound(lease)), settled)
+	answers := q.fanOut(ctx, nil, []backend.Call{c}, min(validity, answerBound(lease)), settled)
 	var grants []memberFence
 	var wait int64
 	answered := 0
@@ -117,7 +117,7 @@ func (q *quorumBackend) tryOnceSettled(answers []memberAnswer) bool {
 
 // tryOnce reports whether c is the acquire of a caller that tries once:
 // it registers no waiter (a window of 0, ARGV[4]).
-func tryOnce(c runtime.Call) bool { return len(c.Args) > 3 && c.Args[3] == "0" }
+func tryOnce(c backend.Call) bool { return len(c.Args) > 3 && c.Args[3] == "0" }
 
 // splitWait is the busy reply's retry time. After a split vote (some
 // servers granted, none by a majority) the waiters that split it must not
@@ -132,7 +132,7 @@ func splitWait(wait int64, split bool) int64 {
 
 // writeFloor raises the fence of every granting server to the highest of
 // their fences (mutex_floor) and reports whether a majority now holds it.
-func (q *quorumBackend) writeFloor(ctx context.Context, c runtime.Call, grants []memberFence, deadline time.Time) (int64, bool) {
+func (q *quorumBackend) writeFloor(ctx context.Context, c backend.Call, grants []memberFence, deadline time.Time) (int64, bool) {
 	var fence int64
 	for _, g := range grants {
 		fence = max(fence, g.fence)
@@ -149,7 +149,7 @@ func (q *quorumBackend) writeFloor(ctx context.Context, c runtime.Call, grants [
 	if len(lower) == 0 || confirmed >= q.majority {
 		return fence, confirmed >= q.majority && !time.Now().After(deadline)
 	}
-	floor := runtime.Call{Script: lua.MutexFloor, Keys: c.Keys, Args: []string{c.Args[0], c.Args[1], c.Args[2], fenceArg(fence)}}
+	floor := backend.Call{Script: lua.MutexFloor, Keys: c.Keys, Args: []string{c.Args[0], c.Args[1], c.Args[2], fenceArg(fence)}}
 	need := q.majority - confirmed
 	raised := func(a memberAnswer) bool {
 		r, ok := a.reply(0)
@@ -169,7 +169,7 @@ func (q *quorumBackend) writeFloor(ctx context.Context, c runtime.Call, grants [
 	if bound <= 0 {
 		return fence, false
 	}
-	for _, a := range q.fanOut(ctx, lower, []runtime.Call{floor}, bound, settled) {
+	for _, a := range q.fanOut(ctx, lower, []backend.Call{floor}, bound, settled) {
 		if raised(a) {
 			confirmed++
 		}
@@ -181,7 +181,7 @@ func (q *quorumBackend) writeFloor(ctx context.Context, c runtime.Call, grants [
 // an acquire the quorum did not grant. It waits for them as long as ctx
 // lets it (the caller's wait is a hard bound); a server that has not
 // answered by then is left to the follow-up, which releases until it does.
-func (q *quorumBackend) giveBack(ctx context.Context, c runtime.Call, grants []memberFence) {
+func (q *quorumBackend) giveBack(ctx context.Context, c backend.Call, grants []memberFence) {
 	if len(grants) == 0 {
 		return
 	}
@@ -189,8 +189,8 @@ func (q *quorumBackend) giveBack(ctx context.Context, c runtime.Call, grants []m
 	for i, g := range grants {
 		members[i] = g.member
 	}
-	release := runtime.Call{Script: lua.MutexRelease, Keys: c.Keys, Args: c.Args[:3]}
-	q.fanOut(ctx, members, []runtime.Call{release}, leaseOf(c), anyAnswer)
+	release := backend.Call{Script: lua.MutexRelease, Keys: c.Keys, Args: c.Args[:3]}
+	q.fanOut(ctx, members, []backend.Call{release}, leaseOf(c), anyAnswer)
 }
 
 // anyAnswer settles a fan-out whose outcome nothing waits for: after the
@@ -200,13 +200,13 @@ func anyAnswer([]memberAnswer) bool { return true }
 // renew renews locks on every server with mutex_floor (which keeps the
 // fence floor alive as well): 1 for a lock a majority confirmed, 0 for one
 // that a majority can no longer confirm, an error (try again) otherwise.
-func (q *quorumBackend) renew(ctx context.Context, calls []runtime.Call) []runtime.Reply {
-	floors := make([]runtime.Call, len(calls))
+func (q *quorumBackend) renew(ctx context.Context, calls []backend.Call) []backend.Reply {
+	floors := make([]backend.Call, len(calls))
 	bound := time.Duration(0)
 	for i, c := range calls {
 		floors[i] = c
 		if fence, ok := q.holds(keyOf(c)); ok {
-			floors[i] = runtime.Call{Script: lua.MutexFloor, Keys: c.Keys, Args: []string{c.Args[0], c.Args[1], c.Args[2], fenceArg(fence)}}
+			floors[i] = backend.Call{Script: lua.MutexFloor, Keys: c.Keys, Args: []string{c.Args[0], c.Args[1], c.Args[2], fenceArg(fence)}}
 		}
 		bound = max(bound, leaseOf(c))
 	}
@@ -232,15 +232,15 @@ func (q *quorumBackend) renew(ctx context.Context, calls []runtime.Call) []runti
 		return true
 	}
 	answers := q.fanOut(ctx, nil, floors, bound, settled)
-	out := make([]runtime.Reply, len(calls))
+	out := make([]backend.Reply, len(calls))
 	for i := range calls {
 		switch ok, unknown := count(answers, i); {
 		case ok >= q.majority:
-			out[i] = runtime.Reply{Value: int64(1)}
+			out[i] = backend.Reply{Value: int64(1)}
 		case ok+unknown >= q.majority:
-			out[i] = runtime.Reply{Err: q.noQuorum("renew", answersFor(answers, i))}
+			out[i] = backend.Reply{Err: q.noQuorum("renew", answersFor(answers, i))}
 		default:
-			out[i] = runtime.Reply{Value: int64(0)}
+			out[i] = backend.Reply{Value: int64(0)}
 		}
 	}
 	return out
@@ -251,14 +251,14 @@ func answersFor(answers []memberAnswer, i int) []memberAnswer {
 	out := make([]memberAnswer, len(answers))
 	for j, a := range answers {
 		if a.replies != nil {
-			out[j].replies = []runtime.Reply{a.replies[i]}
+			out[j].replies = []backend.Reply{a.replies[i]}
 		}
 	}
 	return out
 }
 
-func (q *quorumBackend) renewOne(ctx context.Context, c runtime.Call) (any, error) {
-	r := q.renew(ctx, []runtime.Call{c})[0]
+func (q *quorumBackend) renewOne(ctx context.Context, c backend.Call) (any, error) {
+	r := q.renew(ctx, []backend.Call{c})[0]
 	return r.Value, r.Err
 }
 
@@ -270,13 +270,13 @@ func (q *quorumBackend) renewOne(ctx context.Context, c runtime.Call) (any, erro
 // majority of releases is out of reach; any majority of answers is not
 // enough: a lock held on 2 of 3 servers, whose third server answers first,
 // would be reported not held when one of its two answered late.
-func (q *quorumBackend) release(ctx context.Context, c runtime.Call) (any, error) {
+func (q *quorumBackend) release(ctx context.Context, c backend.Call) (any, error) {
 	q.dropHeld(keyOf(c))
 	settled := func(answers []memberAnswer) bool {
 		released := countReleased(answers)
 		return released >= q.majority || countAnswered(answers)-released > len(q.members)-q.majority
 	}
-	answers := q.fanOut(ctx, nil, []runtime.Call{c}, leaseOf(c), settled)
+	answers := q.fanOut(ctx, nil, []backend.Call{c}, leaseOf(c), settled)
 	released := countReleased(answers)
 	switch {
 	case released >= q.majority:

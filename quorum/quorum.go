@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/lockgen/lockgen/internal/runtimelink"
 	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/runtime"
@@ -50,19 +52,19 @@ var ErrNoQuorum = errors.New("lockgen: no majority of the quorum's servers answe
 // Locker does not close the clients. The package documentation says what
 // the quorum does and does not guarantee.
 func New(clients []redis.UniversalClient, opts ...runtime.Option) (*runtime.Locker, error) {
-	backends := make([]runtime.Backend, len(clients))
+	backends := make([]backend.Backend, len(clients))
 	for i, c := range clients {
 		if c == nil {
 			return nil, fmt.Errorf("%w: quorum client %d is nil", runtime.ErrInvalidLock, i)
 		}
-		backends[i] = runtime.NewGoRedisBackend(c)
+		backends[i] = goredisbackend.New(c)
 	}
 	return NewWithBackends(backends, opts...)
 }
 
 // NewWithBackends is New over any Backends, one per independent
 // deployment (package embedded has an in-process one). Close closes them.
-func NewWithBackends(backends []runtime.Backend, opts ...runtime.Option) (*runtime.Locker, error) {
+func NewWithBackends(backends []backend.Backend, opts ...runtime.Option) (*runtime.Locker, error) {
 	if len(backends) < 3 {
 		return nil, fmt.Errorf("%w: a quorum needs at least 3 independent servers, got %d", runtime.ErrInvalidLock, len(backends))
 	}
@@ -93,7 +95,7 @@ type quorumBackend struct {
 	once  sync.Once
 }
 
-func newQuorumBackend(backends []runtime.Backend) *quorumBackend {
+func newQuorumBackend(backends []backend.Backend) *quorumBackend {
 	q := &quorumBackend{majority: len(backends)/2 + 1, held: map[slotKey]int64{}, stop: make(chan struct{})}
 	for i, b := range backends {
 		q.members = append(q.members, &quorumMember{index: i, b: b, pub: b.PublishCommand(), flights: map[slotKey]*flight{}})
@@ -101,17 +103,17 @@ func newQuorumBackend(backends []runtime.Backend) *quorumBackend {
 	return q
 }
 
-var _ runtime.Backend = (*quorumBackend)(nil)
+var _ backend.Backend = (*quorumBackend)(nil)
 
 // Caps: a quorum call returns when its context ends, whatever its servers
 // do (the calls still running go on in the background). It takes no boxed
 // values: each member gets a Call of its own, with the ARGV it needs.
-func (q *quorumBackend) Caps() runtime.Caps {
-	return runtime.Caps{HonorsDeadline: true, Quorum: true}
+func (q *quorumBackend) Caps() backend.Caps {
+	return backend.Caps{HonorsDeadline: true, Quorum: true}
 }
 
 // Eval runs one mutex script call on the quorum.
-func (q *quorumBackend) Eval(ctx context.Context, c runtime.Call) (any, error) {
+func (q *quorumBackend) Eval(ctx context.Context, c backend.Call) (any, error) {
 	if len(c.Keys) == 0 || len(c.Args) < 3 {
 		return nil, fmt.Errorf("lockgen: quorum: malformed call of %s", c.Script.Name)
 	}
@@ -129,13 +131,13 @@ func (q *quorumBackend) Eval(ctx context.Context, c runtime.Call) (any, error) {
 // EvalBatch runs the watchdog's renewals: one batch per server, in
 // parallel. Only renewals come in batches (a quorum Locker has no fair
 // waiters to heartbeat).
-func (q *quorumBackend) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
-	out := make([]runtime.Reply, len(calls))
-	var renewals []runtime.Call
+func (q *quorumBackend) EvalBatch(ctx context.Context, calls []backend.Call) []backend.Reply {
+	out := make([]backend.Reply, len(calls))
+	var renewals []backend.Call
 	var at []int
 	for i, c := range calls {
 		if c.Script != lua.MutexRenew || len(c.Keys) == 0 || len(c.Args) < 3 {
-			out[i] = runtime.Reply{Err: fmt.Errorf("%w: script %s is not supported on a quorum Locker", runtime.ErrInvalidLock, c.Script.Name)}
+			out[i] = backend.Reply{Err: fmt.Errorf("%w: script %s is not supported on a quorum Locker", runtime.ErrInvalidLock, c.Script.Name)}
 			continue
 		}
 		renewals = append(renewals, c)
@@ -150,7 +152,7 @@ func (q *quorumBackend) EvalBatch(ctx context.Context, calls []runtime.Call) []r
 }
 
 // EvalWait is not supported: the Locker refuses WithReplicas on a quorum.
-func (q *quorumBackend) EvalWait(ctx context.Context, c runtime.Call, replicas int, timeout time.Duration) (any, int, error) {
+func (q *quorumBackend) EvalWait(ctx context.Context, c backend.Call, replicas int, timeout time.Duration) (any, int, error) {
 	return nil, 0, fmt.Errorf("%w: WithReplicas is not supported on a quorum Locker", runtime.ErrInvalidLock)
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/backendtest"
 	"github.com/lockgen/lockgen/embedded"
 	"github.com/lockgen/lockgen/lua"
@@ -15,11 +16,11 @@ import (
 // releaseGate holds mutex release calls back until wait returns (a loaded
 // server, or one the test orders after others); the rest go at once.
 type releaseGate struct {
-	runtime.Backend
+	backend.Backend
 	wait func(ctx context.Context)
 }
 
-func (g releaseGate) hold(ctx context.Context, calls ...runtime.Call) {
+func (g releaseGate) hold(ctx context.Context, calls ...backend.Call) {
 	for _, c := range calls {
 		if c.Script == lua.MutexRelease {
 			g.wait(ctx)
@@ -28,18 +29,18 @@ func (g releaseGate) hold(ctx context.Context, calls ...runtime.Call) {
 	}
 }
 
-func (g releaseGate) Eval(ctx context.Context, c runtime.Call) (any, error) {
+func (g releaseGate) Eval(ctx context.Context, c backend.Call) (any, error) {
 	g.hold(ctx, c)
 	return g.Backend.Eval(ctx, c)
 }
 
-func (g releaseGate) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
+func (g releaseGate) EvalBatch(ctx context.Context, calls []backend.Call) []backend.Reply {
 	g.hold(ctx, calls...)
 	return g.Backend.EvalBatch(ctx, calls)
 }
 
 // slowReleases answers release scripts d late.
-func slowReleases(b runtime.Backend, d time.Duration) runtime.Backend {
+func slowReleases(b backend.Backend, d time.Duration) backend.Backend {
 	return releaseGate{b, func(ctx context.Context) {
 		select {
 		case <-time.After(d):
@@ -63,7 +64,7 @@ func TestQuorumReleaseWaitsForAMajorityOfReleases(t *testing.T) {
 	if _, err := other.Acquire(ctx, mutexLock("k", time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	l, err := quorum.NewWithBackends([]runtime.Backend{slowReleases(a, 300*time.Millisecond), b, c})
+	l, err := quorum.NewWithBackends([]backend.Backend{slowReleases(a, 300*time.Millisecond), b, c})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/internal/protocol"
-	"github.com/lockgen/lockgen/runtime"
 )
 
 // Subscribe subscribes channel on every server and returns once a
@@ -124,12 +124,12 @@ func (s *quorumSub) unsubscribe() {
 // forward passes a server's message on to the Locker.
 func (s *quorumSub) forward(payload string) {
 	switch {
-	case payload == runtime.PayloadUnsubscribed:
+	case payload == backend.PayloadUnsubscribed:
 		s.ended.Do(func() {
 			// deliver must not block: the other servers are
 			// unsubscribed in the background.
 			go s.unsubscribe()
-			s.deliver(runtime.PayloadUnsubscribed)
+			s.deliver(backend.PayloadUnsubscribed)
 		})
 	case strings.HasPrefix(payload, protocol.GrantPrefix):
 		s.deliver(protocol.WakeAll)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/backendtest"
 	"github.com/lockgen/lockgen/embedded"
 	"github.com/lockgen/lockgen/quorum"
@@ -18,7 +19,7 @@ import (
 // at a 10-minute lease).
 func TestQuorumTryOnceSplitVote(t *testing.T) {
 	busy := embedded.NewBackend(nil)
-	backends := []runtime.Backend{busy, embedded.NewBackend(nil), hangingBackend{embedded.NewBackend(nil)}}
+	backends := []backend.Backend{busy, embedded.NewBackend(nil), hangingBackend{embedded.NewBackend(nil)}}
 	if _, err := busy.Server().Do("SET", "lockgen:mutex:{t}", "other 7 -", "PX", "600000"); err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func TestQuorumTryOnceSplitVote(t *testing.T) {
 
 // frozenSubscriber is a server whose subscriptions are never confirmed:
 // Subscribe returns only when its context ends.
-type frozenSubscriber struct{ runtime.Backend }
+type frozenSubscriber struct{ backend.Backend }
 
 func (frozenSubscriber) Subscribe(ctx context.Context, channel string, deliver func(string)) (func(), error) {
 	<-ctx.Done()
@@ -51,7 +52,7 @@ func (frozenSubscriber) Subscribe(ctx context.Context, channel string, deliver f
 // it: a release by any majority publishes on one of them. It used to wait
 // for every server, as long as its context allowed with one frozen.
 func TestQuorumSubscribeMajority(t *testing.T) {
-	backends := []runtime.Backend{embedded.NewBackend(nil), embedded.NewBackend(nil), frozenSubscriber{embedded.NewBackend(nil)}}
+	backends := []backend.Backend{embedded.NewBackend(nil), embedded.NewBackend(nil), frozenSubscriber{embedded.NewBackend(nil)}}
 	l, err := quorum.NewWithBackends(backends)
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +84,7 @@ func TestQuorumSubscribeMajority(t *testing.T) {
 // With a majority frozen, the subscription fails when the caller's context
 // ends, with ErrNoQuorum: the servers' own subscriptions do not hold it.
 func TestQuorumSubscribeNoMajority(t *testing.T) {
-	backends := []runtime.Backend{embedded.NewBackend(nil), frozenSubscriber{embedded.NewBackend(nil)}, frozenSubscriber{embedded.NewBackend(nil)}}
+	backends := []backend.Backend{embedded.NewBackend(nil), frozenSubscriber{embedded.NewBackend(nil)}, frozenSubscriber{embedded.NewBackend(nil)}}
 	l, err := quorum.NewWithBackends(backends)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockgen/lockgen/backendtest"
@@ -37,7 +39,7 @@ func TestQuorumWaiterWokenByRelease(t *testing.T) {
 }
 
 // deafBackend confirms every subscription and delivers nothing.
-type deafBackend struct{ runtime.Backend }
+type deafBackend struct{ backend.Backend }
 
 func (deafBackend) Subscribe(ctx context.Context, channel string, deliver func(string)) (func(), error) {
 	return func() {}, nil
@@ -50,10 +52,10 @@ func (deafBackend) Subscribe(ctx context.Context, channel string, deliver func(s
 func TestQuorumClusterMemberWakes(t *testing.T) {
 	a, b := redistest.Start(t), redistest.Start(t)
 	cl := redistest.StartCluster(t, 3)
-	backends := []runtime.Backend{
-		deafBackend{runtime.NewGoRedisBackend(a.Client(t))},
-		deafBackend{runtime.NewGoRedisBackend(b.Client(t))},
-		runtime.NewGoRedisBackend(cl.Client(t)),
+	backends := []backend.Backend{
+		deafBackend{goredisbackend.New(a.Client(t))},
+		deafBackend{goredisbackend.New(b.Client(t))},
+		goredisbackend.New(cl.Client(t)),
 	}
 	// The holder's release reaches the Cluster only once both single
 	// servers have answered theirs. Otherwise, under load, the waiter woken
@@ -62,12 +64,12 @@ func TestQuorumClusterMemberWakes(t *testing.T) {
 	// backends never deliver: the test would then time the race, not the
 	// wake-up.
 	aReleased, bReleased := make(chan struct{}), make(chan struct{})
-	holderBackends := []runtime.Backend{
+	holderBackends := []backend.Backend{
 		releaseSignal{backends[0], onceCloser(aReleased)},
 		releaseSignal{backends[1], onceCloser(bReleased)},
 		releasesAfter(backends[2], aReleased, bReleased),
 	}
-	newLockerOn := func(backends []runtime.Backend, opts ...runtime.Option) *runtime.Locker {
+	newLockerOn := func(backends []backend.Backend, opts ...runtime.Option) *runtime.Locker {
 		l, err := quorum.NewWithBackends(backends, append([]runtime.Option{runtime.WithWaiterWindow(30 * time.Second)}, opts...)...)
 		if err != nil {
 			t.Fatal(err)
@@ -152,11 +154,11 @@ func onceCloser(ch chan struct{}) func() {
 
 // releaseSignal calls released once a mutex release has been answered.
 type releaseSignal struct {
-	runtime.Backend
+	backend.Backend
 	released func()
 }
 
-func (r releaseSignal) Eval(ctx context.Context, c runtime.Call) (any, error) {
+func (r releaseSignal) Eval(ctx context.Context, c backend.Call) (any, error) {
 	v, err := r.Backend.Eval(ctx, c)
 	if c.Script == lua.MutexRelease {
 		r.released()
@@ -164,7 +166,7 @@ func (r releaseSignal) Eval(ctx context.Context, c runtime.Call) (any, error) {
 	return v, err
 }
 
-func (r releaseSignal) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
+func (r releaseSignal) EvalBatch(ctx context.Context, calls []backend.Call) []backend.Reply {
 	replies := r.Backend.EvalBatch(ctx, calls)
 	for _, c := range calls {
 		if c.Script == lua.MutexRelease {
@@ -176,7 +178,7 @@ func (r releaseSignal) EvalBatch(ctx context.Context, calls []runtime.Call) []ru
 
 // releasesAfter holds b's mutex releases back until every channel of
 // before is closed (or ctx ends).
-func releasesAfter(b runtime.Backend, before ...<-chan struct{}) runtime.Backend {
+func releasesAfter(b backend.Backend, before ...<-chan struct{}) backend.Backend {
 	return releaseGate{b, func(ctx context.Context) {
 		for _, ch := range before {
 			select {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/redis/rueidis"
 
 	"github.com/lockgen/lockgen/runtime"
@@ -22,7 +23,7 @@ func NewLocker(client rueidis.Client, opts ...runtime.Option) *runtime.Locker {
 	return runtime.NewWithBackend(runtime.HonorsDeadlines(New(client)), opts...)
 }
 
-// New returns a runtime.Backend over client, for runtime.NewWithBackend.
+// New returns a backend.Backend over client, for runtime.NewWithBackend.
 func New(client rueidis.Client) *Backend {
 	return &Backend{
 		client:  client,
@@ -32,7 +33,7 @@ func New(client rueidis.Client) *Backend {
 	}
 }
 
-// Backend is a runtime.Backend over a rueidis client.
+// Backend is a backend.Backend over a rueidis client.
 type Backend struct {
 	client  rueidis.Client
 	cluster bool // wake channels are shard channels
@@ -43,7 +44,7 @@ type Backend struct {
 	done   chan struct{} // closed by Close: the server watch ends
 }
 
-var _ runtime.Backend = (*Backend)(nil)
+var _ backend.Backend = (*Backend)(nil)
 
 // PublishCommand is SPUBLISH on a Cluster, where SSUBSCRIBE reaches only the
 // node of the channel's slot, and PUBLISH elsewhere.
@@ -54,11 +55,11 @@ func (b *Backend) PublishCommand() string {
 	return "PUBLISH"
 }
 
-func (b *Backend) evalSHA(c runtime.Call) rueidis.Completed {
+func (b *Backend) evalSHA(c backend.Call) rueidis.Completed {
 	return b.client.B().Evalsha().Sha1(c.Script.SHA1).Numkeys(int64(len(c.Keys))).Key(c.Keys...).Arg(c.Args...).Build()
 }
 
-func (b *Backend) evalSource(c runtime.Call) rueidis.Completed {
+func (b *Backend) evalSource(c backend.Call) rueidis.Completed {
 	return b.client.B().Eval().Script(c.Script.Source).Numkeys(int64(len(c.Keys))).Key(c.Keys...).Arg(c.Args...).Build()
 }
 
@@ -69,7 +70,7 @@ func isNoScript(err error) bool {
 	return ok && re.IsNoScript()
 }
 
-func (b *Backend) Eval(ctx context.Context, c runtime.Call) (any, error) {
+func (b *Backend) Eval(ctx context.Context, c backend.Call) (any, error) {
 	v, err := reply(b.client.Do(ctx, b.evalSHA(c)))
 	if isNoScript(err) {
 		v, err = reply(b.client.Do(ctx, b.evalSource(c)))
@@ -79,8 +80,8 @@ func (b *Backend) Eval(ctx context.Context, c runtime.Call) (any, error) {
 
 // EvalBatch sends every call in one DoMulti, which rueidis splits per node
 // on a Cluster, then the calls that met NOSCRIPT once more as EVAL.
-func (b *Backend) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
-	out := make([]runtime.Reply, len(calls))
+func (b *Backend) EvalBatch(ctx context.Context, calls []backend.Call) []backend.Reply {
+	out := make([]backend.Reply, len(calls))
 	if len(calls) == 0 {
 		return out
 	}
@@ -95,7 +96,7 @@ func (b *Backend) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime
 			retry = append(retry, i)
 			continue
 		}
-		out[i] = runtime.Reply{Value: v, Err: err}
+		out[i] = backend.Reply{Value: v, Err: err}
 	}
 	if len(retry) == 0 {
 		return out
@@ -106,7 +107,7 @@ func (b *Backend) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime
 	}
 	for j, r := range b.client.DoMulti(ctx, cmds...) {
 		v, err := reply(r)
-		out[retry[j]] = runtime.Reply{Value: v, Err: err}
+		out[retry[j]] = backend.Reply{Value: v, Err: err}
 	}
 	return out
 }
@@ -115,9 +116,9 @@ func (b *Backend) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime
 // keys, so that WAIT counts the replicas that have c's writes. A dedicated
 // connection also keeps WAIT, which blocks its connection, off the shared
 // pipelines other goroutines use.
-func (b *Backend) EvalWait(ctx context.Context, c runtime.Call, replicas int, timeout time.Duration) (any, int, error) {
+func (b *Backend) EvalWait(ctx context.Context, c backend.Call, replicas int, timeout time.Duration) (any, int, error) {
 	ms := max(timeout.Milliseconds(), 1) // WAIT 0 would block forever
-	run := func(eval func(runtime.Call) rueidis.Completed) (v any, acked int, err error) {
+	run := func(eval func(backend.Call) rueidis.Completed) (v any, acked int, err error) {
 		derr := b.client.Dedicated(func(dc rueidis.DedicatedClient) error {
 			rs := dc.DoMulti(ctx, eval(c), dc.B().Wait().Numreplicas(int64(replicas)).Timeout(ms).Build())
 			if v, err = reply(rs[0]); err != nil {
@@ -139,7 +140,7 @@ func (b *Backend) EvalWait(ctx context.Context, c runtime.Call, replicas int, ti
 	return v, n, err
 }
 
-// reply turns a rueidis result into what runtime.Backend promises: int64,
+// reply turns a rueidis result into what backend.Backend promises: int64,
 // string, []any of those, or nil; a nil reply is nil, not an error.
 func reply(r rueidis.RedisResult) (any, error) {
 	if err := r.Error(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 
@@ -67,7 +68,7 @@ func TestConformance(t *testing.T) {
 				NewLocker: func(t *testing.T, opts ...runtime.Option) *runtime.Locker {
 					return rueidisbackend.NewLocker(tg.client(t), opts...)
 				},
-				Servers: []runtime.Backend{rueidisbackend.New(tg.client(t))},
+				Servers: []backend.Backend{rueidisbackend.New(tg.client(t))},
 			})
 			t.Run("ScriptFlushed", func(t *testing.T) { scriptFlushed(t, tg) })
 		})
@@ -209,7 +210,7 @@ func TestShardSubscriptionFollowsItsSlot(t *testing.T) {
 	if err := cl.MoveSlot(ctx, int(slot), to); err != nil {
 		t.Fatal(err)
 	}
-	p.await(t, runtime.PayloadUnsubscribed, 20*time.Second)
+	p.await(t, backend.PayloadUnsubscribed, 20*time.Second)
 	if _, err := b.Subscribe(ctx, channel, p.deliver); err != nil {
 		t.Fatalf("subscribe after the slot moved: %v", err)
 	}
@@ -243,7 +244,7 @@ func TestEvalBatchAndWait(t *testing.T) {
 	table := script("return {KEYS[1], tonumber(ARGV[1]), false, {ARGV[2]}}")
 	fails := script("return redis.error_reply('WRONG thing')")
 	nothing := script("return false")
-	calls := []runtime.Call{
+	calls := []backend.Call{
 		{Script: table, Keys: []string{"k"}, Args: []string{"7", "x"}},
 		{Script: fails, Keys: []string{"k"}},
 		{Script: nothing, Keys: []string{"k"}},

@@ -26,7 +26,7 @@
 // node's shared connection. After a lost connection rueidis subscribes
 // again by itself and the waiters are woken ("all"), since messages may
 // have been lost; a subscription the server ends (a Cluster slot that
-// moved) reaches the Locker as runtime.PayloadUnsubscribed, and it
+// moved) reaches the Locker as backend.PayloadUnsubscribed, and it
 // subscribes again on the slot's new owner. Give each Locker's waiters
 // their own channels: two Lockers on one rueidis client that wait on the
 // same key share the connection's subscription, and when one of them
@@ -37,7 +37,7 @@
 // connection, since WAIT blocks the connection it runs on.
 //
 // A restart or a failover is noticed at once on a single server or behind
-// Sentinel (runtime.Caps.WatchMasters): the backend keeps a channel of its own
+// Sentinel (backend.Caps.WatchMasters): the backend keeps a channel of its own
 // subscribed, the Locker's prefix + "watch", and when rueidis has
 // subscribed it again on a new connection the Locker verifies every lock
 // it holds; a lock the server no longer has is lost a round trip later

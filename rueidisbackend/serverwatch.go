@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/redis/rueidis"
 
 	"github.com/lockgen/lockgen/runtime"
@@ -20,7 +21,7 @@ const (
 // Caps states that the backend watches its masters (watchMasters); its
 // calls end at their contexts' deadlines once marked with
 // runtime.HonorsDeadlines, which New's Locker does.
-func (b *Backend) Caps() runtime.Caps { return runtime.Caps{WatchMasters: b.watchMasters} }
+func (b *Backend) Caps() backend.Caps { return backend.Caps{WatchMasters: b.watchMasters} }
 
 // watchMasters is the backend's Caps.WatchMasters on a single server or a
 // Sentinel client: the backend keeps a channel of its own subscribed,
@@ -71,7 +72,7 @@ func (b *Backend) watchServer(channel string, changed func()) {
 		switch payload {
 		case "all":
 			changed()
-		case runtime.PayloadUnsubscribed:
+		case backend.PayloadUnsubscribed:
 			select {
 			case ended <- struct{}{}:
 			default:

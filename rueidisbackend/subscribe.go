@@ -8,9 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/redis/rueidis"
-
-	"github.com/lockgen/lockgen/runtime"
 )
 
 const (
@@ -61,7 +60,7 @@ func (s *subscription) stop() {
 // between. Receive returns when the server ends the subscription (a slot
 // that moved: SUNSUBSCRIBE nobody asked for) or rueidis gives up; the
 // channel is then no longer subscribed, and the Locker is told so with
-// runtime.PayloadUnsubscribed: it wakes its waiters and subscribes again
+// backend.PayloadUnsubscribed: it wakes its waiters and subscribes again
 // wherever the channel lives now.
 func (b *Backend) Subscribe(ctx context.Context, channel string, deliver func(string)) (func(), error) {
 	ctx, cancelWait := context.WithTimeout(ctx, subscribeTimeout)
@@ -151,7 +150,7 @@ func (b *Backend) receive(ctx context.Context, s *subscription) {
 	s.mu.Unlock()
 	b.forget(s)
 	if live && !s.stopped.Load() {
-		s.deliver(runtime.PayloadUnsubscribed)
+		s.deliver(backend.PayloadUnsubscribed)
 	}
 }
 

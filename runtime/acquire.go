@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/internal/protocol"
 )
 
@@ -111,8 +112,8 @@ type acquisition struct {
 	// read (see now); zero once used or once the acquisition has waited.
 	fresh time.Time
 
-	call        Call        // of the acquire script, made by the first attempt
-	argv        *argStorage // where call's values live
+	call        backend.Call // of the acquire script, made by the first attempt
+	argv        *argStorage  // where call's values live
 	w           *waiter
 	hb          *heartbeat
 	registered  bool      // a busy reply registered the holder id in Redis (family.registers)

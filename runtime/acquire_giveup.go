@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/lockgen/lockgen/internal/callqueue"
 )
 
 // How an acquisition ends without the lock: how long its calls may run
@@ -17,7 +19,7 @@ import (
 // Redis is withdrawn.
 func (a *acquisition) giveUp(err error) error {
 	if a.registered {
-		a.withdraw(finished(nil))
+		a.withdraw(callqueue.Finished(nil))
 	}
 	a.l.observe(a.ctx, Event{Kind: EventGaveUp, Lock: a.spec.withLease(), Holder: a.holder, Waited: time.Since(a.start), Err: err})
 	return err
@@ -33,12 +35,12 @@ func (a *acquisition) withdraw(p *pending) {
 	a.cleaning = true
 	mayHold := a.registered
 	select {
-	case <-p.done:
-		if !mayHold && p.err != nil && didNotRun(p.err) {
+	case <-p.Done:
+		if !mayHold && p.Err != nil && didNotRun(p.Err) {
 			return // never sent, or refused: nothing of a.holder in Redis
 		}
 		mayHold = true
-		p = a.l.releaseNow(a.spec, a.holder, a.grace(), p.err != nil)
+		p = a.l.releaseNow(a.spec, a.holder, a.grace(), p.Err != nil)
 		if p == nil {
 			return
 		}

@@ -3,6 +3,9 @@ package runtime
 import (
 	"fmt"
 	"time"
+
+	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/internal/callerr"
 )
 
 // An acquisition whose call fails transiently (a failover, a dropped
@@ -34,7 +37,7 @@ const defaultUnreachableTimeout = 15 * time.Second
 // latest reply starts the unreachable timeout, and once that has passed
 // the acquisition gives up (a.unreachable) however long it may still wait.
 func (a *acquisition) mayRecover(err error, sent time.Time) bool {
-	if a.tryOnce || a.fixedHolder || !isTransient(err) || a.wctx.Err() != nil || a.l.isClosed() {
+	if a.tryOnce || a.fixedHolder || !callerr.IsTransient(err) || a.wctx.Err() != nil || a.l.isClosed() {
 		return false
 	}
 	if a.failingSince.IsZero() {
@@ -73,7 +76,7 @@ func (a *acquisition) unreachableError(err error) error {
 func (a *acquisition) waitError(callErr error) error {
 	err := waitError(a.wctx, a.ctx, a.spec)
 	last, failures := a.lastTransient, a.transientErrors
-	if isTransient(callErr) {
+	if callerr.IsTransient(callErr) {
 		last, failures = callErr, failures+1
 	}
 	if err == nil || last == nil {
@@ -118,7 +121,7 @@ func (a *acquisition) renewHolder() error {
 	a.holder, a.registered, a.regSent, a.cleaning = holder, false, time.Time{}, false
 	// The next attempt makes its call for the new id, in storage of its
 	// own: the call in doubt may still be read by its goroutine.
-	a.call, a.argv = Call{}, new(argStorage)
+	a.call, a.argv = backend.Call{}, new(argStorage)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/lua"
 )
 
@@ -69,7 +70,7 @@ func (a *acquisition) window() time.Duration { return min(a.l.waiterWindow, a.sp
 // one (ARGV[5]): the call that takes or claims the lock registers it, so
 // that a grant costs no registration call of its own, whatever the number
 // of waiters. after is the waiter named, nil if none.
-func (a *acquisition) withNextWaiter() (Call, *waiter) {
+func (a *acquisition) withNextWaiter() (backend.Call, *waiter) {
 	if a.spec.Kind != Mutex || a.w == nil || a.tryOnce {
 		return a.call, nil
 	}
@@ -79,8 +80,7 @@ func (a *acquisition) withNextWaiter() (Call, *waiter) {
 	}
 	c := a.call
 	c.Args = append(c.Args[:len(c.Args):len(c.Args)], holder)
-	c.vals = nil
-	return c, after
+	return c.WithBoxed(nil), after
 }
 
 // subscribe subscribes a.w's channel, bounded by the retry time and the

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/lua"
 )
 
@@ -11,7 +12,7 @@ import (
 // The calls a holder makes on one lock (its attempts, renewals, heartbeats
 // and release) share their KEYS and the head of their ARGV, so the runtime
 // boxes those once per acquisition, and every call carries them along
-// (Call.vals); the go-redis backend then makes only the command's slice.
+// (Call.WithBoxed); the go-redis backend then makes only the command's slice.
 // The Locker's own ARGV values (publish command, default lease, waiter
 // window) are boxed once, in New. Only the go-redis backend reads boxed
 // values (Caps.BoxedArgs): over any other, the strings go as they are.
@@ -49,7 +50,7 @@ type argStorage struct {
 // the permits (semaphore) or the registration window in ms (mutex; 0 for
 // a caller that tries once). The family's other scripts take the first
 // three (commonCall), so one set of values serves the whole hold.
-func (l *Locker) acquireCall(s *lockSpec, holder string, window time.Duration, st *argStorage) Call {
+func (l *Locker) acquireCall(s *lockSpec, holder string, window time.Duration, st *argStorage) backend.Call {
 	args := append(st.args[:0], holder, l.msArg(s.lease), l.publish)
 	switch s.Kind {
 	case Semaphore:
@@ -57,9 +58,9 @@ func (l *Locker) acquireCall(s *lockSpec, holder string, window time.Duration, s
 	case Mutex:
 		args = append(args, l.msArg(window))
 	}
-	c := Call{Script: s.Kind.scripts().acquire, Keys: s.keys, Args: args}
+	c := backend.Call{Script: s.Kind.scripts().acquire, Keys: s.keys, Args: args}
 	if l.caps.BoxedArgs {
-		c.vals = l.box(st.vals[:0], s.keys, args)
+		c = c.WithBoxed(l.box(st.vals[:0], s.keys, args))
 	}
 	return c
 }
@@ -67,10 +68,11 @@ func (l *Locker) acquireCall(s *lockSpec, holder string, window time.Duration, s
 // commonCall returns the call of script (renew, release, heartbeat) for
 // the holder of acquire: the same KEYS, and the first three ARGV. The
 // slices are capped, so that an append can never write into acquire's.
-func commonCall(acquire Call, script *lua.Script) Call {
-	c := Call{Script: script, Keys: acquire.Keys, Args: acquire.Args[:3:3]}
-	if n := len(acquire.Keys) + 3; acquire.vals != nil {
-		c.vals = acquire.vals[:n:n]
+func commonCall(acquire backend.Call, script *lua.Script) backend.Call {
+	c := backend.Call{Script: script, Keys: acquire.Keys, Args: acquire.Args[:3:3]}
+	if vals, ok := acquire.Boxed(); ok {
+		n := len(acquire.Keys) + 3
+		c = c.WithBoxed(vals[:n:n])
 	}
 	return c
 }
@@ -96,28 +98,8 @@ func (l *Locker) boxedArg(s string) any {
 	return s
 }
 
-// scriptSHAs holds every script's SHA1 boxed, for EVALSHA commands. It is
-// made once and only read afterwards.
-var scriptSHAs = func() map[*lua.Script]any {
-	m := map[*lua.Script]any{}
-	for _, s := range lua.All() {
-		m[s] = s.SHA1
-	}
-	return m
-}()
-
-// boxedSHA returns s.SHA1 boxed, without allocating for the runtime's
-// scripts.
-func boxedSHA(s *lua.Script) any {
-	if v, ok := scriptSHAs[s]; ok {
-		return v
-	}
-	return s.SHA1
-}
-
 // withArg returns c with arg appended to its ARGV, in a slice of its own.
-func withArg(c Call, arg string) Call {
+func withArg(c backend.Call, arg string) backend.Call {
 	c.Args = append(c.Args[:len(c.Args):len(c.Args)], arg)
-	c.vals = nil
-	return c
+	return c.WithBoxed(nil)
 }

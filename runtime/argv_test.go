@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/lockgen/lockgen/runtime"
 )
 
@@ -14,23 +16,23 @@ import (
 // for go-redis and carries them in the Call; a Call whose Keys or Args were
 // replaced must be sent as it is now, not as it was boxed.
 type callRewriter struct {
-	runtime.Backend
-	rewrite func(runtime.Call) runtime.Call
+	backend.Backend
+	rewrite func(backend.Call) backend.Call
 }
 
-func (w callRewriter) Eval(ctx context.Context, c runtime.Call) (any, error) {
+func (w callRewriter) Eval(ctx context.Context, c backend.Call) (any, error) {
 	return w.Backend.Eval(ctx, w.rewrite(c))
 }
 
-func (w callRewriter) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
-	out := make([]runtime.Call, len(calls))
+func (w callRewriter) EvalBatch(ctx context.Context, calls []backend.Call) []backend.Reply {
+	out := make([]backend.Call, len(calls))
 	for i, c := range calls {
 		out[i] = w.rewrite(c)
 	}
 	return w.Backend.EvalBatch(ctx, out)
 }
 
-func (w callRewriter) EvalWait(ctx context.Context, c runtime.Call, replicas int, timeout time.Duration) (any, int, error) {
+func (w callRewriter) EvalWait(ctx context.Context, c backend.Call, replicas int, timeout time.Duration) (any, int, error) {
 	return w.Backend.EvalWait(ctx, w.rewrite(c), replicas, timeout)
 }
 
@@ -40,7 +42,7 @@ func TestRewrittenCallsAreSentRewritten(t *testing.T) {
 	prefix := uniquePrefix(t)
 	moved := "moved-" + prefix
 	const lease, longer = "30000", "90000" // the same length: only the values differ
-	rewrite := func(c runtime.Call) runtime.Call {
+	rewrite := func(c backend.Call) backend.Call {
 		keys := make([]string, len(c.Keys))
 		for i, k := range c.Keys {
 			keys[i] = moved + strings.TrimPrefix(k, prefix)
@@ -52,7 +54,7 @@ func TestRewrittenCallsAreSentRewritten(t *testing.T) {
 		c.Keys, c.Args = keys, args
 		return c
 	}
-	l := runtime.NewWithBackend(callRewriter{runtime.NewGoRedisBackend(rdb), rewrite}, runtime.WithKeyPrefix(prefix))
+	l := runtime.NewWithBackend(callRewriter{goredisbackend.New(rdb), rewrite}, runtime.WithKeyPrefix(prefix))
 	t.Cleanup(func() { l.Close() })
 
 	h, err := l.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "k", Lease: 30 * time.Second})

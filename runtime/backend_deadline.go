@@ -2,6 +2,9 @@ package runtime
 
 import (
 	"context"
+
+	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/internal/callqueue"
 )
 
 // HonorsDeadlines marks b as a Backend whose every call (Eval, EvalBatch,
@@ -22,11 +25,11 @@ import (
 // that a cancellation still reaches the call. (rueidis pipelines such
 // calls by itself: letting them wait in the queue instead, as over go-redis
 // with ContextTimeoutEnabled, wrote fewer times but ran no faster.)
-func HonorsDeadlines(b Backend) Backend {
+func HonorsDeadlines(b backend.Backend) backend.Backend {
 	d := &deadlineHonoringBackend{Backend: b}
-	d.co = newCoalescer(b.Eval, b.EvalBatch)
-	d.co.deadlines = true
-	d.co.maxFlights = maxPipelinedFlights
+	d.co = callqueue.New(b.Eval, b.EvalBatch)
+	d.co.Deadlines = true
+	d.co.MaxFlights = maxPipelinedFlights
 	return d
 }
 
@@ -40,32 +43,17 @@ func HonorsDeadlines(b Backend) Backend {
 const maxPipelinedFlights = 12
 
 type deadlineHonoringBackend struct {
-	Backend
-	co *coalescer
+	backend.Backend
+	co *callqueue.Coalescer
 }
 
-func (d *deadlineHonoringBackend) Eval(ctx context.Context, c Call) (any, error) {
-	return d.co.route(ctx, c)
+func (d *deadlineHonoringBackend) Eval(ctx context.Context, c backend.Call) (any, error) {
+	return d.co.Route(ctx, c)
 }
 
 // Caps states the mark over what the marked backend states.
-func (d *deadlineHonoringBackend) Caps() Caps {
+func (d *deadlineHonoringBackend) Caps() backend.Caps {
 	c := d.Backend.Caps()
 	c.CallBound, c.HonorsDeadline = 0, true
 	return c
-}
-
-// callQueue is the mark's coalescer: see queueOf.
-func (d *deadlineHonoringBackend) callQueue() *coalescer { return d.co }
-
-// endsOnlyAtDeadline reports whether ctx can end at nothing but its
-// deadline, if it has one: a context that is never done, or the runtime's
-// bounded contexts (a release's, a call's left running), whose Done is
-// their shared deadline's.
-func endsOnlyAtDeadline(ctx context.Context) bool {
-	if ctx.Done() == nil {
-		return true
-	}
-	_, ok := ctx.(*boundedCtx)
-	return ok
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/embedded"
 	"github.com/lockgen/lockgen/runtime"
 )
@@ -15,12 +16,12 @@ import (
 // says when that happened; later calls (the clean-up of the abandoned
 // attempt) go to the backend underneath.
 type blockingEvalBackend struct {
-	runtime.Backend
+	backend.Backend
 	first          *sync.Once
 	entered, ended chan struct{}
 }
 
-func (b blockingEvalBackend) Eval(ctx context.Context, c runtime.Call) (any, error) {
+func (b blockingEvalBackend) Eval(ctx context.Context, c backend.Call) (any, error) {
 	blocked := false
 	b.first.Do(func() {
 		blocked = true

@@ -64,7 +64,7 @@ func (b *sharedBound) current() *sharedDeadline {
 }
 
 // boundedCtx is a context with the values of its embedded Context (never
-// cancelled: see detach) and a shared deadline. It is a struct so that it
+// cancelled: see callqueue.Detach) and a shared deadline. It is a struct so that it
 // can live inside what it serves (a Held, a call in flight) and cost no
 // allocation of its own.
 type boundedCtx struct {
@@ -74,6 +74,14 @@ type boundedCtx struct {
 
 func (c *boundedCtx) Deadline() (time.Time, bool) { return c.dl.at, true }
 func (c *boundedCtx) Done() <-chan struct{}       { return c.dl.done }
+
+// Values and WithValues make a boundedCtx a callqueue.DeadlineOnly: a
+// batch of calls that end only at their deadline shares the earliest.
+func (c *boundedCtx) Values() context.Context { return c.Context }
+
+func (c *boundedCtx) WithValues(values context.Context) context.Context {
+	return &boundedCtx{Context: values, dl: c.dl}
+}
 
 func (c *boundedCtx) Err() error {
 	select {
@@ -98,7 +106,7 @@ func (l *Locker) boundFor(d time.Duration) *sharedBound {
 }
 
 // boundedContext returns values (a context detached from its caller's
-// cancellation, see detach) bounded by d from now: with the shared bound
+// cancellation, see callqueue.Detach) bounded by d from now: with the shared bound
 // of d, in st, or with a timer of its own.
 func (l *Locker) boundedContext(values context.Context, now time.Time, d time.Duration, st *boundedCtx) (context.Context, context.CancelFunc) {
 	if b := l.boundFor(d); b != nil {
@@ -106,15 +114,4 @@ func (l *Locker) boundedContext(values context.Context, now time.Time, d time.Du
 		return st, func() {}
 	}
 	return context.WithDeadline(values, now.Add(d))
-}
-
-// detach returns ctx's values without its cancellation. A context that can
-// never be cancelled is returned as it is, which costs nothing; only a
-// cancellable one needs WithoutCancel, which also hides its cause from
-// context.Cause.
-func detach(ctx context.Context) context.Context {
-	if ctx.Done() == nil {
-		return ctx
-	}
-	return context.WithoutCancel(ctx)
 }

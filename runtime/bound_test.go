@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/lockgen/lockgen/internal/callqueue"
 )
 
 // A shared deadline is always between 7/8 of its bound and the bound
@@ -52,7 +54,7 @@ func TestBoundedContextDetachesFromItsCaller(t *testing.T) {
 	for _, d := range []time.Duration{time.Hour, 2 * time.Hour, 3 * time.Hour} {
 		var st boundedCtx
 		now := time.Now()
-		ctx, cancel := l.boundedContext(detach(caller), now, d, &st)
+		ctx, cancel := l.boundedContext(callqueue.Detach(caller), now, d, &st)
 		shared := ctx == context.Context(&st)
 		if shared != (d != 3*time.Hour) {
 			t.Errorf("bound %v: shared %v", d, shared)

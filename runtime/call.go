@@ -4,6 +4,11 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/internal/callerr"
+	"github.com/lockgen/lockgen/internal/callqueue"
+	"github.com/lockgen/lockgen/internal/goredis"
 )
 
 // Every call to Redis can time out, be retried by the client, or run
@@ -18,34 +23,13 @@ import (
 
 // errNoReply says that a call's reply did not arrive before the caller's
 // context or wait ended: its outcome is unknown.
-var errNoReply = errors.New("no reply before the wait ended")
+var errNoReply = callerr.ErrNoReply
 
-// pending is a call whose reply the caller stopped waiting for. done is
-// closed when the call has returned, and err is then its error (nil if a
-// reply arrived after all).
-type pending struct {
-	done chan struct{}
-	err  error
-}
-
-// finished returns a pending for a call that has already returned.
-func finished(err error) *pending {
-	if err == nil {
-		return returned
-	}
-	p := &pending{done: make(chan struct{}), err: err}
-	close(p.done)
-	return p
-}
-
-// returned is the pending of every call that returned with a reply: shared,
-// since nothing writes to a finished pending, so that the common case
-// allocates nothing.
-var returned = func() *pending {
-	p := &pending{done: make(chan struct{})}
-	close(p.done)
-	return p
-}()
+// pending is a call whose reply the caller stopped waiting for: Done is
+// closed when the call has returned, and Err is then its error (nil if a
+// reply arrived after all). The backend's queue hands out the same
+// (callqueue.Pending).
+type pending = callqueue.Pending
 
 // callBounds says how long a call may run. Its caller waits until its
 // context is done or deadline (zero: none) passes; once nobody waits, the
@@ -68,7 +52,7 @@ type callBounds struct {
 // the deadline by itself, or one whose own timeouts end every call before
 // the deadline. Otherwise c waits in the backend's queue if it would
 // queue (queueOf), or runs on a goroutine of its own (evalAsync).
-func (l *Locker) evalBounded(ctx context.Context, b callBounds, c Call, wait bool) (reply any, acked int, p *pending, err error) {
+func (l *Locker) evalBounded(ctx context.Context, b callBounds, c backend.Call, wait bool) (reply any, acked int, p *pending, err error) {
 	// end is when the caller stops waiting; own is b.deadline if ctx does
 	// not end sooner or at the same time, zero otherwise: ctx's own
 	// deadline needs no timer or context more, since ctx.Done fires at it.
@@ -83,9 +67,9 @@ func (l *Locker) evalBounded(ctx context.Context, b callBounds, c Call, wait boo
 	// deadlines only, waits in the queue when it would queue anyway
 	// (coalesce_within.go): no goroutine of its own, and it still shares
 	// a pipeline.
-	if (!direct || l.caps.HonorsDeadline && !endsOnlyAtDeadline(ctx)) && !wait {
+	if (!direct || l.caps.HonorsDeadline && !callqueue.EndsOnlyAtDeadline(ctx)) && !wait {
 		if l.queue != nil {
-			if v, p, err, queued := l.queue.evalWithin(ctx, c, own); queued {
+			if v, p, err, queued := l.queue.EvalWithin(ctx, c, own); queued {
 				return v, 0, p, namePermissionError(err, c.Script)
 			}
 		}
@@ -103,11 +87,11 @@ func (l *Locker) evalBounded(ctx context.Context, b callBounds, c Call, wait boo
 	if err != nil && !end.IsZero() && !time.Now().Before(end) {
 		err = errors.Join(errNoReply, err)
 	}
-	return reply, acked, finished(err), err
+	return reply, acked, callqueue.Finished(err), err
 }
 
 // eval runs c, followed by WAIT if wait is set.
-func (l *Locker) eval(ctx context.Context, c Call, wait bool) (any, int, error) {
+func (l *Locker) eval(ctx context.Context, c backend.Call, wait bool) (any, int, error) {
 	if wait {
 		return l.backend.EvalWait(ctx, c, l.replicas, l.replicaTimeout)
 	}
@@ -127,16 +111,16 @@ type asyncCall struct {
 // evalAsync is evalBounded's call in a goroutine of its own, for a client
 // that could run past the caller's deadline: ctx's own, or b.deadline if
 // that is not zero.
-func (l *Locker) evalAsync(ctx context.Context, b callBounds, c Call, wait bool) (any, int, *pending, error) {
-	ac := &asyncCall{pending: pending{done: make(chan struct{})}}
+func (l *Locker) evalAsync(ctx context.Context, b callBounds, c backend.Call, wait bool) (any, int, *pending, error) {
+	ac := &asyncCall{pending: pending{Done: make(chan struct{})}}
 	if b.values == nil {
-		b.values = detach(ctx)
+		b.values = callqueue.Detach(ctx)
 	}
 	cctx, cancel := l.boundedContext(b.values, b.now, b.orphan, &ac.ctx)
 	go func() {
 		defer cancel()
-		ac.reply, ac.acked, ac.err = l.eval(cctx, c, wait)
-		close(ac.done)
+		ac.reply, ac.acked, ac.Err = l.eval(cctx, c, wait)
+		close(ac.Done)
 	}()
 	var expire <-chan time.Time
 	if !b.deadline.IsZero() {
@@ -145,26 +129,26 @@ func (l *Locker) evalAsync(ctx context.Context, b callBounds, c Call, wait bool)
 		expire = t.C
 	}
 	select {
-	case <-ac.done:
-		return ac.reply, ac.acked, &ac.pending, ac.err
+	case <-ac.Done:
+		return ac.reply, ac.acked, &ac.pending, ac.Err
 	case <-ctx.Done():
 	case <-expire:
 	}
 	return nil, 0, &ac.pending, errNoReply
 }
 
-// queueOf returns the queue of calls of b, if b is the runtime's own
-// go-redis backend or HonorsDeadlines' mark: a call may wait in it for a
-// shared pipeline until its caller gives up (coalesce_within.go). The
+// queueOf returns the queue of calls of b, if b is the go-redis backend
+// (goredisbackend) or HonorsDeadlines' mark: a call may wait in it for a
+// shared pipeline until its caller gives up (callqueue's EvalWithin). The
 // Locker asks only the backend it was given, and an option that wraps it
 // (WithRestartGuard) drops the queue, so that no call reaches it past a
 // wrapper that must see it; over any other backend such a call runs on a
 // goroutine of its own.
-func queueOf(b Backend) *coalescer {
-	if q, ok := b.(interface{ callQueue() *coalescer }); ok {
-		return q.callQueue()
+func queueOf(b backend.Backend) *callqueue.Coalescer {
+	if d, ok := b.(*deadlineHonoringBackend); ok {
+		return d.co
 	}
-	return nil
+	return goredis.QueueOf(b)
 }
 
 // direct reports whether a call sent at now that must end by deadline

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/lockgen/lockgen/backend"
 )
 
 // RenewNow renews every lock l holds at once, instead of at its next due
@@ -40,13 +42,13 @@ func (l *Locker) RenewNow(ctx context.Context) error {
 	d.mu.Unlock()
 
 	sent := time.Now()
-	var replies []Reply
+	var replies []backend.Reply
 	if len(b.calls) > 0 {
 		replies = l.backend.EvalBatch(ctx, b.calls)
 	}
 	if len(replies) != len(b.calls) {
 		err := fmt.Errorf("lockgen: backend returned %d replies to a batch of %d calls", len(replies), len(b.calls))
-		replies = make([]Reply, len(b.calls))
+		replies = make([]backend.Reply, len(b.calls))
 		for i := range replies {
 			replies[i].Err = err // a failure, not a refusal: retried
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/runtime"
 )
@@ -17,7 +18,7 @@ import (
 // watchdog sends (mutex_renew with its claim's ARGV[4]) before it reaches
 // Redis, and records the next waiter each claim named.
 type failingClaims struct {
-	runtime.Backend
+	backend.Backend
 
 	mu     sync.Mutex
 	armed  bool
@@ -25,12 +26,12 @@ type failingClaims struct {
 	failed chan struct{} // signalled at each claim failed
 }
 
-func (f *failingClaims) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
+func (f *failingClaims) EvalBatch(ctx context.Context, calls []backend.Call) []backend.Reply {
 	f.mu.Lock()
 	armed := f.armed
 	f.mu.Unlock()
-	replies := make([]runtime.Reply, len(calls))
-	pass := make([]runtime.Call, 0, len(calls))
+	replies := make([]backend.Reply, len(calls))
+	pass := make([]backend.Call, 0, len(calls))
 	at := make([]int, 0, len(calls))
 	for i, c := range calls {
 		if armed && c.Script == lua.MutexRenew && len(c.Args) == 4 {
@@ -85,7 +86,7 @@ func TestFailedClaimWakesTheNextWaiter(t *testing.T) {
 		fc := &failingClaims{failed: make(chan struct{}, 1)}
 		observe, busy := busySignal()
 		var n atomic.Int32
-		l := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
+		l := tg.newLockerVia(t, func(b backend.Backend) backend.Backend {
 			fc.Backend = b
 			return fc
 		}, runtime.WithObserver(observe), runtime.WithHolderIDs(func() string { return fmt.Sprintf("claimfail:%d", n.Add(1)) }))

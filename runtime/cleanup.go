@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/lockgen/lockgen/internal/callerr"
+	"github.com/lockgen/lockgen/internal/callqueue"
 )
 
 // A call whose outcome is unknown (no reply in time, a dropped connection,
@@ -114,14 +117,12 @@ func (c *cleanups) init() {
 
 // errNeverSent is the error of the pending of a call taken out of a queue
 // before it was sent (coalesce_within.go).
-var errNeverSent = errors.New("never sent")
-
-var neverSent = finished(errNeverSent)
+var errNeverSent = callerr.ErrNeverSent
 
 // didNotRun reports whether err says a call certainly did not run: it was
 // never sent, or Redis refused the command as a whole.
 func didNotRun(err error) bool {
-	return errors.Is(err, errNeverSent) || notSent(err) || refusedOutright(err)
+	return errors.Is(err, errNeverSent) || callerr.NotSent(err) || refusedOutright(err)
 }
 
 // cleanUp queues the clean-up of holder on spec, once p (the call in
@@ -166,7 +167,7 @@ func (l *Locker) cleanUp(spec *lockSpec, holder string, p *pending, mayHold bool
 // returns nil then, or the call to hand to cleanUp.
 func (l *Locker) releaseNow(spec *lockSpec, holder string, bound time.Duration, confirm bool) *pending {
 	if confirm {
-		return finished(errNoReply)
+		return callqueue.Finished(errNoReply)
 	}
 	call := spec.call(spec.Kind.scripts().release, holder, l.publish)
 	now := time.Now()

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/internal/callerr"
 )
 
 // cleanupWorker runs the clean-ups (cleanup.go) until none is left, or
@@ -112,11 +115,11 @@ func (t *cleanupTask) settle() bool {
 	kept := t.waitFor[:0]
 	for _, p := range t.waitFor {
 		select {
-		case <-p.done:
-			if p.err == nil || !didNotRun(p.err) {
+		case <-p.Done:
+			if p.Err == nil || !didNotRun(p.Err) {
 				t.mayHold = true // it ran, or may have
 			}
-			if p.err != nil && !didNotRun(p.err) {
+			if p.Err != nil && !didNotRun(p.Err) {
 				t.confirm = true // and without a reply
 			}
 		default:
@@ -131,7 +134,7 @@ func (t *cleanupTask) settle() bool {
 // giveBackBatch sends the releases of batch together, bounded by the
 // release timeout and cancelled by Close, and records the replies.
 func (l *Locker) giveBackBatch(batch []*cleanupTask) {
-	calls := make([]Call, len(batch))
+	calls := make([]backend.Call, len(batch))
 	for i, t := range batch {
 		calls[i] = t.spec.call(t.spec.Kind.scripts().release, t.holder, l.publish)
 	}
@@ -145,7 +148,7 @@ func (l *Locker) giveBackBatch(batch []*cleanupTask) {
 
 // apply records the replies to the releases of batch and returns the
 // clean-ups that ended.
-func (c *cleanups) apply(batch []*cleanupTask, replies []Reply, now time.Time) (ended []endedTask) {
+func (c *cleanups) apply(batch []*cleanupTask, replies []backend.Reply, now time.Time) (ended []endedTask) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	unsent := false
@@ -173,7 +176,7 @@ func (c *cleanups) apply(batch []*cleanupTask, replies []Reply, now time.Time) (
 		case permissionDenied(err), refusedOutright(err):
 			delete(c.tasks, t.key()) // retrying cannot help
 			ended = append(ended, endedTask{t, err})
-		case notSent(err):
+		case callerr.NotSent(err):
 			t.lastErr, unsent = err, true
 		default:
 			t.lastErr = err

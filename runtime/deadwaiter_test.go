@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/runtime"
 )
 
@@ -32,7 +33,7 @@ func TestDeadWaiterCostsAnOfferWhateverItsWindow(t *testing.T) {
 		// in the order of their holder ids: the frozen one first.
 		frozen := &freezingBackend{arrived: make(chan struct{}, 1)}
 		observeDead, busyDead := busySignal()
-		dead := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
+		dead := tg.newLockerVia(t, func(b backend.Backend) backend.Backend {
 			frozen.Backend = b
 			return frozen
 		}, runtime.WithObserver(observeDead), runtime.WithWaiterWindow(time.Minute), holderIDs("a-dead"))

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/runtime"
 	"github.com/redis/go-redis/v9"
 )
@@ -18,7 +19,7 @@ import (
 func TestAcquireWithDoneContextSendsNothing(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
 		var calls atomic.Int64
-		l := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend { return &countCalls{Backend: b, n: &calls} })
+		l := tg.newLockerVia(t, func(b backend.Backend) backend.Backend { return &countCalls{Backend: b, n: &calls} })
 		expired, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 		defer cancel()
 		cancelled, cancel2 := context.WithCancel(context.Background())
@@ -47,16 +48,16 @@ func TestAcquireWithDoneContextSendsNothing(t *testing.T) {
 }
 
 type countCalls struct {
-	runtime.Backend
+	backend.Backend
 	n *atomic.Int64
 }
 
-func (c *countCalls) Eval(ctx context.Context, call runtime.Call) (any, error) {
+func (c *countCalls) Eval(ctx context.Context, call backend.Call) (any, error) {
 	c.n.Add(1)
 	return c.Backend.Eval(ctx, call)
 }
 
-func (c *countCalls) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
+func (c *countCalls) EvalBatch(ctx context.Context, calls []backend.Call) []backend.Reply {
 	c.n.Add(int64(len(calls)))
 	return c.Backend.EvalBatch(ctx, calls)
 }

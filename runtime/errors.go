@@ -1,6 +1,10 @@
 package runtime
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/lockgen/lockgen/internal/callerr"
+)
 
 // Sentinel errors. Every error the runtime returns wraps one of these (or a
 // Redis error, wrapped with the key it concerned), so callers test them with
@@ -36,7 +40,7 @@ var (
 	// ErrClosed: the Locker was closed. Acquire fails with it, waiting
 	// acquires stop with it, and it is the cause (with ErrLockLost) of the
 	// contexts of locks still held, since nothing renews them any more.
-	ErrClosed = errors.New("lockgen: locker closed")
+	ErrClosed = callerr.ErrClosed
 
 	// ErrNotReplicated: with WithReplicas, fewer replicas than required
 	// acknowledged the acquire before the timeout; the lock was given back.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/runtime"
 )
@@ -21,13 +22,13 @@ import (
 // broken Pub/Sub connection would, counts them, and closes first when it
 // has dropped one.
 type dropGrants struct {
-	runtime.Backend
+	backend.Backend
 	dropped atomic.Int64
 	first   chan struct{}
 	once    sync.Once
 }
 
-func newDropGrants(b runtime.Backend) *dropGrants {
+func newDropGrants(b backend.Backend) *dropGrants {
 	return &dropGrants{Backend: b, first: make(chan struct{})}
 }
 
@@ -93,14 +94,14 @@ type countAcquires struct {
 	calls  atomic.Int64
 }
 
-func (c *countAcquires) Eval(ctx context.Context, call runtime.Call) (any, error) {
+func (c *countAcquires) Eval(ctx context.Context, call backend.Call) (any, error) {
 	if call.Script == c.script {
 		c.calls.Add(1)
 	}
 	return c.dropGrants.Eval(ctx, call)
 }
 
-func (c *countAcquires) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
+func (c *countAcquires) EvalBatch(ctx context.Context, calls []backend.Call) []backend.Reply {
 	for _, call := range calls {
 		if call.Script == c.script {
 			c.calls.Add(1)
@@ -121,7 +122,7 @@ func TestSameLockerHandoffNeedsNoMessage(t *testing.T) {
 			t.Run(kind.String(), func(t *testing.T) {
 				var counted *countAcquires
 				observe, busy := busySignal()
-				l := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
+				l := tg.newLockerVia(t, func(b backend.Backend) backend.Backend {
 					counted = &countAcquires{dropGrants: newDropGrants(b), script: acquireScript[kind]}
 					return counted
 				}, runtime.WithObserver(observe), runtime.WithWaiterWindow(30*time.Second))
@@ -181,7 +182,7 @@ func lostGrantSetup(t *testing.T, tg target, ctx, waitCtx context.Context, lock 
 	t.Helper()
 	var drop *dropGrants
 	observe, busy := busySignal()
-	waiter := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
+	waiter := tg.newLockerVia(t, func(b backend.Backend) backend.Backend {
 		drop = newDropGrants(b)
 		return drop
 	}, runtime.WithObserver(observe))
@@ -345,13 +346,13 @@ type stallHeartbeats struct {
 	batches atomic.Int64
 }
 
-func (s *stallHeartbeats) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
+func (s *stallHeartbeats) EvalBatch(ctx context.Context, calls []backend.Call) []backend.Reply {
 	for _, c := range calls {
 		if c.Script == lua.FairHeartbeat {
 			s.batches.Add(1)
 			if s.stalled.Load() {
 				<-ctx.Done()
-				out := make([]runtime.Reply, len(calls))
+				out := make([]backend.Reply, len(calls))
 				for i := range out {
 					out[i].Err = ctx.Err()
 				}
@@ -376,7 +377,7 @@ func TestFairWaiterHeartbeatsAfterItsPlaceRanOut(t *testing.T) {
 		lock := runtime.Lock{Kind: runtime.Fair, Key: "ranout", Lease: 600 * time.Millisecond}
 		var stall *stallHeartbeats
 		observe, busy := busySignal()
-		waiter := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
+		waiter := tg.newLockerVia(t, func(b backend.Backend) backend.Backend {
 			stall = &stallHeartbeats{dropGrants: newDropGrants(b)}
 			stall.stalled.Store(true)
 			return stall

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/internal/callqueue"
 	"github.com/lockgen/lockgen/internal/protocol"
 )
 
@@ -51,7 +53,7 @@ type heldLock struct {
 	// counted held before Redis confirmed it (acquisition.handedOver): the
 	// watchdog sends it at once, as the first renewal. claimFailed runs if
 	// the hold is lost before a claim succeeded.
-	offerClaim  Call
+	offerClaim  backend.Call
 	claimFailed func()
 
 	// reentered is set while a nested Acquire re-enters this hold (for
@@ -258,7 +260,7 @@ func (l *Locker) releaseOne(h *Held, hl *heldLock) error {
 // nothing to give back.
 func (l *Locker) releaseLost(hl *heldLock, lost error, inDoubt bool) error {
 	if inDoubt {
-		l.cleanUp(hl.spec, hl.hold.key.holder, returned, true)
+		l.cleanUp(hl.spec, hl.hold.key.holder, callqueue.Returned, true)
 	}
 	return fmt.Errorf("%w: release %s: %w", ErrNotHeld, hl.spec, lost)
 }
@@ -304,7 +306,7 @@ func (l *Locker) releaseHold(h *Held, hl *heldLock, ctx context.Context, giveUp 
 		return fmt.Errorf("lockgen: release %s: %w (the lock stays until its lease ends)", hl.spec, err)
 	}
 	if err != nil {
-		l.cleanUp(hl.spec, holder, finished(err), true)
+		l.cleanUp(hl.spec, holder, callqueue.Finished(err), true)
 		return fmt.Errorf("lockgen: release %s: %w (retrying in the background)", hl.spec, err)
 	}
 	switch {
@@ -344,7 +346,7 @@ func (l *Locker) releaseContext(h *Held) (context.Context, time.Time) {
 // Release, which never run at the same time.
 func (h *Held) detached() context.Context {
 	if h.values == nil {
-		h.values = detach(h.parent)
+		h.values = callqueue.Detach(h.parent)
 	}
 	return h.values
 }

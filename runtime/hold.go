@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/lua"
 )
 
@@ -20,12 +21,12 @@ type hold struct {
 	fence int64
 	// common is what every call of the family's scripts for key.holder
 	// carries (KEYS, the head of ARGV); call adds the script.
-	common Call
+	common backend.Call
 	// release is the call of the family's release script: common's KEYS
 	// and ARGV, then the fence of the grant, with which mutex_release
 	// gives the lock back in one write (the other families' release
 	// scripts ignore it). Its values live here (releaseArgs, releaseVals).
-	release     Call
+	release     backend.Call
 	releaseArgs [4]string
 	releaseVals [8]any
 	refs        int // guarded by holds.mu
@@ -33,7 +34,7 @@ type hold struct {
 
 // call returns the call of script (the kind's renew) for the hold's
 // holder.
-func (h *hold) call(script *lua.Script) Call {
+func (h *hold) call(script *lua.Script) backend.Call {
 	c := h.common
 	c.Script = script
 	return c
@@ -44,19 +45,20 @@ func (h *hold) call(script *lua.Script) Call {
 // the rest is shared with common.
 func (h *hold) initRelease() {
 	c := h.common
+	vals, ok := c.Boxed() // before c's ARGV grows by the fence
 	c.Script = h.key.kind.scripts().release
 	fence := strconv.FormatInt(h.fence, 10)
 	n := copy(h.releaseArgs[:], c.Args)
 	h.releaseArgs[n] = fence
 	c.Args = h.releaseArgs[: n+1 : n+1]
-	if c.vals != nil && len(c.vals) < len(h.releaseVals) {
-		m := copy(h.releaseVals[:], c.vals)
+	if ok && len(vals) < len(h.releaseVals) {
+		m := copy(h.releaseVals[:], vals)
 		h.releaseVals[m] = fence
-		c.vals = h.releaseVals[: m+1 : m+1]
+		vals = h.releaseVals[: m+1 : m+1]
 	} else {
-		c.vals = nil
+		vals = nil
 	}
-	h.release = c
+	h.release = c.WithBoxed(vals)
 }
 
 type holdKey struct {
@@ -75,7 +77,7 @@ func (hs *holds) init() { hs.m = map[holdKey]*hold{} }
 
 // add records a new hold in the storage at h (the taker's heldLock's), or
 // joins the one the key already has. acquire is the call that took it.
-func (hs *holds) add(h *hold, key holdKey, fence int64, acquire Call) *hold {
+func (hs *holds) add(h *hold, key holdKey, fence int64, acquire backend.Call) *hold {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	if old := hs.m[key]; old != nil {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/lua"
 )
 
@@ -169,7 +170,7 @@ func (lt *Latch) call(ctx context.Context, s *lua.Script, id string, extra ...st
 		return nil, lt.wrap(ErrClosed)
 	}
 	args := append([]string{id, strconv.FormatInt(lt.ttl.Milliseconds(), 10), lt.l.publish}, extra...)
-	reply, _, _, err := lt.l.evalBounded(ctx, callBounds{now: time.Now(), orphan: lt.l.releaseTimeout}, Call{Script: s, Keys: lt.keys, Args: args}, false)
+	reply, _, _, err := lt.l.evalBounded(ctx, callBounds{now: time.Now(), orphan: lt.l.releaseTimeout}, backend.Call{Script: s, Keys: lt.keys, Args: args}, false)
 	if errors.Is(err, errNoReply) {
 		err = errors.Join(err, context.Cause(ctx))
 	}

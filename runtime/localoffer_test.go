@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/runtime"
 )
@@ -17,7 +18,7 @@ import (
 // an offer counted held before it was claimed) while closed, and counts
 // the acquire attempts made while it is.
 type batchGate struct {
-	runtime.Backend
+	backend.Backend
 
 	mu     sync.Mutex
 	closed chan struct{} // nil while open; closed by open
@@ -57,7 +58,7 @@ func (g *batchGate) open() int {
 	return g.calls
 }
 
-func (g *batchGate) Eval(ctx context.Context, c runtime.Call) (any, error) {
+func (g *batchGate) Eval(ctx context.Context, c backend.Call) (any, error) {
 	g.mu.Lock()
 	if g.closed != nil && c.Script == lua.MutexAcquire {
 		g.calls++
@@ -69,7 +70,7 @@ func (g *batchGate) Eval(ctx context.Context, c runtime.Call) (any, error) {
 	return g.Backend.Eval(ctx, c)
 }
 
-func (g *batchGate) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
+func (g *batchGate) EvalBatch(ctx context.Context, calls []backend.Call) []backend.Reply {
 	g.mu.Lock()
 	closed, deaf := g.closed, g.deaf
 	g.mu.Unlock()
@@ -111,7 +112,7 @@ func gatedHandOver(t *testing.T, ctx context.Context, tg target, lock runtime.Lo
 	}
 	gate.held = make(chan struct{}, 1)
 	observe, busy := busySignal()
-	l := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
+	l := tg.newLockerVia(t, func(b backend.Backend) backend.Backend {
 		gate.Backend = b
 		return gate
 	}, append([]runtime.Option{runtime.WithObserver(observe)}, opts...)...)
@@ -371,7 +372,7 @@ func TestAbandonedClaimWakesTheWaiterItWasToRegister(t *testing.T) {
 		ctx := ctxTimeout(t, 60*time.Second)
 		gate := &batchGate{deaf: true, held: make(chan struct{}, 1)}
 		observe, busy := busySignal()
-		a := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
+		a := tg.newLockerVia(t, func(b backend.Backend) backend.Backend {
 			gate.Backend = b
 			return gate
 		}, runtime.WithObserver(observe), runtime.WithReleaseTimeout(400*time.Millisecond), holderIDs("a"))

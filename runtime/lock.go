@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/lua"
 )
 
@@ -211,8 +212,8 @@ func (s *lockSpec) args(holder, publish string) []string {
 // call returns the Call of one of the kind's scripts with holder's ARGV (not
 // for acquire), for the clean-ups, which are rare: the hold's own calls
 // share their values (commonCall).
-func (s *lockSpec) call(script *lua.Script, holder, publish string) Call {
-	return Call{Script: script, Keys: s.keys, Args: s.args(holder, publish)}
+func (s *lockSpec) call(script *lua.Script, holder, publish string) backend.Call {
+	return backend.Call{Script: script, Keys: s.keys, Args: s.args(holder, publish)}
 }
 
 // withLease returns the Lock with its effective lease filled in, for events.

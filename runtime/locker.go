@@ -4,6 +4,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/goredisbackend"
+	"github.com/lockgen/lockgen/internal/callqueue"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -12,8 +15,8 @@ import (
 // Redis node that carries the wake-ups of all its waiters. Make one per
 // process (per Redis deployment) and share it; it is safe for concurrent use.
 type Locker struct {
-	backend        Backend // given, wrapped by options and withPermissionErrors
-	given          Backend // as given, for Backend() and WithRestartGuard
+	backend        backend.Backend // given, wrapped by options and withPermissionErrors
+	given          backend.Backend // as given, for Backend() and WithRestartGuard
 	prefix         string
 	lease          time.Duration
 	observers      []ContextObserver
@@ -25,10 +28,10 @@ type Locker struct {
 	// unreachableTimeout bounds a run of failed attempts of one Acquire
 	// (acquire_recover.go).
 	unreachableTimeout time.Duration
-	caps               Caps       // what the backend states about itself
-	queue              *coalescer // where a call may wait for a pipeline (queueOf), or nil
-	optErr             error      // a bad Option, reported by every Acquire
-	guardErr           error      // a bad WithRestartGuard (restartguard.go)
+	caps               backend.Caps         // what the backend states about itself
+	queue              *callqueue.Coalescer // where a call may wait for a pipeline (queueOf), or nil
+	optErr             error                // a bad Option, reported by every Acquire
+	guardErr           error                // a bad WithRestartGuard (restartguard.go)
 
 	publish   string
 	leaseMs   string // lease in ms, ARGV[2] (argv.go)
@@ -48,15 +51,15 @@ type Locker struct {
 }
 
 // New returns a Locker over a go-redis client: a *redis.Client (single node
-// or Sentinel failover) or a *redis.ClusterClient. The Locker does not close
-// rdb.
+// or Sentinel failover) or a *redis.ClusterClient, through
+// goredisbackend.New. The Locker does not close rdb.
 func New(rdb redis.UniversalClient, opts ...Option) *Locker {
-	return NewWithBackend(NewGoRedisBackend(rdb), opts...)
+	return NewWithBackend(goredisbackend.New(rdb), opts...)
 }
 
 // NewWithBackend returns a Locker over any Backend (package embedded has an
 // in-process one). Close closes the backend.
-func NewWithBackend(b Backend, opts ...Option) *Locker {
+func NewWithBackend(b backend.Backend, opts ...Option) *Locker {
 	l := &Locker{
 		backend:            b,
 		given:              b,
@@ -107,7 +110,7 @@ func (l *Locker) Close() error {
 }
 
 // Backend returns the backend the Locker runs its scripts on.
-func (l *Locker) Backend() Backend { return l.given }
+func (l *Locker) Backend() backend.Backend { return l.given }
 
 func (l *Locker) isClosed() bool {
 	select {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/lua"
 )
 
@@ -122,17 +123,17 @@ func lostCause(r *renewal) error {
 // Backend call, so that each part of the Locker can tell a denial from a
 // transient failure.
 type permBackend struct {
-	Backend
+	backend.Backend
 }
 
-func withPermissionErrors(b Backend) Backend { return &permBackend{Backend: b} }
+func withPermissionErrors(b backend.Backend) backend.Backend { return &permBackend{Backend: b} }
 
-func (b *permBackend) Eval(ctx context.Context, c Call) (any, error) {
+func (b *permBackend) Eval(ctx context.Context, c backend.Call) (any, error) {
 	v, err := b.Backend.Eval(ctx, c)
 	return v, namePermissionError(err, c.Script)
 }
 
-func (b *permBackend) EvalBatch(ctx context.Context, calls []Call) []Reply {
+func (b *permBackend) EvalBatch(ctx context.Context, calls []backend.Call) []backend.Reply {
 	replies := b.Backend.EvalBatch(ctx, calls)
 	for i := range replies {
 		replies[i].Err = namePermissionError(replies[i].Err, calls[i].Script)
@@ -140,7 +141,7 @@ func (b *permBackend) EvalBatch(ctx context.Context, calls []Call) []Reply {
 	return replies
 }
 
-func (b *permBackend) EvalWait(ctx context.Context, c Call, replicas int, timeout time.Duration) (any, int, error) {
+func (b *permBackend) EvalWait(ctx context.Context, c backend.Call, replicas int, timeout time.Duration) (any, int, error) {
 	v, acked, err := b.Backend.EvalWait(ctx, c, replicas, timeout)
 	return v, acked, namePermissionError(err, c.Script)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/backendtest"
 	"github.com/lockgen/lockgen/embedded"
 	"github.com/lockgen/lockgen/lua"
@@ -151,7 +152,7 @@ func TestWaiterSurvivesKilledPubSubConnection(t *testing.T) {
 // script runs in Redis at once but its reply is held until replyGate is
 // closed, and every Subscribe waits for subscribeGate.
 type gatedBackend struct {
-	runtime.Backend
+	backend.Backend
 	script        *lua.Script
 	nth           int64
 	calls         atomic.Int64
@@ -162,12 +163,12 @@ type gatedBackend struct {
 	subscribeGate chan struct{}
 }
 
-func newGatedBackend(b runtime.Backend, script *lua.Script, nth int64) *gatedBackend {
+func newGatedBackend(b backend.Backend, script *lua.Script, nth int64) *gatedBackend {
 	return &gatedBackend{Backend: b, script: script, nth: nth, attemptRan: make(chan struct{}), replyGate: make(chan struct{}),
 		subscribing: make(chan struct{}), subscribeGate: make(chan struct{})}
 }
 
-func (g *gatedBackend) Eval(ctx context.Context, c runtime.Call) (any, error) {
+func (g *gatedBackend) Eval(ctx context.Context, c backend.Call) (any, error) {
 	v, err := g.Backend.Eval(ctx, c)
 	if c.Script == g.script && g.calls.Add(1) == g.nth {
 		close(g.attemptRan)
@@ -206,7 +207,7 @@ func TestWakeBeforeAnotherWaitersSubscriptionIsNotMissed(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
 		var gate *gatedBackend
 		observe, busy := busySignal()
-		waiters := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
+		waiters := tg.newLockerVia(t, func(b backend.Backend) backend.Backend {
 			gate = newGatedBackend(b, lua.FairAcquire, 1)
 			return gate
 		}, runtime.WithObserver(observe))
@@ -257,7 +258,7 @@ func TestWakeBeforeSubscriptionOnItsWayIsNotMissed(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
 		var gate *gatedBackend
 		observe, busy := busySignal()
-		readers := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
+		readers := tg.newLockerVia(t, func(b backend.Backend) backend.Backend {
 			gate = newGatedBackend(b, lua.ReadAcquire, 2)
 			return gate
 		}, runtime.WithObserver(observe))
@@ -303,7 +304,7 @@ func TestWakeBeforeSubscriptionOnItsWayIsNotMissed(t *testing.T) {
 // closed, whatever its context says: go-redis dialing a Pub/Sub connection
 // to a stalled server waits out its own read timeout the same way.
 type stuckSubscribeBackend struct {
-	runtime.Backend
+	backend.Backend
 	subscribing chan struct{} // closed when Subscribe is first called
 	once        sync.Once
 	release     chan struct{}
@@ -323,7 +324,7 @@ func TestStuckSubscribeDoesNotStretchTheWait(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
 		stuck := &stuckSubscribeBackend{subscribing: make(chan struct{}), release: make(chan struct{})}
 		defer close(stuck.release)
-		waiters := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
+		waiters := tg.newLockerVia(t, func(b backend.Backend) backend.Backend {
 			stuck.Backend = b
 			return stuck
 		})
@@ -357,7 +358,7 @@ func TestStuckSubscribeDoesNotStretchTheWait(t *testing.T) {
 
 // refusedSubscribeBackend refuses every subscription as a server that is
 // not there would: the dial fails with connection refused.
-type refusedSubscribeBackend struct{ runtime.Backend }
+type refusedSubscribeBackend struct{ backend.Backend }
 
 func (refusedSubscribeBackend) Subscribe(context.Context, string, func(string)) (func(), error) {
 	return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
@@ -372,7 +373,7 @@ func TestWaiterWithoutSubscriptionTriesAgainSoon(t *testing.T) {
 		ctx := ctxTimeout(t, 40*time.Second)
 		for _, kind := range []runtime.Kind{runtime.Mutex, runtime.Fair} {
 			observe, busy := busySignal()
-			watched := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend { return refusedSubscribeBackend{b} }, runtime.WithObserver(observe))
+			watched := tg.newLockerVia(t, func(b backend.Backend) backend.Backend { return refusedSubscribeBackend{b} }, runtime.WithObserver(observe))
 			lock := runtime.Lock{Kind: kind, Key: "refused-sub-" + kind.String(), Lease: 30 * time.Second}
 			h, err := tg.newLocker(t).Acquire(ctx, lock)
 			if err != nil {

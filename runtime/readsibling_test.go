@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/runtime"
 )
 
@@ -21,7 +22,7 @@ func TestFailedSiblingReadKeepsWritersReadSide(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
 		var mu sync.Mutex
 		cleaned := make(chan runtime.Event, 4)
-		l := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend { return &dropFirstReply{Backend: b, script: "read_acquire"} },
+		l := tg.newLockerVia(t, func(b backend.Backend) backend.Backend { return &dropFirstReply{Backend: b, script: "read_acquire"} },
 			runtime.WithObserver(func(e runtime.Event) {
 				if e.Kind == runtime.EventCleanedUp {
 					mu.Lock()
@@ -60,12 +61,12 @@ func TestFailedSiblingReadKeepsWritersReadSide(t *testing.T) {
 // dropFirstReply runs the first call of script, then reports a lost
 // connection instead of its reply.
 type dropFirstReply struct {
-	runtime.Backend
+	backend.Backend
 	script  string
 	dropped atomic.Bool
 }
 
-func (d *dropFirstReply) Eval(ctx context.Context, c runtime.Call) (any, error) {
+func (d *dropFirstReply) Eval(ctx context.Context, c backend.Call) (any, error) {
 	v, err := d.Backend.Eval(ctx, c)
 	if err == nil && c.Script != nil && c.Script.Name == d.script && d.dropped.CompareAndSwap(false, true) {
 		return nil, errors.Join(errors.New("reply lost"), io.ErrUnexpectedEOF)

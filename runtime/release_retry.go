@@ -3,6 +3,9 @@ package runtime
 import (
 	"context"
 	"time"
+
+	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/internal/callerr"
 )
 
 // evalRelease runs a release call, and runs it again while it fails before
@@ -14,11 +17,11 @@ import (
 // leave the lock to the background clean-up. Any other error, or a sent
 // call without a reply, is the caller's to handle (the release is then in
 // doubt, and a second run could not tell "released" from "not held").
-func (l *Locker) evalRelease(ctx context.Context, giveUp time.Time, c Call) (any, error) {
+func (l *Locker) evalRelease(ctx context.Context, giveUp time.Time, c backend.Call) (any, error) {
 	pause := transientBackoffMin
 	for {
 		reply, err := l.backend.Eval(ctx, c)
-		if !notSent(err) || time.Now().Add(pause).After(giveUp) {
+		if !callerr.NotSent(err) || time.Now().Add(pause).After(giveUp) {
 			return reply, err
 		}
 		t := time.NewTimer(pause)

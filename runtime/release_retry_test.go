@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/embedded"
 	"github.com/lockgen/lockgen/runtime"
 )
@@ -16,13 +17,13 @@ import (
 // refusingReleases fails the first releases it sees with err, without
 // running them, and counts every release call.
 type refusingReleases struct {
-	runtime.Backend
+	backend.Backend
 	refuse   int32
 	err      error
 	releases atomic.Int32
 }
 
-func (b *refusingReleases) Eval(ctx context.Context, c runtime.Call) (any, error) {
+func (b *refusingReleases) Eval(ctx context.Context, c backend.Call) (any, error) {
 	if strings.HasSuffix(c.Script.Name, "_release") {
 		if b.releases.Add(1) <= b.refuse {
 			return nil, b.err

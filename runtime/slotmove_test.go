@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 	"github.com/redis/go-redis/v9"
@@ -84,7 +86,7 @@ func spublish(t *testing.T, addr, channel, payload string) int64 {
 func TestSlotMoves(t *testing.T) {
 	cl := redistest.StartCluster(t, 3)
 	rdb := cl.Client(t)
-	b := runtime.NewGoRedisBackend(rdb)
+	b := goredisbackend.New(rdb)
 	t.Cleanup(func() { b.Close() })
 
 	t.Run("subscription ended by the old owner", func(t *testing.T) {
@@ -111,7 +113,7 @@ func TestSlotMoves(t *testing.T) {
 			t.Fatal(err)
 		}
 		moved := time.Since(moving)
-		took := got.await(t, runtime.PayloadUnsubscribed, 5*time.Second)
+		took := got.await(t, backend.PayloadUnsubscribed, 5*time.Second)
 		t.Logf("slot %d moved from %s to %s in %v; PayloadUnsubscribed %v after the move returned", slot, from, to, moved.Round(time.Microsecond), took.Round(time.Microsecond))
 		unsubscribe() // the server ended it already: nothing to do, nothing to break
 
@@ -182,7 +184,7 @@ func TestSlotMoves(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, ch := range channels {
-			got[i].await(t, runtime.PayloadUnsubscribed, 5*time.Second)
+			got[i].await(t, backend.PayloadUnsubscribed, 5*time.Second)
 			if _, err := b.Subscribe(ctx, ch, got[i].deliver); err != nil {
 				t.Fatalf("subscribe %s again: %v", ch, err)
 			}

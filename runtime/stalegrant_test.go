@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/runtime"
 )
 
@@ -15,7 +16,7 @@ import (
 // subscriptions are held back, until thaw lets the calls go and then
 // delivers the messages held.
 type freezingBackend struct {
-	runtime.Backend
+	backend.Backend
 
 	mu      sync.Mutex
 	frozen  chan struct{} // nil while not frozen; closed by thaw
@@ -60,7 +61,7 @@ func (f *freezingBackend) gate(ctx context.Context) error {
 	}
 }
 
-func (f *freezingBackend) Eval(ctx context.Context, c runtime.Call) (any, error) {
+func (f *freezingBackend) Eval(ctx context.Context, c backend.Call) (any, error) {
 	if err := f.gate(ctx); err != nil {
 		return nil, err
 	}
@@ -99,7 +100,7 @@ func TestStaleGrantAfterALapsedOfferIsNotAHandOver(t *testing.T) {
 		ctx := ctxTimeout(t, 30*time.Second)
 		frozen := &freezingBackend{arrived: make(chan struct{}, 1)}
 		observe, busy := busySignal()
-		waiter := tg.newLockerVia(t, func(b runtime.Backend) runtime.Backend {
+		waiter := tg.newLockerVia(t, func(b backend.Backend) backend.Backend {
 			frozen.Backend = b
 			return frozen
 		}, runtime.WithObserver(observe))

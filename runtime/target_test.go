@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/embedded"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 	"github.com/redis/go-redis/v9"
@@ -22,7 +24,7 @@ type target struct {
 	newLocker func(t testing.TB, opts ...runtime.Option) *runtime.Locker
 	// newLockerVia is newLocker on a backend wrapped by wrap (to drop or
 	// count what passes).
-	newLockerVia func(t testing.TB, wrap func(runtime.Backend) runtime.Backend, opts ...runtime.Option) *runtime.Locker
+	newLockerVia func(t testing.TB, wrap func(backend.Backend) backend.Backend, opts ...runtime.Option) *runtime.Locker
 	// do runs a command against the keyspace behind the Lockers' back.
 	do func(t testing.TB, args ...string) (any, error)
 }
@@ -84,7 +86,7 @@ func targets(t *testing.T) []target {
 func embeddedTarget(t *testing.T) target {
 	b := embedded.NewBackend(nil)
 	prefix := uniquePrefix(t)
-	via := func(t testing.TB, wrap func(runtime.Backend) runtime.Backend, opts ...runtime.Option) *runtime.Locker {
+	via := func(t testing.TB, wrap func(backend.Backend) backend.Backend, opts ...runtime.Option) *runtime.Locker {
 		l := runtime.NewWithBackend(wrap(b), append([]runtime.Option{runtime.WithKeyPrefix(prefix)}, opts...)...)
 		t.Cleanup(func() { l.Close() })
 		return l
@@ -111,8 +113,8 @@ func redisTarget(t *testing.T) target {
 			t.Cleanup(func() { l.Close() })
 			return l
 		},
-		newLockerVia: func(t testing.TB, wrap func(runtime.Backend) runtime.Backend, opts ...runtime.Option) *runtime.Locker {
-			l := runtime.NewWithBackend(wrap(runtime.NewGoRedisBackend(rdb)), append([]runtime.Option{runtime.WithKeyPrefix(prefix)}, opts...)...)
+		newLockerVia: func(t testing.TB, wrap func(backend.Backend) backend.Backend, opts ...runtime.Option) *runtime.Locker {
+			l := runtime.NewWithBackend(wrap(goredisbackend.New(rdb)), append([]runtime.Option{runtime.WithKeyPrefix(prefix)}, opts...)...)
 			t.Cleanup(func() { l.Close() })
 			return l
 		},
@@ -130,7 +132,7 @@ func redisTarget(t *testing.T) target {
 	}
 }
 
-func sameBackend(b runtime.Backend) runtime.Backend { return b }
+func sameBackend(b backend.Backend) backend.Backend { return b }
 
 // rewriteKeys replaces "@" at the start of an argument by the target's key
 // prefix: do(t, "DEL", "@mutex:{k}").

@@ -9,6 +9,8 @@ import (
 	"os"
 	"syscall"
 	"testing"
+
+	"github.com/lockgen/lockgen/internal/callerr"
 )
 
 // replyError is an error reply as go-redis returns it: its message is the
@@ -55,8 +57,8 @@ func TestIsTransient(t *testing.T) {
 		{"not replicated", ErrNotReplicated, false},
 	}
 	for _, tt := range tests {
-		if got := isTransient(tt.err); got != tt.want {
-			t.Errorf("%s: isTransient(%v) = %v, want %v", tt.name, tt.err, got, tt.want)
+		if got := callerr.IsTransient(tt.err); got != tt.want {
+			t.Errorf("%s: callerr.IsTransient(%v) = %v, want %v", tt.name, tt.err, got, tt.want)
 		}
 	}
 }

@@ -3,6 +3,8 @@ package runtime
 import (
 	"sync"
 	"time"
+
+	"github.com/lockgen/lockgen/backend"
 )
 
 // wakeups multiplexes the wake channels of every waiter of a Locker onto the
@@ -28,7 +30,7 @@ import (
 // processes, and a goroutine that releases and asks again at once cannot
 // take the lock back from the waiters of its own process.
 type wakeups struct {
-	backend Backend
+	backend backend.Backend
 
 	mu       sync.Mutex
 	channels map[string]*wakeChannel
@@ -91,7 +93,7 @@ type waiter struct {
 	ahead bool
 }
 
-func newWakeups(b Backend) *wakeups {
+func newWakeups(b backend.Backend) *wakeups {
 	return &wakeups{backend: b, channels: map[string]*wakeChannel{}, closing: map[string]chan struct{}{}}
 }
 

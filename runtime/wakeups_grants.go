@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/internal/protocol"
 )
 
@@ -20,7 +21,7 @@ func (m *wakeups) deliver(wc *wakeChannel, s *wakeSub, payload string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
-	case payload == PayloadUnsubscribed:
+	case payload == backend.PayloadUnsubscribed:
 		// The server ended the subscription: the next busy reply of a
 		// waiter subscribes again, wherever the channel lives now.
 		s.ended = true

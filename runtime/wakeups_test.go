@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lockgen/lockgen/backend"
 )
 
 // The order in which waiters of one process take turns, and which waiters
@@ -21,17 +23,19 @@ type subscribeRecorder struct {
 
 var errNoScripts = errors.New("subscribeRecorder runs no scripts")
 
-func (*subscribeRecorder) Caps() Caps { return Caps{} }
+func (*subscribeRecorder) Caps() backend.Caps { return backend.Caps{} }
 
-func (r *subscribeRecorder) Eval(context.Context, Call) (any, error) { return nil, errNoScripts }
-func (r *subscribeRecorder) EvalBatch(_ context.Context, calls []Call) []Reply {
-	out := make([]Reply, len(calls))
+func (r *subscribeRecorder) Eval(context.Context, backend.Call) (any, error) {
+	return nil, errNoScripts
+}
+func (r *subscribeRecorder) EvalBatch(_ context.Context, calls []backend.Call) []backend.Reply {
+	out := make([]backend.Reply, len(calls))
 	for i := range out {
 		out[i].Err = errNoScripts
 	}
 	return out
 }
-func (r *subscribeRecorder) EvalWait(context.Context, Call, int, time.Duration) (any, int, error) {
+func (r *subscribeRecorder) EvalWait(context.Context, backend.Call, int, time.Duration) (any, int, error) {
 	return nil, 0, errNoScripts
 }
 func (r *subscribeRecorder) PublishCommand() string { return "PUBLISH" }
@@ -297,7 +301,7 @@ func TestUnsubscribedEndsTheSubscriptionAndWakesAll(t *testing.T) {
 		t.Fatalf("%d Subscribe calls, want 1", len(subs))
 	}
 
-	subs[0](PayloadUnsubscribed)
+	subs[0](backend.PayloadUnsubscribed)
 	if m.subscribed(w1) {
 		t.Error("subscription still taken as live after PayloadUnsubscribed")
 	}

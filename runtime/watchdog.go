@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/internal/protocol"
 )
 
@@ -93,14 +94,14 @@ type renewal struct {
 	// renewal: the claim of a mutex offer counted held before it was
 	// claimed (acquisition.claimLater). claimFailed runs if r is lost
 	// before that.
-	claim       Call
+	claim       backend.Call
 	claimFailed func()
 	claimDone   chan struct{} // closed when the claim succeeded or r was lost
 }
 
 // renewCall is the call that renews r's lock: its claim, while it has one
 // to make.
-func (r *renewal) renewCall() Call {
+func (r *renewal) renewCall() backend.Call {
 	if r.claim.Script != nil {
 		return r.claim
 	}
@@ -109,7 +110,7 @@ func (r *renewal) renewCall() Call {
 
 // heartbeat keeps a fair waiter's place in the queue while it waits.
 type heartbeat struct {
-	call    Call
+	call    backend.Call
 	lease   time.Duration
 	due     time.Time
 	sending bool
@@ -288,7 +289,7 @@ func (d *watchdog) abandonClaim(r *renewal) {
 func (r *renewal) dropClaim() (claimFailed func()) {
 	claimFailed, r.claimFailed = r.claimFailed, nil
 	if r.claim.Script != nil {
-		r.claim = Call{}
+		r.claim = backend.Call{}
 		close(r.claimDone)
 	}
 	return claimFailed

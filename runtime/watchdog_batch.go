@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/internal/callerr"
 	"github.com/lockgen/lockgen/internal/protocol"
 )
 
@@ -32,7 +34,7 @@ const (
 type batch struct {
 	rs    []*renewal
 	hbs   []*heartbeat
-	calls []Call
+	calls []backend.Call
 	// by is when the most urgent member's reply stops being of use: its
 	// local deadline, or when its place in the queue runs out.
 	by time.Time
@@ -79,7 +81,7 @@ func (d *watchdog) collect(now time.Time, free int) ([]*batch, time.Time) {
 	due = due[:min(len(due), free*maxBatchCalls)]
 	var batches []*batch
 	for chunk := range slices.Chunk(due, maxBatchCalls) {
-		b := &batch{by: chunk[0].by, calls: make([]Call, 0, len(chunk))}
+		b := &batch{by: chunk[0].by, calls: make([]backend.Call, 0, len(chunk))}
 		for _, c := range chunk {
 			if c.r != nil {
 				c.r.sending = true
@@ -123,7 +125,7 @@ func (d *watchdog) send(b *batch, done chan<- struct{}) {
 	cancel()
 	if len(replies) != len(b.calls) {
 		err := fmt.Errorf("lockgen: backend returned %d replies to a batch of %d calls", len(replies), len(b.calls))
-		replies = make([]Reply, len(b.calls))
+		replies = make([]backend.Reply, len(b.calls))
 		for i := range replies {
 			replies[i].Err = err
 		}
@@ -141,7 +143,7 @@ func retryPause(failures int, lease, left time.Duration) time.Duration {
 
 // apply records the replies to a batch sent at sent, then tells holders
 // and waiters what they mean.
-func (d *watchdog) apply(b *batch, sent time.Time, replies []Reply) {
+func (d *watchdog) apply(b *batch, sent time.Time, replies []backend.Reply) {
 	now := time.Now()
 	d.mu.Lock()
 	renewed, lost := d.applyRenewals(b.rs, sent, now, replies[:len(b.rs)])
@@ -165,7 +167,7 @@ func (d *watchdog) apply(b *batch, sent time.Time, replies []Reply) {
 
 // applyRenewals records the replies to renewals sent at sent. d.mu must be
 // held.
-func (d *watchdog) applyRenewals(rs []*renewal, sent, now time.Time, replies []Reply) (renewed, lost []*renewal) {
+func (d *watchdog) applyRenewals(rs []*renewal, sent, now time.Time, replies []backend.Reply) (renewed, lost []*renewal) {
 	for i, r := range rs {
 		rep := replies[i]
 		r.sending = false
@@ -185,7 +187,7 @@ func (d *watchdog) applyRenewals(rs []*renewal, sent, now time.Time, replies []R
 		case v == 1:
 			r.failures = 0
 			if r.claim.Script != nil {
-				r.claim, r.claimFailed = Call{}, nil
+				r.claim, r.claimFailed = backend.Call{}, nil
 				close(r.claimDone)
 			}
 			r.due = sent.Add(r.spec.lease / 3)
@@ -205,7 +207,7 @@ func (d *watchdog) applyRenewals(rs []*renewal, sent, now time.Time, replies []R
 
 // applyHeartbeats records the replies to heartbeats sent at sent and
 // returns the callbacks to run. d.mu must be held.
-func (d *watchdog) applyHeartbeats(hbs []*heartbeat, sent, now time.Time, replies []Reply) (kept []func(time.Time), evicted []func()) {
+func (d *watchdog) applyHeartbeats(hbs []*heartbeat, sent, now time.Time, replies []backend.Reply) (kept []func(time.Time), evicted []func()) {
 	for i, hb := range hbs {
 		rep := replies[i]
 		hb.sending = false
@@ -243,6 +245,6 @@ func (d *watchdog) applyHeartbeats(hbs []*heartbeat, sent, now time.Time, replie
 // call (an error reply), which the next attempt would meet too, rather than
 // a call that failed on the way or ran out of time.
 func heartbeatRefused(err error) bool {
-	return err != nil && !isTransient(err) && !errors.Is(err, errNoReply) &&
+	return err != nil && !callerr.IsTransient(err) && !errors.Is(err, errNoReply) &&
 		!errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
 }

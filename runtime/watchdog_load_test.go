@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 	"github.com/redis/go-redis/v9"
@@ -185,13 +187,13 @@ func TestWatchdogKeepsManyLocksUnderLoad(t *testing.T) {
 // stallingBackend holds the first batch that renews stall until the
 // batch's context ends, as a stuck connection would, and reports when.
 type stallingBackend struct {
-	runtime.Backend
+	backend.Backend
 	stall   string
 	once    sync.Once
 	stalled chan time.Time // when the stalled batch gave up; receives once
 }
 
-func (b *stallingBackend) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
+func (b *stallingBackend) EvalBatch(ctx context.Context, calls []backend.Call) []backend.Reply {
 	for _, c := range calls {
 		if strings.Contains(c.Keys[0], "{"+b.stall+"}") {
 			stalled := false
@@ -206,8 +208,8 @@ func (b *stallingBackend) EvalBatch(ctx context.Context, calls []runtime.Call) [
 	return b.Backend.EvalBatch(ctx, calls)
 }
 
-func failAll(calls []runtime.Call, err error) []runtime.Reply {
-	out := make([]runtime.Reply, len(calls))
+func failAll(calls []backend.Call, err error) []backend.Reply {
+	out := make([]backend.Reply, len(calls))
 	for i := range out {
 		out[i].Err = err
 	}
@@ -219,7 +221,7 @@ func failAll(calls []runtime.Call, err error) []runtime.Reply {
 func TestWatchdogStuckBatchHoldsUpNoOther(t *testing.T) {
 	const n = 1500 // two batches: key0 is among the 1,000 most urgent
 	const lease = 3 * time.Second
-	b := &stallingBackend{Backend: runtime.NewGoRedisBackend(redisClient(t)), stall: "key0", stalled: make(chan time.Time, 1)}
+	b := &stallingBackend{Backend: goredisbackend.New(redisClient(t)), stall: "key0", stalled: make(chan time.Time, 1)}
 	type renewal struct {
 		key string
 		at  time.Time
@@ -272,15 +274,15 @@ func TestWatchdogStuckBatchHoldsUpNoOther(t *testing.T) {
 // failingBackend fails every call that renews the key fail, passes the
 // others on, and records when it was asked.
 type failingBackend struct {
-	runtime.Backend
+	backend.Backend
 	fail     string
 	mu       sync.Mutex
 	attempts []time.Time
 }
 
-func (b *failingBackend) EvalBatch(ctx context.Context, calls []runtime.Call) []runtime.Reply {
+func (b *failingBackend) EvalBatch(ctx context.Context, calls []backend.Call) []backend.Reply {
 	doomed := -1
-	var rest []runtime.Call
+	var rest []backend.Call
 	for i, c := range calls {
 		if strings.Contains(c.Keys[0], "{"+b.fail+"}") {
 			doomed = i
@@ -295,7 +297,7 @@ func (b *failingBackend) EvalBatch(ctx context.Context, calls []runtime.Call) []
 	b.attempts = append(b.attempts, time.Now())
 	b.mu.Unlock()
 	replies := b.Backend.EvalBatch(ctx, rest)
-	return slices.Insert(replies, doomed, runtime.Reply{Err: errors.New("injected failure")})
+	return slices.Insert(replies, doomed, backend.Reply{Err: errors.New("injected failure")})
 }
 
 // A renewal that fails is retried soon, but the failures do not move its
@@ -303,7 +305,7 @@ func (b *failingBackend) EvalBatch(ctx context.Context, calls []runtime.Call) []
 // the acquire. A lock renewed in the same batches is unaffected.
 func TestWatchdogRetriesFailedRenewalWithinItsLease(t *testing.T) {
 	const lease = time.Second
-	b := &failingBackend{Backend: runtime.NewGoRedisBackend(redisClient(t)), fail: "doomed"}
+	b := &failingBackend{Backend: goredisbackend.New(redisClient(t)), fail: "doomed"}
 	l := runtime.NewWithBackend(b, runtime.WithKeyPrefix(uniquePrefix(t)))
 	t.Cleanup(func() { l.Close() })
 	ctx := ctxTimeout(t, 10*time.Second)

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"sync/atomic"
 
+	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/goredisbackend"
 	goredislib "github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 
@@ -51,7 +53,7 @@ func lockgenAutoPipelinePeer(k lockgenKind) Peer {
 			if err != nil {
 				return nil, err
 			}
-			b := autoPipelineBackend{Backend: runtime.NewGoRedisBackend(rdb), ap: ap}
+			b := autoPipelineBackend{Backend: goredisbackend.New(rdb), ap: ap}
 			return &lockgenClient{
 				locker: runtime.NewWithBackend(b), kind: k.kind, cfg: cfg,
 				incr:   func(ctx context.Context, key string) error { return ap.Incr(ctx, key).Err() },
@@ -68,11 +70,11 @@ func lockgenAutoPipelinePeer(k lockgenKind) Peer {
 // AutoPipeline, not to ship: a queued command there no longer honours its
 // context, which the runtime's bounds rely on.
 type autoPipelineBackend struct {
-	runtime.Backend
+	backend.Backend
 	ap *goredislib.AutoPipeliner
 }
 
-func (b autoPipelineBackend) Eval(ctx context.Context, c runtime.Call) (any, error) {
+func (b autoPipelineBackend) Eval(ctx context.Context, c backend.Call) (any, error) {
 	args := make([]any, len(c.Args))
 	for i, a := range c.Args {
 		args[i] = a

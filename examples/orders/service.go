@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/fencing"
 	"github.com/lockgen/lockgen/runtime"
 )
@@ -33,7 +34,7 @@ type OrderService struct {
 	// Redis (here the embedded one) that refuses a token older than the
 	// last. pause, if set, runs between Ship's work and its write: the
 	// demo stalls a holder there, as a GC pause or a stopped VM would.
-	shipments runtime.Backend
+	shipments backend.Backend
 	pause     func(who string)
 }
 

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockgen/lockgen/embedded"
@@ -40,7 +41,7 @@ func splitAddrs(s string) []string {
 
 // newLocker returns one process's quorum Locker: on the servers at addrs,
 // or on the in-process servers backends if addrs is empty.
-func newLocker(addrs []string, backends []runtime.Backend) (*runtime.Locker, func(), error) {
+func newLocker(addrs []string, backends []backend.Backend) (*runtime.Locker, func(), error) {
 	if len(addrs) == 0 {
 		l, err := quorum.NewWithBackends(backends)
 		return l, func() {}, err
@@ -62,7 +63,7 @@ func newLocker(addrs []string, backends []runtime.Backend) (*runtime.Locker, fun
 }
 
 func run(out io.Writer, addrs []string) error {
-	var shared []runtime.Backend
+	var shared []backend.Backend
 	if len(addrs) == 0 {
 		for range 3 {
 			shared = append(shared, embedded.NewBackend(nil))

@@ -1,4 +1,4 @@
-package runtime
+package goredis
 
 import (
 	"context"
@@ -8,10 +8,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/internal/callqueue"
 	"github.com/redis/go-redis/v9"
 )
 
-// NewGoRedisBackend returns the Backend New uses: rdb may be a single-node
+// New returns the Backend runtime.New uses: rdb may be a single-node
 // client, a Sentinel failover client (both *redis.Client) or a
 // *redis.ClusterClient. On a Cluster wake channels are shard channels
 // (SSUBSCRIBE/SPUBLISH), one Pub/Sub connection per master; elsewhere one
@@ -27,7 +29,7 @@ import (
 // reset (SO_LINGER 0), so that nothing a call abandoned had sent can reach
 // Redis after the call returned (resetclose.go); on a Cluster client, the
 // connections of node clients made from then on.
-func NewGoRedisBackend(rdb redis.UniversalClient) Backend {
+func New(rdb redis.UniversalClient) backend.Backend {
 	b := &goRedisBackend{rdb: rdb, nodes: map[string]*nodeSubscriber{}, slots: newSlotOwners(), stop: make(chan struct{})}
 	addResetOnClose(rdb)
 	b.cluster, _ = rdb.(*redis.ClusterClient)
@@ -39,14 +41,14 @@ func NewGoRedisBackend(rdb redis.UniversalClient) Backend {
 		// The hook stays on the client after Close, and does nothing then.
 		b.server = &serverWatch{b: b, rdb: c, stop: b.stop, changed: b.serverChanged}
 		c.AddHook(b.server)
-		// Concurrent calls share round trips (coalesce.go). A client that
+		// Concurrent calls share round trips (internal/callqueue). A client that
 		// ends each call at its context's deadline (ContextTimeoutEnabled)
 		// ends a pipeline at its context's too, so there, as over rueidis,
 		// a batch runs until the earliest deadline of its calls, and a call
 		// its caller may cancel either waits in the queue listening to its
-		// context (evalWithin) or runs alone (coalescer.route).
-		b.co = newCoalescer(b.evalDirect, b.evalBatchOnce)
-		b.co.deadlines = c.Options().ContextTimeoutEnabled
+		// context (EvalWithin) or runs alone (Coalescer.Route).
+		b.co = callqueue.New(b.evalDirect, b.evalBatchOnce)
+		b.co.Deadlines = c.Options().ContextTimeoutEnabled
 	}
 	return b
 }
@@ -57,11 +59,11 @@ type goRedisBackend struct {
 	// slotsStale: a node said that a slot moved away from it; nodeFor
 	// reloads the slot map before it picks a node.
 	slotsStale atomic.Bool
-	slots      *slotOwners   // the slot map last seen, and who to tell of changes (slotfollow.go)
-	server     *serverWatch  // nil on a Cluster (serverwatch.go)
-	restarts   nodeRestarts  // on a Cluster: a serverWatch per node (nodewatch.go)
-	stop       chan struct{} // closed by Close: a server check pausing between tries ends
-	co         *coalescer    // nil on a Cluster
+	slots      *slotOwners          // the slot map last seen, and who to tell of changes (slotfollow.go)
+	server     *serverWatch         // nil on a Cluster (serverwatch.go)
+	restarts   nodeRestarts         // on a Cluster: a serverWatch per node (nodewatch.go)
+	stop       chan struct{}        // closed by Close: a server check pausing between tries ends
+	co         *callqueue.Coalescer // nil on a Cluster
 
 	mu     sync.Mutex
 	nodes  map[string]*nodeSubscriber // by node address ("" off Cluster)
@@ -69,15 +71,25 @@ type goRedisBackend struct {
 }
 
 // Caps: the client's own bound on a call (callLimit); the backend sends the
-// values the runtime boxed (argv.go), watches its masters and pings every
+// values the runtime boxed (runtime/argv.go), watches its masters and pings every
 // connection.
-func (b *goRedisBackend) Caps() Caps {
+func (b *goRedisBackend) Caps() backend.Caps {
 	bound, honors := b.callLimit()
-	return Caps{CallBound: bound, HonorsDeadline: honors, BoxedArgs: true, WatchMasters: b.watchMasters, Ping: b.ping}
+	return backend.Caps{CallBound: bound, HonorsDeadline: honors, BoxedArgs: true, WatchMasters: b.watchMasters, Ping: b.ping}
 }
 
-// callQueue is the backend's coalescer (nil on a Cluster): see queueOf.
-func (b *goRedisBackend) callQueue() *coalescer { return b.co }
+// QueueOf returns the queue of calls of b if b is this package's backend
+// (nil on a Cluster), for the runtime's Locker over it: a call may wait in
+// it for a shared pipeline until its caller gives up (callqueue's
+// EvalWithin). The Locker asks only about the backend it was given, and
+// not once an option wraps it (WithRestartGuard), so that no call reaches
+// the queue past a wrapper that must see it.
+func QueueOf(b backend.Backend) *callqueue.Coalescer {
+	if g, ok := b.(*goRedisBackend); ok {
+		return g.co
+	}
+	return nil
+}
 
 // callLimit says how long one call can take at most with the client's own
 // timeouts and retries (every try may wait for a pooled connection, dial,
@@ -129,15 +141,15 @@ func result(v any, err error) (any, error) {
 
 // Eval runs c, sharing a round trip with concurrent calls where it can; on
 // a Cluster it follows c's slot (slotfollow.go).
-func (b *goRedisBackend) Eval(ctx context.Context, c Call) (any, error) {
+func (b *goRedisBackend) Eval(ctx context.Context, c backend.Call) (any, error) {
 	if b.co != nil {
-		return b.co.route(ctx, c)
+		return b.co.Route(ctx, c)
 	}
 	return b.evalDirect(ctx, c)
 }
 
 // evalDirect runs c on its own round trip.
-func (b *goRedisBackend) evalDirect(ctx context.Context, c Call) (any, error) {
+func (b *goRedisBackend) evalDirect(ctx context.Context, c backend.Call) (any, error) {
 	var v any
 	err := b.follow(ctx, func(ctx context.Context) error {
 		var err error
@@ -154,7 +166,7 @@ func (b *goRedisBackend) evalDirect(ctx context.Context, c Call) (any, error) {
 // EvalBatch runs calls; on a Cluster, those whose node did not serve their
 // slot are sent again, together, after a reload of the slot map, until
 // they get an answer or ctx ends (slotfollow.go).
-func (b *goRedisBackend) EvalBatch(ctx context.Context, calls []Call) []Reply {
+func (b *goRedisBackend) EvalBatch(ctx context.Context, calls []backend.Call) []backend.Reply {
 	out := b.evalBatchOnce(ctx, calls)
 	if b.cluster == nil {
 		return out
@@ -171,7 +183,7 @@ func (b *goRedisBackend) EvalBatch(ctx context.Context, calls []Call) []Reply {
 		if len(again) == 0 || !b.followPause(ctx, giveUp, out[again[0]].Err, n, &pause) {
 			return out
 		}
-		sub := make([]Call, len(again))
+		sub := make([]backend.Call, len(again))
 		for j, i := range again {
 			sub[j] = calls[i]
 		}
@@ -181,8 +193,8 @@ func (b *goRedisBackend) EvalBatch(ctx context.Context, calls []Call) []Reply {
 	}
 }
 
-func (b *goRedisBackend) evalBatchOnce(ctx context.Context, calls []Call) []Reply {
-	out := make([]Reply, len(calls))
+func (b *goRedisBackend) evalBatchOnce(ctx context.Context, calls []backend.Call) []backend.Reply {
+	out := make([]backend.Reply, len(calls))
 	cmds := make([]*redis.Cmd, len(calls))
 	// A ClusterClient splits a pipeline into one per node by itself. The
 	// error of Exec is also on the commands, which are read one by one.
@@ -199,7 +211,7 @@ func (b *goRedisBackend) evalBatchOnce(ctx context.Context, calls []Call) []Repl
 			retry = append(retry, i)
 			continue
 		}
-		out[i] = Reply{Value: v, Err: err}
+		out[i] = backend.Reply{Value: v, Err: err}
 	}
 	if len(retry) == 0 {
 		return out
@@ -213,7 +225,7 @@ func (b *goRedisBackend) evalBatchOnce(ctx context.Context, calls []Call) []Repl
 	})
 	for _, i := range retry {
 		v, err := result(cmds[i].Result())
-		out[i] = Reply{Value: v, Err: err}
+		out[i] = backend.Reply{Value: v, Err: err}
 	}
 	return out
 }
@@ -245,7 +257,7 @@ func (b *goRedisBackend) nodeFor(ctx context.Context, key string) (*redis.Client
 // EvalWait runs c and WAIT on the node that serves c's keys, found by
 // nodeFor. A node that no longer serves them answers MOVED without running
 // c, one that died does not answer: c follows its slot (slotfollow.go).
-func (b *goRedisBackend) EvalWait(ctx context.Context, c Call, replicas int, timeout time.Duration) (any, int, error) {
+func (b *goRedisBackend) EvalWait(ctx context.Context, c backend.Call, replicas int, timeout time.Duration) (any, int, error) {
 	var v any
 	var n int
 	err := b.follow(ctx, func(ctx context.Context) error {
@@ -256,7 +268,7 @@ func (b *goRedisBackend) EvalWait(ctx context.Context, c Call, replicas int, tim
 	return v, n, err
 }
 
-func (b *goRedisBackend) evalWaitOnce(ctx context.Context, c Call, replicas int, timeout time.Duration) (any, int, error) {
+func (b *goRedisBackend) evalWaitOnce(ctx context.Context, c backend.Call, replicas int, timeout time.Duration) (any, int, error) {
 	node, _, err := b.nodeFor(ctx, c.Keys[0])
 	if err != nil {
 		return nil, 0, err

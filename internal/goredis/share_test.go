@@ -1,9 +1,7 @@
-package runtime
+package goredis
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +9,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/internal/callqueue"
+	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/redistest"
 )
 
@@ -53,11 +54,11 @@ func deadlineClientBehindProxy(t *testing.T) (*redistest.Proxy, *redis.Client, *
 // pipeline, as over any other go-redis client.
 func TestGoRedisWithContextTimeoutSharesRoundTrips(t *testing.T) {
 	proxy, rdb, pipes := deadlineClientBehindProxy(t)
-	b := NewGoRedisBackend(rdb).(*goRedisBackend)
+	b := New(rdb).(*goRedisBackend)
 	if bound, honors := b.callLimit(); !honors || bound <= 0 {
 		t.Fatalf("callLimit = %v, %v: want the client's bound, honoured deadlines", bound, honors)
 	}
-	if b.co == nil || !b.co.deadlines {
+	if b.co == nil || !b.co.Deadlines {
 		t.Fatal("no coalescer bounded by deadlines over a client with ContextTimeoutEnabled")
 	}
 	ctx := context.Background()
@@ -67,17 +68,17 @@ func TestGoRedisWithContextTimeoutSharesRoundTrips(t *testing.T) {
 
 	proxy.SetMode(redistest.Blackhole())
 	var wg sync.WaitGroup
-	errs := make(chan error, maxFlights+2)
+	errs := make(chan error, callqueue.DefaultMaxFlights+2)
 	eval := func(holder string) {
 		defer wg.Done()
 		_, err := b.Eval(ctx, callBy(holder))
 		errs <- err
 	}
-	for range maxFlights {
+	for range callqueue.DefaultMaxFlights {
 		wg.Add(1)
 		go eval("busy")
 	}
-	waitFlights(t, b.co, maxFlights)
+	waitFlights(t, b.co, callqueue.DefaultMaxFlights)
 	wg.Add(2)
 	go eval("queued-1")
 	waitQueued(t, b.co, 1)
@@ -98,73 +99,40 @@ func TestGoRedisWithContextTimeoutSharesRoundTrips(t *testing.T) {
 	}
 }
 
-// Acquires whose callers may cancel them (a request's context, with a
-// deadline) share pipelines too when they queue over such a client: each
-// waits in the queue listening to its context (coalesce_within.go), so one
-// whose caller gives up returns at once, and is never sent if it had not
-// been.
-func TestGoRedisWithContextTimeoutSharesCancellableAcquires(t *testing.T) {
-	proxy, rdb, pipes := deadlineClientBehindProxy(t)
-	l := New(rdb)
-	t.Cleanup(func() { l.Close() })
-	co := l.given.(*goRedisBackend).co
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	warm, err := l.Acquire(ctx, Lock{Kind: Mutex, Key: "share-warm"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := warm.Release(); err != nil {
-		t.Fatal(err)
-	}
+// callBy is a call of holder's that the script refuses (no KEYS), after
+// the round trip.
+func callBy(holder string) backend.Call {
+	return backend.Call{Script: lua.MutexAcquire, Args: []string{holder, "1000", "PUBLISH", "0"}}
+}
 
-	proxy.SetMode(redistest.Blackhole())
-	type result struct {
-		key string
-		h   *Held
-		err error
-	}
-	results := make(chan result, maxFlights+3)
-	acquire := func(ctx context.Context, key string) {
-		h, err := l.Acquire(ctx, Lock{Kind: Mutex, Key: key})
-		results <- result{key, h, err}
-	}
-	for i := range maxFlights {
-		go acquire(ctx, fmt.Sprint("share-busy-", i))
-	}
-	waitFlights(t, co, maxFlights)
-	go acquire(ctx, "share-queued-1")
-	waitQueued(t, co, 1)
-	quitCtx, quit := context.WithCancel(ctx)
-	go acquire(quitCtx, "share-quitter")
-	waitQueued(t, co, 2)
-	go acquire(ctx, "share-queued-2")
-	waitQueued(t, co, 3)
-	quit()
-	r := <-results // the round trips under way are still blackholed
-	if r.key != "share-quitter" || !errors.Is(r.err, context.Canceled) {
-		t.Fatalf("first to return: %s with %v, want the cancelled caller with context.Canceled", r.key, r.err)
-	}
-	proxy.SetMode(redistest.Forward())
-	for range maxFlights + 2 {
-		r := <-results
-		if r.err != nil {
-			t.Fatalf("%s: %v", r.key, r.err)
+// waitFlights waits until n round trips are under way in co (bounded).
+func waitFlights(t *testing.T, co *callqueue.Coalescer, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		f, _ := co.Load()
+		if f == n {
+			return
 		}
-		if err := r.h.Release(); err != nil {
-			t.Fatalf("%s: release: %v", r.key, err)
+		if time.Now().After(deadline) {
+			t.Fatalf("%d round trips under way, want %d", f, n)
 		}
+		time.Sleep(time.Millisecond)
 	}
-	pipes.mu.Lock()
-	sizes := append([]int(nil), pipes.sizes...)
-	pipes.mu.Unlock()
-	if len(sizes) == 0 || sizes[0] != 2 {
-		t.Errorf("pipelines sent: %v, want the two acquires that stayed queued as the first", sizes)
+}
+
+// waitQueued waits until n calls are queued in co (bounded).
+func waitQueued(t *testing.T, co *callqueue.Coalescer, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, q := co.Load()
+		if q == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls queued, want %d", q, n)
+		}
+		time.Sleep(time.Millisecond)
 	}
-	// The cancelled acquire was never sent: its key is free.
-	h, err := l.Acquire(ctx, Lock{Kind: Mutex, Key: "share-quitter", Wait: NoWait})
-	if err != nil {
-		t.Fatalf("the cancelled caller's lock: %v, want it free", err)
-	}
-	h.Release()
 }

@@ -1,4 +1,4 @@
-package runtime
+package callqueue
 
 import (
 	"context"
@@ -8,15 +8,18 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/internal/callerr"
 )
 
-// busyCoalescer returns a coalescer over f with every round trip under way
-// (maxFlights direct calls by "busy0".."busyN", each blocked until f.finish
+// busyCoalescer returns a Coalescer over f with every round trip under way
+// (DefaultMaxFlights direct calls by "busy0".."busyN", each blocked until f.finish
 // lets it end), so that the next call queues.
-func busyCoalescer(t *testing.T, f *fakeRoundTrips) *coalescer {
+func busyCoalescer(t *testing.T, f *fakeRoundTrips) *Coalescer {
 	t.Helper()
-	co := newCoalescer(f.runDirect, f.runBatch)
-	for i := 0; i < maxFlights; i++ {
+	co := New(f.runDirect, f.runBatch)
+	for i := 0; i < DefaultMaxFlights; i++ {
 		go co.eval(context.Background(), callBy(fmt.Sprint("busy", i)))
 		<-f.started
 	}
@@ -27,8 +30,8 @@ func busyCoalescer(t *testing.T, f *fakeRoundTrips) *coalescer {
 // caller runs it on a goroutine of its own, as before.
 func TestEvalWithinLeavesALoneCallToTheCaller(t *testing.T) {
 	f := newFakeRoundTrips()
-	co := newCoalescer(f.runDirect, f.runBatch)
-	_, _, _, queued := co.evalWithin(context.Background(), callBy("a"), time.Now().Add(time.Second))
+	co := New(f.runDirect, f.runBatch)
+	_, _, _, queued := co.EvalWithin(context.Background(), callBy("a"), time.Now().Add(time.Second))
 	if queued || f.direct != 0 {
 		t.Fatalf("queued %v, direct calls %d: a call that would go out at once must be left to its caller", queued, f.direct)
 	}
@@ -40,24 +43,24 @@ func TestEvalWithinGivesUpBeforeItIsSent(t *testing.T) {
 	f := newFakeRoundTrips()
 	co := busyCoalescer(t, f)
 	start := time.Now()
-	_, p, err, queued := co.evalWithin(context.Background(), callBy("late"), start.Add(30*time.Millisecond))
-	if !queued || !errors.Is(err, errNoReply) {
-		t.Fatalf("queued %v, err %v; want queued, errNoReply", queued, err)
+	_, p, err, queued := co.EvalWithin(context.Background(), callBy("late"), start.Add(30*time.Millisecond))
+	if !queued || !errors.Is(err, callerr.ErrNoReply) {
+		t.Fatalf("queued %v, err %v; want queued, callerr.ErrNoReply", queued, err)
 	}
 	if took := time.Since(start); took > 5*time.Second {
 		t.Fatalf("returned after %v, want about the 30ms deadline", took)
 	}
 	select {
-	case <-p.done:
+	case <-p.Done:
 	default:
 		t.Fatal("a call never sent left a pending that is not done")
 	}
 	waitQueued(t, co, 0)
-	for i := 0; i < maxFlights; i++ {
+	for i := 0; i < DefaultMaxFlights; i++ {
 		f.finish <- struct{}{}
 	}
 	waitFlights(t, co, 0)
-	if len(f.batches) != 0 || f.direct != maxFlights {
+	if len(f.batches) != 0 || f.direct != DefaultMaxFlights {
 		t.Fatalf("batches %v, direct %d: the call taken out was sent", f.batches, f.direct)
 	}
 }
@@ -77,8 +80,8 @@ func TestEvalWithinSharesAPipeline(t *testing.T) {
 	queued := []string{"x", "y", "z"}
 	for _, h := range queued {
 		go func() {
-			v, p, err, _ := co.evalWithin(context.Background(), callBy(h), time.Now().Add(time.Minute))
-			<-p.done
+			v, p, err, _ := co.EvalWithin(context.Background(), callBy(h), time.Now().Add(time.Minute))
+			<-p.Done
 			results <- result{h, v, err}
 		}()
 	}
@@ -87,7 +90,7 @@ func TestEvalWithinSharesAPipeline(t *testing.T) {
 	if got := <-f.started; got != "batch" {
 		t.Fatalf("after a round trip ended: %s, want the queued calls as one batch", got)
 	}
-	for i := 0; i < maxFlights; i++ {
+	for i := 0; i < DefaultMaxFlights; i++ {
 		f.finish <- struct{}{}
 	}
 	for range queued {
@@ -102,7 +105,7 @@ func TestEvalWithinSharesAPipeline(t *testing.T) {
 }
 
 // A caller that gives up after its call was sent returns at its deadline
-// with errNoReply and a pending that ends with the pipeline; the others of
+// with callerr.ErrNoReply and a pending that ends with the pipeline; the others of
 // the batch, and the batch itself, are unaffected, even when the caller
 // that gave up was the one to send it.
 func TestEvalWithinGivesUpAfterItIsSent(t *testing.T) {
@@ -112,18 +115,18 @@ func TestEvalWithinGivesUpAfterItIsSent(t *testing.T) {
 			co := busyCoalescer(t, f)
 			type outcome struct {
 				v   any
-				p   *pending
+				p   *Pending
 				err error
 			}
 			gaveUp := make(chan outcome, 1)
 			stayed := make(chan outcome, 1)
 			ctx, cancel := context.WithCancel(context.Background())
 			quitter := func() {
-				v, p, err, _ := co.evalWithin(ctx, callBy("quitter"), time.Time{})
+				v, p, err, _ := co.EvalWithin(ctx, callBy("quitter"), time.Time{})
 				gaveUp <- outcome{v, p, err}
 			}
 			stayer := func() {
-				v, p, err, _ := co.evalWithin(context.Background(), callBy("stayer"), time.Time{})
+				v, p, err, _ := co.EvalWithin(context.Background(), callBy("stayer"), time.Time{})
 				stayed <- outcome{v, p, err}
 			}
 			first, second := stayer, quitter
@@ -140,15 +143,15 @@ func TestEvalWithinGivesUpAfterItIsSent(t *testing.T) {
 			}
 			cancel() // the pipeline is under way: the quitter stops waiting
 			q := <-gaveUp
-			if !errors.Is(q.err, errNoReply) {
-				t.Fatalf("quitter: %v, want errNoReply", q.err)
+			if !errors.Is(q.err, callerr.ErrNoReply) {
+				t.Fatalf("quitter: %v, want callerr.ErrNoReply", q.err)
 			}
 			select {
-			case <-q.p.done:
+			case <-q.p.Done:
 				t.Fatal("the quitter's pending is done while its pipeline is still under way")
 			default:
 			}
-			for i := 0; i < maxFlights; i++ {
+			for i := 0; i < DefaultMaxFlights; i++ {
 				f.finish <- struct{}{}
 			}
 			s := <-stayed
@@ -156,9 +159,9 @@ func TestEvalWithinGivesUpAfterItIsSent(t *testing.T) {
 				t.Fatalf("stayer: %v, %v; want its reply", s.v, s.err)
 			}
 			select {
-			case <-q.p.done:
-				if q.p.err != nil {
-					t.Fatalf("quitter's pending ended with %v, want nil (its reply came)", q.p.err)
+			case <-q.p.Done:
+				if q.p.Err != nil {
+					t.Fatalf("quitter's pending ended with %v, want nil (its reply came)", q.p.Err)
 				}
 			case <-time.After(10 * time.Second):
 				t.Fatal("the quitter's pending never ended after its pipeline did")
@@ -172,24 +175,24 @@ func TestEvalWithinGivesUpAfterItIsSent(t *testing.T) {
 // is sent, every call gets its own reply or gives up with a pending that
 // ends; every call sent is accounted for (a reply, or a caller that gave
 // up after it was sent), so none taken out of the queue was sent; and the
-// coalescer ends with nothing under way.
+// Coalescer ends with nothing under way.
 func TestEvalWithinUnderLoad(t *testing.T) {
 	var sent atomic.Int64
-	direct := func(ctx context.Context, c Call) (any, error) {
+	direct := func(ctx context.Context, c backend.Call) (any, error) {
 		sent.Add(1)
 		time.Sleep(100 * time.Microsecond)
 		return "reply:" + c.Args[0], nil
 	}
-	batch := func(ctx context.Context, calls []Call) []Reply {
+	batch := func(ctx context.Context, calls []backend.Call) []backend.Reply {
 		sent.Add(int64(len(calls)))
 		time.Sleep(100 * time.Microsecond)
-		out := make([]Reply, len(calls))
+		out := make([]backend.Reply, len(calls))
 		for i, c := range calls {
-			out[i] = Reply{Value: "reply:" + c.Args[0]}
+			out[i] = backend.Reply{Value: "reply:" + c.Args[0]}
 		}
 		return out
 	}
-	co := newCoalescer(direct, batch)
+	co := New(direct, batch)
 	const goroutines, calls = 32, 200
 	errs := make(chan error, goroutines)
 	var gaveUp, gaveUpAfterSent, replied, viaQueue atomic.Int64
@@ -204,21 +207,21 @@ func TestEvalWithinUnderLoad(t *testing.T) {
 				if i%5 == 0 {
 					deadline = time.Now().Add(time.Duration(i%3) * 50 * time.Microsecond)
 				}
-				v, p, err, queued := co.evalWithin(context.Background(), callBy(holder), deadline)
+				v, p, err, queued := co.EvalWithin(context.Background(), callBy(holder), deadline)
 				if !queued {
 					v, err = co.eval(context.Background(), callBy(holder))
-					p = finished(err)
+					p = Finished(err)
 				} else {
 					viaQueue.Add(1)
 				}
 				switch {
-				case errors.Is(err, errNoReply):
+				case errors.Is(err, callerr.ErrNoReply):
 					gaveUp.Add(1)
-					if p != neverSent { // the pending of a call never sent is the shared finished one
+					if p != NeverSent { // the pending of a call never sent is the shared finished one
 						gaveUpAfterSent.Add(1)
 					}
 					select {
-					case <-p.done:
+					case <-p.Done:
 					case <-time.After(10 * time.Second):
 						errs <- fmt.Errorf("%s: pending never ended", holder)
 						return

@@ -1,4 +1,8 @@
-package runtime
+// Package callerr tells what the error of one Redis call says, for the
+// runtime and its go-redis backend alike (they must agree): whether a
+// later attempt may succeed (IsTransient), whether the call never left the
+// client (NotSent), and the sentinels both return.
+package callerr
 
 import (
 	"context"
@@ -16,8 +20,20 @@ import (
 // being reconfigured answers NOREPLICAS (min-replicas-to-write), and a
 // Cluster answers TRYAGAIN, CLUSTERDOWN, or a MOVED/ASK that the client did
 // not follow. A waiter whose wait has time left tries again after such an
-// error rather than fail (acquire_recover.go); anything else (a script
+// error rather than fail (runtime/acquire_recover.go); anything else (a script
 // error, NOPERM, a wrong type, a closed client) ends the wait at once.
+
+// ErrNoReply says that a call's reply did not arrive before the caller's
+// context or wait ended: its outcome is unknown.
+var ErrNoReply = errors.New("no reply before the wait ended")
+
+// ErrNeverSent is the error of the pending of a call taken out of a queue
+// before it was sent: it certainly did not run.
+var ErrNeverSent = errors.New("never sent")
+
+// ErrClosed is runtime.ErrClosed: the Locker, or the backend it closed,
+// was closed.
+var ErrClosed = errors.New("lockgen: locker closed")
 
 // transientReplyPrefixes are the error replies of Redis that say "not now"
 // rather than "no".
@@ -32,12 +48,12 @@ var transientErrnos = []syscall.Errno{
 	syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.ECONNABORTED, syscall.EPIPE,
 }
 
-// isTransient reports whether err, the error of one call, may not recur on
-// the next attempt (see above). errNoReply is not: it says the caller's
+// IsTransient reports whether err, the error of one call, may not recur on
+// the next attempt (see above). ErrNoReply is not: it says the caller's
 // wait or context ended, not that Redis is changing; nor is a context's
 // error (it satisfies net.Error's Timeout as well).
-func isTransient(err error) bool {
-	if err == nil || errors.Is(err, errNoReply) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+func IsTransient(err error) bool {
+	if err == nil || errors.Is(err, ErrNoReply) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return false
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -79,9 +95,9 @@ func hasTransientReply(err error) bool {
 	return false
 }
 
-// notSent reports whether err says the call never left the client: its
+// NotSent reports whether err says the call never left the client: its
 // connection could not be dialled (a dial that timed out included).
-func notSent(err error) bool {
+func NotSent(err error) bool {
 	if err == nil {
 		return false // the common case, without errors.As's allocation of op
 	}

@@ -1,8 +1,11 @@
-package runtime
+package callqueue
 
 import (
 	"context"
 	"time"
+
+	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/internal/callerr"
 )
 
 // A call whose caller stops waiting at a deadline, over a client that does
@@ -10,12 +13,12 @@ import (
 // one call may take about a minute at the defaults), needs a goroutine
 // other than its caller's to run on (evalAsync), which the caller leaves
 // when it gives up. Most such calls are acquires of callers with a request
-// deadline, and under load most of them would queue in the coalescer
+// deadline, and under load most of them would queue in the Coalescer
 // anyway. So one that finds
 // the round trips busy waits in the queue itself, listening to its context
-// and its deadline as well (evalWithin): taken out if it gives up before
+// and its deadline as well (EvalWithin): taken out if it gives up before
 // it is sent (nothing happened), or left to its batch with a pending that
-// the batch settles (call.go) if it gives up after. The batch it is to
+// the batch settles (runtime/call.go) if it gives up after. The batch it is to
 // lead goes out on a goroutine of its own, one per batch rather than one
 // per call, since its caller must stay free to give up. A call that would
 // go out at once still runs on a goroutine of its own.
@@ -34,15 +37,15 @@ const (
 	callAbandoned              // its owner gave up; orphan gets the outcome
 )
 
-// evalWithin runs c through the queue for a caller that stops waiting when
+// EvalWithin runs c through the queue for a caller that stops waiting when
 // ctx is done or deadline passes (zero: only ctx). queued is false, and
 // nothing was done, when c would go out at once: the caller runs it some
 // other way. Otherwise p is the call's pending: finished with the reply,
-// or still running (err is errNoReply) if the caller gave up after it was
+// or still running (err is callerr.ErrNoReply) if the caller gave up after it was
 // sent.
-func (co *coalescer) evalWithin(ctx context.Context, c Call, deadline time.Time) (v any, p *pending, err error, queued bool) {
+func (co *Coalescer) EvalWithin(ctx context.Context, c backend.Call, deadline time.Time) (v any, p *Pending, err error, queued bool) {
 	co.mu.Lock()
-	if co.flights < co.maxFlights {
+	if co.flights < co.MaxFlights {
 		co.mu.Unlock()
 		return nil, nil, nil, false
 	}
@@ -60,7 +63,7 @@ func (co *coalescer) evalWithin(ctx context.Context, c Call, deadline time.Time)
 	case batch := <-q.signal:
 		if batch == nil {
 			v, err = q.take()
-			return v, finished(err), err, true
+			return v, Finished(err), err, true
 		}
 		go co.lead(batch) // q is its first call
 	case <-ctx.Done():
@@ -71,7 +74,7 @@ func (co *coalescer) evalWithin(ctx context.Context, c Call, deadline time.Time)
 	select {
 	case <-q.signal: // nil: settled
 		v, err = q.take()
-		return v, finished(err), err, true
+		return v, Finished(err), err, true
 	case <-ctx.Done():
 	case <-stop:
 	}
@@ -81,13 +84,13 @@ func (co *coalescer) evalWithin(ctx context.Context, c Call, deadline time.Time)
 // giveUp handles a caller that stops waiting while q may still be queued:
 // taken out, q was never sent; sent, it is left to its batch, which q's
 // owner must send first if it is the batch's lead.
-func (co *coalescer) giveUp(q *queuedCall) (any, *pending, error, bool) {
+func (co *Coalescer) giveUp(q *queuedCall) (any, *Pending, error, bool) {
 	co.mu.Lock()
 	if !q.sent {
 		co.remove(q)
 		co.mu.Unlock()
 		q.recycle()
-		return nil, neverSent, errNoReply, true // never sent: its pending is over already, and nothing needs giving back
+		return nil, NeverSent, callerr.ErrNoReply, true // never sent: its pending is over already, and nothing needs giving back
 	}
 	leads := q.leads
 	co.mu.Unlock()
@@ -101,15 +104,15 @@ func (co *coalescer) giveUp(q *queuedCall) (any, *pending, error, bool) {
 
 // abandon leaves q, sent, to its batch: the settler closes the pending it
 // returns when the pipeline ends. If the reply came first, it is returned.
-func (co *coalescer) abandon(q *queuedCall) (any, *pending, error, bool) {
-	p := &pending{done: make(chan struct{})}
+func (co *Coalescer) abandon(q *queuedCall) (any, *Pending, error, bool) {
+	p := &Pending{Done: make(chan struct{})}
 	q.orphan = p
 	if q.state.CompareAndSwap(callWaiting, callAbandoned) {
-		return nil, p, errNoReply, true
+		return nil, p, callerr.ErrNoReply, true
 	}
 	<-q.signal // settled meanwhile: its nil is on the way
 	v, err := q.take()
-	return v, finished(err), err, true
+	return v, Finished(err), err, true
 }
 
 // take returns q's reply and recycles q.
@@ -121,14 +124,14 @@ func (q *queuedCall) take() (any, error) {
 
 // deliver hands q its reply r: to its owner, or, if the owner gave up, to
 // the pending it left.
-func (co *coalescer) deliver(q *queuedCall, r Reply) {
+func (co *Coalescer) deliver(q *queuedCall, r backend.Reply) {
 	q.reply = co.settleReply(q, r)
 	if q.state.CompareAndSwap(callWaiting, callSettled) {
 		q.signal <- nil // buffered; q is its owner's again
 		return
 	}
 	p := q.orphan
-	p.err = q.reply.Err
+	p.Err = q.reply.Err
 	q.recycle()
-	close(p.done)
+	close(p.Done)
 }

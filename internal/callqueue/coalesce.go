@@ -1,4 +1,4 @@
-package runtime
+package callqueue
 
 import (
 	"context"
@@ -6,11 +6,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/lockgen/lockgen/backend"
 )
 
-// A coalescer lets concurrent script calls share round trips, the way an
+// A Coalescer lets concurrent script calls share round trips, the way an
 // auto-pipelining client does, without making a lone call wait: a call
-// that finds fewer than maxFlights round trips under way is sent at once,
+// that finds fewer than DefaultMaxFlights round trips under way is sent at once,
 // as before; one that finds them all busy joins a queue. When a round trip
 // ends, its caller takes the whole queue as one batch and hands it to the
 // batch's first call, whose goroutine sends it as one pipeline
@@ -25,8 +27,8 @@ import (
 // happened), and a call already in a batch waits for that pipeline, which
 // the client's own timeouts bound, as they bound a direct call. The
 // runtime relies on that: it cleans up after a call only once the call is
-// over (call.go). A caller that must be free to give up at its deadline
-// queues through evalWithin instead, which hands it the call's pending.
+// over (runtime/call.go). A caller that must be free to give up at its deadline
+// queues through EvalWithin instead, which hands it the call's pending.
 //
 // Over a client that stops a call at its context's deadline (a go-redis
 // client with ContextTimeoutEnabled; HonorsDeadlines: rueidis, whose own
@@ -35,18 +37,18 @@ import (
 // of its calls, and only calls that nothing but a deadline can end join
 // one through eval: a call its caller may cancel goes out on its own
 // round trip (route), counted like any other, unless it waits in the
-// queue listening to its context instead (coalesce_within.go).
-type coalescer struct {
-	direct func(ctx context.Context, c Call) (any, error)
-	batch  func(ctx context.Context, calls []Call) []Reply
+// queue listening to its context instead (within.go).
+type Coalescer struct {
+	direct func(ctx context.Context, c backend.Call) (any, error)
+	batch  func(ctx context.Context, calls []backend.Call) []backend.Reply
 	// deadlines: the client stops a call at its context's deadline
 	// (HonorsDeadlines, or go-redis with ContextTimeoutEnabled), so a
 	// batch carries the earliest deadline of its calls (batchContext) and
 	// only calls that nothing but a deadline can end join one (route).
-	deadlines bool
-	// maxFlights is the package's maxFlights, or more over a client that
-	// pipelines by itself (maxPipelinedFlights).
-	maxFlights int
+	Deadlines bool
+	// MaxFlights is the package's DefaultMaxFlights (New's), or more over a
+	// client that pipelines by itself (runtime's maxPipelinedFlights).
+	MaxFlights int
 
 	mu      sync.Mutex
 	flights int // round trips under way (direct calls and pipelines)
@@ -56,14 +58,14 @@ type coalescer struct {
 	spare [][]*queuedCall
 }
 
-// maxFlights bounds the round trips a coalescer keeps under way before
+// DefaultMaxFlights bounds the round trips a Coalescer keeps under way before
 // calls queue. Four leave a process with a few goroutines (a hot key's
 // holder and its waiters) unqueued: with two, a release could wait behind
 // its waiters' registrations, and the handoff at 8 goroutines rose from
 // about 2.4 to 2.7-3.4 PING round trips. Many goroutines still share
 // pipelines: unbounded, calls never wait but never share either, and 64
 // goroutines on many keys made about half the cycles per second.
-const maxFlights = 4
+const DefaultMaxFlights = 4
 
 // queuedCall is a call waiting for a pipeline. Its owner receives one
 // message on signal: the batch it must send (it is the batch's first
@@ -72,15 +74,15 @@ const maxFlights = 4
 // its owner returns, and nobody else touches a call after signalling it.
 type queuedCall struct {
 	ctx    context.Context
-	c      Call
+	c      backend.Call
 	sent   bool // in a batch: no longer removable
 	leads  bool // the first call of its batch: its owner sends it
-	reply  Reply
+	reply  backend.Reply
 	signal chan []*queuedCall
 	// state and orphan are for an owner that may stop waiting once the
-	// call is sent (coalesce_within.go); other owners never leave it.
+	// call is sent (within.go); other owners never leave it.
 	state  atomic.Int32
-	orphan *pending
+	orphan *Pending
 }
 
 // queuedCalls recycles queuedCalls: a call that queues then costs no
@@ -89,8 +91,8 @@ var queuedCalls = sync.Pool{New: func() any {
 	return &queuedCall{signal: make(chan []*queuedCall, 1)}
 }}
 
-func newCoalescer(direct func(context.Context, Call) (any, error), batch func(context.Context, []Call) []Reply) *coalescer {
-	return &coalescer{direct: direct, batch: batch, maxFlights: maxFlights}
+func New(direct func(context.Context, backend.Call) (any, error), batch func(context.Context, []backend.Call) []backend.Reply) *Coalescer {
+	return &Coalescer{direct: direct, batch: batch, MaxFlights: DefaultMaxFlights}
 }
 
 // batchContext is the context of a batch: the first call's values without
@@ -99,9 +101,9 @@ func newCoalescer(direct func(context.Context, Call) (any, error), batch func(co
 // The calls that share a batch there have no deadline or a shared one
 // (endsOnlyAtDeadline), which the batch then shares too: neither costs a
 // context or a timer per batch.
-func (co *coalescer) batchContext(batch []*queuedCall) (context.Context, context.CancelFunc) {
+func (co *Coalescer) batchContext(batch []*queuedCall) (context.Context, context.CancelFunc) {
 	values := detachedValues(batch[0].ctx)
-	if !co.deadlines {
+	if !co.Deadlines {
 		return values, func() {}
 	}
 	var first context.Context
@@ -111,11 +113,11 @@ func (co *coalescer) batchContext(batch []*queuedCall) (context.Context, context
 			first, at = q.ctx, d
 		}
 	}
-	switch b, ok := first.(*boundedCtx); {
+	switch b, ok := first.(DeadlineOnly); {
 	case first == nil:
 		return values, func() {}
 	case ok:
-		return &boundedCtx{Context: values, dl: b.dl}, func() {}
+		return b.WithValues(values), func() {}
 	}
 	return context.WithDeadline(values, at)
 }
@@ -123,10 +125,10 @@ func (co *coalescer) batchContext(batch []*queuedCall) (context.Context, context
 // detachedValues returns ctx's values without its cancellation; a bounded
 // context holds them already.
 func detachedValues(ctx context.Context) context.Context {
-	if b, ok := ctx.(*boundedCtx); ok {
-		return b.Context
+	if b, ok := ctx.(DeadlineOnly); ok {
+		return b.Values()
 	}
-	return detach(ctx)
+	return Detach(ctx)
 }
 
 // cutShort is the error of a call whose batch ran out of time at another
@@ -143,18 +145,18 @@ func (cutShort) Temporary() bool { return true }
 
 // settleReply is q's reply r, or cutShort if the batch's deadline ended it
 // while q's own has not passed.
-func (co *coalescer) settleReply(q *queuedCall, r Reply) Reply {
-	if co.deadlines && r.Err != nil && errors.Is(r.Err, context.DeadlineExceeded) && q.ctx.Err() == nil {
+func (co *Coalescer) settleReply(q *queuedCall, r backend.Reply) backend.Reply {
+	if co.Deadlines && r.Err != nil && errors.Is(r.Err, context.DeadlineExceeded) && q.ctx.Err() == nil {
 		r.Err = cutShort{}
 	}
 	return r
 }
 
-// route runs c through the coalescer (eval), or, where batches run until
+// Route runs c through the Coalescer (eval), or, where batches run until
 // a deadline (deadlines) and c's caller may cancel it, on its own round
 // trip with its own context, where the cancellation reaches the call.
-func (co *coalescer) route(ctx context.Context, c Call) (any, error) {
-	if co.deadlines && !endsOnlyAtDeadline(ctx) {
+func (co *Coalescer) Route(ctx context.Context, c backend.Call) (any, error) {
+	if co.Deadlines && !EndsOnlyAtDeadline(ctx) {
 		// A round trip under way like any other: calls that find enough
 		// of them queue, and its end sends them.
 		co.mu.Lock()
@@ -168,9 +170,9 @@ func (co *coalescer) route(ctx context.Context, c Call) (any, error) {
 }
 
 // eval runs c, directly or in a pipeline with other queued calls.
-func (co *coalescer) eval(ctx context.Context, c Call) (any, error) {
+func (co *Coalescer) eval(ctx context.Context, c backend.Call) (any, error) {
 	co.mu.Lock()
-	if co.flights < co.maxFlights {
+	if co.flights < co.MaxFlights {
 		co.flights++
 		co.mu.Unlock()
 		v, err := co.direct(ctx, c)
@@ -204,7 +206,7 @@ func (co *coalescer) eval(ctx context.Context, c Call) (any, error) {
 }
 
 // settle sends batch if q is to lead it, and returns q's reply, recycling q.
-func (co *coalescer) settle(q *queuedCall, batch []*queuedCall) (any, error) {
+func (co *Coalescer) settle(q *queuedCall, batch []*queuedCall) (any, error) {
 	if batch != nil {
 		co.lead(batch)
 		<-q.signal // lead delivered q's reply too; buffered, so no wait
@@ -214,7 +216,7 @@ func (co *coalescer) settle(q *queuedCall, batch []*queuedCall) (any, error) {
 
 // recycle gives q back to queuedCalls, holding on to nothing of its call.
 func (q *queuedCall) recycle() {
-	q.ctx, q.c, q.reply, q.leads, q.orphan = nil, Call{}, Reply{}, false, nil
+	q.ctx, q.c, q.reply, q.leads, q.orphan = nil, backend.Call{}, backend.Reply{}, false, nil
 	q.state.Store(callWaiting)
 	queuedCalls.Put(q)
 }
@@ -223,10 +225,10 @@ func (q *queuedCall) recycle() {
 // if it was one (its slice is kept for reuse): the queue, if any, becomes
 // the next batch and its first call's goroutine sends it; otherwise the
 // round trip is given back.
-func (co *coalescer) passOn(sent []*queuedCall) {
+func (co *Coalescer) passOn(sent []*queuedCall) {
 	co.mu.Lock()
 	// At most one slice per batch that can be under way, and the queue's.
-	if sent != nil && len(co.spare) <= co.maxFlights {
+	if sent != nil && len(co.spare) <= co.MaxFlights {
 		clear(sent)
 		co.spare = append(co.spare, sent[:0])
 	}
@@ -253,20 +255,20 @@ func (co *coalescer) passOn(sent []*queuedCall) {
 // values (a tracing hook's span) but not its cancellation: one caller
 // giving up must not fail the others' calls; the client's timeouts bound
 // it. Its goroutine is the first call's owner's (settle), or one of its own
-// for an owner that must stay free to give up (coalesce_within.go).
-func (co *coalescer) lead(batch []*queuedCall) {
+// for an owner that must stay free to give up (within.go).
+func (co *Coalescer) lead(batch []*queuedCall) {
 	ctx, cancel := co.batchContext(batch)
 	defer cancel()
 	if len(batch) == 1 {
 		// A pipeline of one saves nothing; the direct path is the one every
 		// other lone call takes, with the same client behaviour.
-		var r Reply
+		var r backend.Reply
 		r.Value, r.Err = co.direct(ctx, batch[0].c)
 		co.deliver(batch[0], r)
 		co.passOn(batch)
 		return
 	}
-	calls := make([]Call, len(batch))
+	calls := make([]backend.Call, len(batch))
 	for i, q := range batch {
 		calls[i] = q.c
 	}
@@ -277,11 +279,19 @@ func (co *coalescer) lead(batch []*queuedCall) {
 }
 
 // remove takes q, not yet sent, out of the queue; co.mu is held.
-func (co *coalescer) remove(q *queuedCall) {
+func (co *Coalescer) remove(q *queuedCall) {
 	for i, x := range co.queue {
 		if x == q {
 			co.queue = append(co.queue[:i], co.queue[i+1:]...)
 			return
 		}
 	}
+}
+
+// Load returns the round trips under way and the calls queued, for tests
+// that wait until calls have reached the queue.
+func (co *Coalescer) Load() (flights, queued int) {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	return co.flights, len(co.queue)
 }

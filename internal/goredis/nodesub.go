@@ -1,4 +1,4 @@
-package runtime
+package goredis
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockgen/lockgen/internal/keyslot"
@@ -319,7 +320,7 @@ func (ns *nodeSubscriber) forget(channels []string, timeout time.Duration) {
 		ns.unsubscribe(ch, timeout)
 	}
 	for _, sub := range ended {
-		sub.deliver(PayloadUnsubscribed)
+		sub.deliver(backend.PayloadUnsubscribed)
 	}
 }
 
@@ -372,7 +373,7 @@ func (ns *nodeSubscriber) abandon() {
 	}
 	ns.mu.Unlock()
 	for _, sub := range ended {
-		sub.deliver(PayloadUnsubscribed)
+		sub.deliver(backend.PayloadUnsubscribed)
 	}
 }
 

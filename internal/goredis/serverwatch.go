@@ -1,4 +1,4 @@
-package runtime
+package goredis
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockgen/lockgen/internal/callerr"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -151,8 +152,8 @@ func (w *serverWatch) changedTo(id string, troubled bool) (changed, sure bool) {
 func (w *serverWatch) readRunIDPatiently() (id string, troubled bool) {
 	for i := 0; ; i++ {
 		id, err := w.readRunID()
-		if !isTransient(err) || i == len(serverCheckPauses) {
-			return id, troubled || isTransient(err)
+		if !callerr.IsTransient(err) || i == len(serverCheckPauses) {
+			return id, troubled || callerr.IsTransient(err)
 		}
 		troubled = true
 		select {

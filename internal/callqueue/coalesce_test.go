@@ -1,4 +1,4 @@
-package runtime
+package callqueue
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/internal/callerr"
 	"github.com/lockgen/lockgen/lua"
 )
 
@@ -25,7 +27,7 @@ func newFakeRoundTrips() *fakeRoundTrips {
 	return &fakeRoundTrips{started: make(chan string, 64), finish: make(chan struct{}, 64)}
 }
 
-func (f *fakeRoundTrips) runDirect(ctx context.Context, c Call) (any, error) {
+func (f *fakeRoundTrips) runDirect(ctx context.Context, c backend.Call) (any, error) {
 	f.mu.Lock()
 	f.direct++
 	f.mu.Unlock()
@@ -34,12 +36,12 @@ func (f *fakeRoundTrips) runDirect(ctx context.Context, c Call) (any, error) {
 	return "reply:" + c.Args[0], nil
 }
 
-func (f *fakeRoundTrips) runBatch(ctx context.Context, calls []Call) []Reply {
+func (f *fakeRoundTrips) runBatch(ctx context.Context, calls []backend.Call) []backend.Reply {
 	var names []string
-	out := make([]Reply, len(calls))
+	out := make([]backend.Reply, len(calls))
 	for i, c := range calls {
 		names = append(names, c.Args[0])
-		out[i] = Reply{Value: "reply:" + c.Args[0]}
+		out[i] = backend.Reply{Value: "reply:" + c.Args[0]}
 	}
 	f.mu.Lock()
 	f.batches = append(f.batches, names)
@@ -49,14 +51,14 @@ func (f *fakeRoundTrips) runBatch(ctx context.Context, calls []Call) []Reply {
 	return out
 }
 
-func callBy(holder string) Call {
-	return Call{Script: lua.MutexAcquire, Args: []string{holder, "1000", "PUBLISH", "0"}}
+func callBy(holder string) backend.Call {
+	return backend.Call{Script: lua.MutexAcquire, Args: []string{holder, "1000", "PUBLISH", "0"}}
 }
 
 // A lone call goes out at once, on its own round trip.
 func TestCoalescerSendsALoneCallDirectly(t *testing.T) {
 	f := newFakeRoundTrips()
-	co := newCoalescer(f.runDirect, f.runBatch)
+	co := New(f.runDirect, f.runBatch)
 	f.finish <- struct{}{}
 	v, err := co.eval(context.Background(), callBy("a"))
 	if err != nil || v != "reply:a" {
@@ -71,7 +73,7 @@ func TestCoalescerSendsALoneCallDirectly(t *testing.T) {
 // pipeline, when the first round trip ends; each gets its own reply.
 func TestCoalescerBatchesCallsThatQueue(t *testing.T) {
 	f := newFakeRoundTrips()
-	co := newCoalescer(f.runDirect, f.runBatch)
+	co := New(f.runDirect, f.runBatch)
 	results := make(chan string, 16)
 	run := func(h string) {
 		v, err := co.eval(context.Background(), callBy(h))
@@ -81,7 +83,7 @@ func TestCoalescerBatchesCallsThatQueue(t *testing.T) {
 		}
 		results <- h + "=" + v.(string)
 	}
-	for i := 0; i < maxFlights; i++ {
+	for i := 0; i < DefaultMaxFlights; i++ {
 		go run(string(rune('a' + i)))
 		<-f.started // busy on its round trip
 	}
@@ -98,10 +100,10 @@ func TestCoalescerBatchesCallsThatQueue(t *testing.T) {
 	// goroutine sends the batch, so nobody waits for more than one round
 	// trip besides its own.
 	seen := map[string]bool{<-results: true}
-	for i := 0; i < maxFlights; i++ {
+	for i := 0; i < DefaultMaxFlights; i++ {
 		f.finish <- struct{}{}
 	}
-	for i := 1; i < maxFlights+len(queued); i++ {
+	for i := 1; i < DefaultMaxFlights+len(queued); i++ {
 		seen[<-results] = true
 	}
 	for _, h := range queued {
@@ -118,8 +120,8 @@ func TestCoalescerBatchesCallsThatQueue(t *testing.T) {
 // in a pipeline already waits for its reply, so its outcome is final.
 func TestCoalescerCancelledCalls(t *testing.T) {
 	f := newFakeRoundTrips()
-	co := newCoalescer(f.runDirect, f.runBatch)
-	for i := 0; i < maxFlights; i++ {
+	co := New(f.runDirect, f.runBatch)
+	for i := 0; i < DefaultMaxFlights; i++ {
 		go co.eval(context.Background(), callBy(string(rune('a'+i))))
 		<-f.started
 	}
@@ -146,7 +148,7 @@ func TestCoalescerCancelledCalls(t *testing.T) {
 	}
 	// The round trip that carries "sent" and the other direct ones end
 	// (any may take any signal).
-	for i := 0; i < maxFlights; i++ {
+	for i := 0; i < DefaultMaxFlights; i++ {
 		f.finish <- struct{}{}
 	}
 	if v := <-sent; v != "reply:sent" {
@@ -162,7 +164,7 @@ func TestCoalescerCancelledCalls(t *testing.T) {
 }
 
 // waitQueued waits until n calls are queued (bounded).
-func waitQueued(t *testing.T, co *coalescer, n int) {
+func waitQueued(t *testing.T, co *Coalescer, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -183,21 +185,21 @@ func waitQueued(t *testing.T, co *coalescer, n int) {
 // many goroutines, some of them giving up, every call still gets its own
 // reply or its context's error, never another call's.
 func TestCoalescerRecycledCallsKeepTheirReplies(t *testing.T) {
-	reply := func(c Call) any { return "reply:" + c.Args[0] }
-	direct := func(ctx context.Context, c Call) (any, error) {
+	reply := func(c backend.Call) any { return "reply:" + c.Args[0] }
+	direct := func(ctx context.Context, c backend.Call) (any, error) {
 		time.Sleep(50 * time.Microsecond) // a round trip, during which calls queue
 		return reply(c), nil
 	}
 	var batches atomic.Int64
-	batch := func(ctx context.Context, calls []Call) []Reply {
+	batch := func(ctx context.Context, calls []backend.Call) []backend.Reply {
 		batches.Add(1)
-		out := make([]Reply, len(calls))
+		out := make([]backend.Reply, len(calls))
 		for i, c := range calls {
-			out[i] = Reply{Value: reply(c)}
+			out[i] = backend.Reply{Value: reply(c)}
 		}
 		return out
 	}
-	co := newCoalescer(direct, batch)
+	co := New(direct, batch)
 	const goroutines, calls = 32, 200
 	errs := make(chan error, goroutines)
 	var wg sync.WaitGroup
@@ -246,28 +248,29 @@ func TestCoalescerRecycledCallsKeepTheirReplies(t *testing.T) {
 // after a read timeout), not its caller's deadline.
 func TestCoalescerBatchRunsUntilTheEarliestDeadline(t *testing.T) {
 	release := make(chan struct{})
-	direct := func(ctx context.Context, c Call) (any, error) {
+	direct := func(ctx context.Context, c backend.Call) (any, error) {
 		<-release
 		return "reply:" + c.Args[0], nil
 	}
 	var batchDeadline time.Time
-	batch := func(ctx context.Context, calls []Call) []Reply {
+	batch := func(ctx context.Context, calls []backend.Call) []backend.Reply {
 		batchDeadline, _ = ctx.Deadline()
 		<-ctx.Done() // Redis does not answer
-		out := make([]Reply, len(calls))
+		out := make([]backend.Reply, len(calls))
 		for i := range out {
 			out[i].Err = ctx.Err()
 		}
 		return out
 	}
-	co := newCoalescer(direct, batch)
-	co.deadlines = true
-	for i := 0; i < maxFlights; i++ {
+	co := New(direct, batch)
+	co.Deadlines = true
+	for i := 0; i < DefaultMaxFlights; i++ {
 		go co.eval(context.Background(), callBy(string(rune('a'+i))))
 	}
-	waitFlights(t, co, maxFlights)
-	bound := &sharedBound{d: 200 * time.Millisecond}
-	soon := &boundedCtx{Context: context.Background(), dl: bound.get(time.Now())}
+	waitFlights(t, co, DefaultMaxFlights)
+	dl, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	soon := &sharedDeadlineCtx{Context: context.Background(), dl: dl}
 	errs := make(chan error, 2)
 	go func() { _, err := co.eval(soon, callBy("soon")); errs <- err }()
 	waitQueued(t, co, 1)
@@ -280,21 +283,21 @@ func TestCoalescerBatchRunsUntilTheEarliestDeadline(t *testing.T) {
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
 			deadline++
-		case isTransient(err):
+		case callerr.IsTransient(err):
 			transient++
 		}
 	}
 	if deadline != 1 || transient != 1 {
 		t.Errorf("errors %v: want the deadline for the call whose deadline it was, a transient error for the other", got)
 	}
-	if !batchDeadline.Equal(soon.dl.at) {
-		t.Errorf("batch deadline %v, want the earliest call's, %v", batchDeadline, soon.dl.at)
+	if at, _ := soon.Deadline(); !batchDeadline.Equal(at) {
+		t.Errorf("batch deadline %v, want the earliest call's, %v", batchDeadline, at)
 	}
 	close(release)
 }
 
 // waitFlights waits until n round trips are under way (bounded).
-func waitFlights(t *testing.T, co *coalescer, n int) {
+func waitFlights(t *testing.T, co *Coalescer, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -311,65 +314,18 @@ func waitFlights(t *testing.T, co *coalescer, n int) {
 	}
 }
 
-// Over a backend marked HonorsDeadlines, a call whose caller may cancel it
-// never waits in a queue, whatever is under way: it runs at once, on its
-// own context, so that the cancellation reaches the call itself.
-func TestHonorsDeadlinesCancellableCallsRunAlone(t *testing.T) {
-	started := make(chan string, 16)
-	release := make(chan struct{})
-	b := HonorsDeadlines(evalFunc(func(ctx context.Context, c Call) (any, error) {
-		started <- c.Args[0]
-		select {
-		case <-release:
-			return int64(1), nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}))
-	for i := 0; i < maxPipelinedFlights; i++ {
-		go b.Eval(context.Background(), callBy("busy"))
-		<-started
-	}
-	// Every round trip is busy: a call that may share one queues.
-	go b.Eval(context.Background(), callBy("queued"))
-	waitQueued(t, b.(*deadlineHonoringBackend).co, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { _, err := b.Eval(ctx, callBy("cancellable")); done <- err }()
-	select {
-	case h := <-started:
-		if h != "cancellable" {
-			t.Fatalf("started %s, want the cancellable call", h)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("a cancellable call waited for a batch")
-	}
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled call: %v, want context.Canceled from the call itself", err)
-	}
-	close(release)
+// sharedDeadlineCtx is a DeadlineOnly as the runtime's bounded contexts
+// are: values never cancelled, and a deadline whose Done it shares.
+type sharedDeadlineCtx struct {
+	context.Context                 // the values
+	dl              context.Context // the shared deadline
 }
 
-// evalFunc is a Backend whose Eval is the function, and EvalBatch runs it
-// call by call.
-type evalFunc func(ctx context.Context, c Call) (any, error)
+func (c *sharedDeadlineCtx) Deadline() (time.Time, bool) { return c.dl.Deadline() }
+func (c *sharedDeadlineCtx) Done() <-chan struct{}       { return c.dl.Done() }
+func (c *sharedDeadlineCtx) Err() error                  { return c.dl.Err() }
+func (c *sharedDeadlineCtx) Values() context.Context     { return c.Context }
 
-func (f evalFunc) Eval(ctx context.Context, c Call) (any, error) { return f(ctx, c) }
-func (evalFunc) Caps() Caps                                      { return Caps{} }
-func (f evalFunc) EvalBatch(ctx context.Context, calls []Call) []Reply {
-	out := make([]Reply, len(calls))
-	for i, c := range calls {
-		out[i].Value, out[i].Err = f(ctx, c)
-	}
-	return out
+func (c *sharedDeadlineCtx) WithValues(values context.Context) context.Context {
+	return &sharedDeadlineCtx{Context: values, dl: c.dl}
 }
-func (f evalFunc) EvalWait(ctx context.Context, c Call, replicas int, timeout time.Duration) (any, int, error) {
-	v, err := f(ctx, c)
-	return v, 0, err
-}
-func (evalFunc) Subscribe(context.Context, string, func(string)) (func(), error) {
-	return func() {}, nil
-}
-func (evalFunc) PublishCommand() string { return "PUBLISH" }
-func (evalFunc) Close() error           { return nil }

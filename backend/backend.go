@@ -1,4 +1,4 @@
-package runtime
+package backend
 
 import (
 	"context"
@@ -14,15 +14,26 @@ type Call struct {
 	Args   []string
 
 	// vals is Keys then Args boxed, when the runtime made them once for
-	// many calls (argv.go); nil otherwise.
+	// many calls (WithBoxed); nil otherwise.
 	vals []any
 }
 
-// boxedKeysArgs returns c's KEYS then ARGV as the runtime boxed them, if
-// c carries them and they still are c's: a Backend that wraps another may
-// pass on a Call whose Keys or Args it replaced. Equal strings compare in
-// a pointer check when they share their bytes, as these do.
-func (c *Call) boxedKeysArgs() ([]any, bool) {
+// WithBoxed returns c carrying vals, its Keys then its Args each already
+// in an any: the runtime boxes the values a holder's calls share once per
+// acquisition, so that a backend that sends a []any per command
+// (Caps.BoxedArgs) need not box them again for every call. vals is not
+// copied and must not change afterwards; nil drops what c carried.
+func (c Call) WithBoxed(vals []any) Call {
+	c.vals = vals
+	return c
+}
+
+// Boxed returns c's KEYS then ARGV as WithBoxed gave them, if c carries
+// them and they still are c's: a Backend that wraps another may pass on a
+// Call whose Keys or Args it replaced, and then Boxed reports false.
+// Equal strings compare in a pointer check when they share their bytes,
+// as these do, so the check costs no allocation and little time.
+func (c *Call) Boxed() ([]any, bool) {
 	if c.vals == nil || len(c.vals) != len(c.Keys)+len(c.Args) {
 		return nil, false
 	}
@@ -53,8 +64,8 @@ type Reply struct {
 // this payload.
 const PayloadUnsubscribed = "unsubscribed"
 
-// Backend is what a Locker needs from Redis. New wraps a go-redis client in
-// one (NewGoRedisBackend); package embedded provides one that runs the same
+// Backend is what a Locker needs from Redis. runtime.New wraps a go-redis
+// client in one (goredisbackend.New); package embedded provides one that runs the same
 // scripts in process. Implement it to put lockgen on another client.
 //
 // Every method must be safe for concurrent use and bounded by its context.
@@ -120,7 +131,7 @@ type Caps struct {
 	// HonorsDeadline says that every call (Eval, EvalBatch, EvalWait)
 	// returns by its context's deadline by itself, as rueidis's do: the
 	// Locker then runs calls on the caller's goroutine with the deadline on
-	// the context (see HonorsDeadlines).
+	// the context (see runtime.HonorsDeadlines).
 	HonorsDeadline bool
 
 	// BoxedArgs says that the backend sends the KEYS and ARGV the runtime

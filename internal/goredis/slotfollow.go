@@ -1,4 +1,4 @@
-package runtime
+package goredis
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/lockgen/lockgen/internal/callerr"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -40,7 +41,7 @@ func lostRoute(err error) bool {
 	}
 	// A dial that timed out wraps DeadlineExceeded too; it is a node that
 	// cannot be reached, not the caller's deadline.
-	if notSent(err) {
+	if callerr.NotSent(err) {
 		return true
 	}
 	if errors.Is(err, context.DeadlineExceeded) {

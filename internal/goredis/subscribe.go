@@ -1,4 +1,4 @@
-package runtime
+package goredis
 
 import (
 	"context"
@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockgen/lockgen/internal/callerr"
 	"github.com/redis/go-redis/v9"
 )
 
 // The go-redis backend's side of Subscribe: it finds the node that serves a
 // channel, follows the channel's slot when it moves, and keeps one
-// nodeSubscriber (backend_goredis_nodesub.go) per node.
+// nodeSubscriber (nodesub.go) per node.
 
 // Subscription pacing on a Cluster whose slots move.
 const (
@@ -67,7 +68,7 @@ func (b *goRedisBackend) subscribeOnce(ctx context.Context, channel string, deli
 	}
 	ns := b.subscriber(node, addr)
 	if ns == nil {
-		return nil, ErrClosed
+		return nil, callerr.ErrClosed
 	}
 	return ns.subscribe(ctx, channel, deliver)
 }

@@ -1,0 +1,119 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockgen/lockgen/internal/callqueue"
+	"github.com/lockgen/lockgen/redistest"
+)
+
+// pipelineSizes records the size of every pipeline of script calls a
+// go-redis client sends (not those that set up a new connection).
+type pipelineSizes struct {
+	mu    sync.Mutex
+	sizes []int
+}
+
+func (p *pipelineSizes) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (p *pipelineSizes) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (p *pipelineSizes) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if len(cmds) > 0 && cmds[0].Name() == "evalsha" {
+			p.mu.Lock()
+			p.sizes = append(p.sizes, len(cmds))
+			p.mu.Unlock()
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// deadlineClientBehindProxy returns a go-redis client with
+// ContextTimeoutEnabled (and long timeouts of its own) to a new server
+// behind a proxy, and what records its pipelines of script calls.
+func deadlineClientBehindProxy(t *testing.T) (*redistest.Proxy, *redis.Client, *pipelineSizes) {
+	proxy := redistest.StartProxy(t, redistest.Start(t).Addr)
+	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr, ContextTimeoutEnabled: true, PoolSize: 16,
+		ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second})
+	t.Cleanup(func() { rdb.Close() })
+	pipes := &pipelineSizes{}
+	rdb.AddHook(pipes)
+	return proxy, rdb, pipes
+}
+
+// Acquires whose callers may cancel them (a request's context, with a
+// deadline) share pipelines too when they queue over such a client: each
+// waits in the queue listening to its context (coalesce_within.go), so one
+// whose caller gives up returns at once, and is never sent if it had not
+// been.
+func TestGoRedisWithContextTimeoutSharesCancellableAcquires(t *testing.T) {
+	proxy, rdb, pipes := deadlineClientBehindProxy(t)
+	l := New(rdb)
+	t.Cleanup(func() { l.Close() })
+	co := l.queue
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	warm, err := l.Acquire(ctx, Lock{Kind: Mutex, Key: "share-warm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := warm.Release(); err != nil {
+		t.Fatal(err)
+	}
+
+	proxy.SetMode(redistest.Blackhole())
+	type result struct {
+		key string
+		h   *Held
+		err error
+	}
+	results := make(chan result, callqueue.DefaultMaxFlights+3)
+	acquire := func(ctx context.Context, key string) {
+		h, err := l.Acquire(ctx, Lock{Kind: Mutex, Key: key})
+		results <- result{key, h, err}
+	}
+	for i := range callqueue.DefaultMaxFlights {
+		go acquire(ctx, fmt.Sprint("share-busy-", i))
+	}
+	waitFlights(t, co, callqueue.DefaultMaxFlights)
+	go acquire(ctx, "share-queued-1")
+	waitQueued(t, co, 1)
+	quitCtx, quit := context.WithCancel(ctx)
+	go acquire(quitCtx, "share-quitter")
+	waitQueued(t, co, 2)
+	go acquire(ctx, "share-queued-2")
+	waitQueued(t, co, 3)
+	quit()
+	r := <-results // the round trips under way are still blackholed
+	if r.key != "share-quitter" || !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("first to return: %s with %v, want the cancelled caller with context.Canceled", r.key, r.err)
+	}
+	proxy.SetMode(redistest.Forward())
+	for range callqueue.DefaultMaxFlights + 2 {
+		r := <-results
+		if r.err != nil {
+			t.Fatalf("%s: %v", r.key, r.err)
+		}
+		if err := r.h.Release(); err != nil {
+			t.Fatalf("%s: release: %v", r.key, err)
+		}
+	}
+	pipes.mu.Lock()
+	sizes := append([]int(nil), pipes.sizes...)
+	pipes.mu.Unlock()
+	if len(sizes) == 0 || sizes[0] != 2 {
+		t.Errorf("pipelines sent: %v, want the two acquires that stayed queued as the first", sizes)
+	}
+	// The cancelled acquire was never sent: its key is free.
+	h, err := l.Acquire(ctx, Lock{Kind: Mutex, Key: "share-quitter", Wait: NoWait})
+	if err != nil {
+		t.Fatalf("the cancelled caller's lock: %v, want it free", err)
+	}
+	h.Release()
+}
