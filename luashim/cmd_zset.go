@@ -79,45 +79,84 @@ func (c *call) membersInRange(args []string) ([]ZMember, *ReplyError) {
 
 // cmdZAdd is ZADD with the one option the scripts use, NX.
 func cmdZAdd(c *call, args []string) any {
-	nx := false
-	i := 2
-	for ; i < len(args); i++ {
-		opt := strings.ToUpper(args[i])
-		if opt == "XX" || opt == "GT" || opt == "LT" || opt == "CH" || opt == "INCR" {
-			return unsupported("zadd", opt)
-		}
-		if opt != "NX" {
-			break
-		}
-		nx = true
-	}
-	pairs := args[i:]
-	if len(pairs) == 0 || len(pairs)%2 != 0 {
-		return errSyntax
-	}
-	scores := make([]float64, len(pairs)/2)
-	for j := range scores {
-		f, ok := parseScore(pairs[2*j])
-		if !ok {
-			return errNotFloat
-		}
-		scores[j] = f
-	}
-	z, err := writableAt(c, args[1], newZSet)
+	f, i, err := parseZAddFlags(args)
 	if err != nil {
 		return err
 	}
-	var added int64
+	pairs := args[i:]
+	scores := make([]float64, len(pairs)/2)
+	for j := range scores {
+		s, ok := parseScore(pairs[2*j])
+		if !ok {
+			return errNotFloat
+		}
+		scores[j] = s
+	}
+	if e, _, err := typedAt(c, args[1], newZSet); err != nil || (e == nil && f.xx) {
+		if err != nil {
+			return err
+		}
+		return int64(0) // XX never creates the key
+	}
+	z, _ := writableAt(c, args[1], newZSet)
+	var added, changed int64
 	for j, score := range scores {
 		member := pairs[2*j+1]
-		if _, exists := z.scores[member]; exists && nx {
+		old, exists := z.scores[member]
+		switch {
+		case exists && (f.nx || (f.gt && score <= old) || score == old):
+			continue
+		case !exists && f.xx:
 			continue
 		}
 		if z.add(member, score) {
 			added++
+		} else {
+			changed++
 		}
 	}
+	if f.ch {
+		return added + changed
+	}
 	return added
+}
+
+// zaddFlags are the ZADD options the scripts use: NX (join), and XX GT CH
+// (fair_heartbeat keeps a place only if it is there, only later).
+type zaddFlags struct{ nx, xx, gt, ch bool }
+
+// parseZAddFlags reads ZADD's options and returns them with the index of
+// the first score, or Redis's error for a bad combination. LT and INCR,
+// which no script uses, are refused.
+func parseZAddFlags(args []string) (zaddFlags, int, *ReplyError) {
+	var f zaddFlags
+	i := 2
+options:
+	for ; i < len(args); i++ {
+		switch strings.ToUpper(args[i]) {
+		case "NX":
+			f.nx = true
+		case "XX":
+			f.xx = true
+		case "GT":
+			f.gt = true
+		case "CH":
+			f.ch = true
+		case "LT", "INCR":
+			return f, 0, unsupported("zadd", strings.ToUpper(args[i]))
+		default:
+			break options
+		}
+	}
+	switch n := len(args) - i; {
+	case n == 0 || n%2 != 0:
+		return f, 0, errSyntax
+	case f.nx && f.xx:
+		return f, 0, replyErr("ERR XX and NX options at the same time are not compatible")
+	case f.nx && f.gt:
+		return f, 0, replyErr("ERR GT, LT, and/or NX options at the same time are not compatible")
+	}
+	return f, i, nil
 }
 
 func cmdZRem(c *call, args []string) any {
