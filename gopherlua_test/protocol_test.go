@@ -78,6 +78,9 @@ func (m *mix) call(s *lua.Script, holder string, extra ...string) any {
 	if !m.still {
 		m.tick()
 	}
+	if s == lua.FairHeartbeat && extra == nil {
+		extra = []string{"0", "1"} // the deadline by the server's TIME, a TTL refresh
+	}
 	return m.tg.eval(s, m.keys, append([]string{holder, "1000", "PUBLISH"}, extra...))
 }
 
