@@ -237,6 +237,9 @@ func (d *watchdog) applyHeartbeats(hbs []*heartbeat, sent, now time.Time, replie
 		default:
 			hb.failures = 0
 			hb.due = sent.Add(heartbeatEvery(hb.lease))
+			// The place is gone; the one the next attempt makes may be in
+			// new sets, whose TTLs no refresh has set yet.
+			hb.refreshed = time.Time{}
 			evicted = append(evicted, hb.evicted)
 		}
 	}
