@@ -79,6 +79,10 @@ var costCommands = map[string]string{
 
 // costCases pin the common paths. The package documentation of lua carries
 // the same table; change both together.
+// farDeadline is a fair heartbeat's deadline far in the future (year
+// 5138, in server ms): it always grows the place's.
+const farDeadline = "99999999999999"
+
 var costCases = []costCase{
 	{"mutex uncontended acquire", mutexFamily, nil, nil, []string{"mutex_acquire", "A", "1000", "500"}, 4},
 	{"mutex uncontended acquire, tombstone", mutexFamily, mutexReleased, nil, []string{"mutex_acquire", "B", "1000", "500"}, 2},
@@ -109,11 +113,19 @@ var costCases = []costCase{
 	// already long enough and ask whether the set has one).
 	{"fair busy (joins behind)", fairFamily, fairQueued, nil, []string{"fair_acquire", "C", "2000"}, 7},
 	{"fair busy (queued)", fairFamily, fairQueued, nil, []string{"fair_acquire", "B", "1000"}, 8},
-	{"fair heartbeat", fairFamily, fairQueued, nil, []string{"fair_heartbeat", "B", "1000"}, 6},
-	{"fair heartbeat, not queued", fairFamily, fairHeld, nil, []string{"fair_heartbeat", "B", "1000"}, 2},
+	// The common path (issue 24): PTTL and ZADD XX GT CH at the deadline
+	// the runtime sends, far ahead here so that it always grows; every
+	// third heartbeat or so also refreshes the sets' TTLs (2 PEXPIREAT).
+	{"fair heartbeat", fairFamily, fairQueued, nil, []string{"fair_heartbeat", "B", "1000", farDeadline, "0"}, 2},
+	{"fair heartbeat, refresh", fairFamily, fairQueued, nil, []string{"fair_heartbeat", "B", "1000", farDeadline, "1"}, 4},
+	// A deadline that does not grow (an acquire gave a later one): ZSCORE
+	// tells it from a place that is gone.
+	{"fair heartbeat, deadline not later", fairFamily, fairQueued, nil, []string{"fair_heartbeat", "B", "1000", "1", "0"}, 3},
+	{"fair heartbeat, not queued", fairFamily, fairHeld, nil, []string{"fair_heartbeat", "B", "1000", farDeadline, "1"}, 3},
 	// A's lock gone (expired with its floor): B's heartbeat finds the lock
-	// free and hands it to B, first in line.
-	{"fair heartbeat, lock free", fairFamily, fairQueued, [][]string{{"DEL", "$B"}}, []string{"fair_heartbeat", "B", "1000"}, 15},
+	// free and hands it to B, first in line. This path reads TIME and
+	// ignores the deadline sent.
+	{"fair heartbeat, lock free", fairFamily, fairQueued, [][]string{{"DEL", "$B"}}, []string{"fair_heartbeat", "B", "1000", farDeadline, "0"}, 15},
 	{"fair renew", fairFamily, fairHeld, nil, []string{"fair_renew", "A", "1000"}, 3},
 	{"fair release, no waiters", fairFamily, fairHeld, nil, []string{"fair_release", "A", "1000"}, 4},
 	{"fair release, hands over", fairFamily, fairQueued, nil, []string{"fair_release", "A", "1000"}, 6},

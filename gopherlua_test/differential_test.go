@@ -19,6 +19,7 @@ func allScenarios() []*scenario {
 	all = append(all, mutexInvariantScenarios()...)
 	all = append(all, mutexFloorScenarios()...)
 	all = append(all, fairScenarios()...)
+	all = append(all, fairHeartbeatScenarios()...)
 	all = append(all, fairHandOverScenarios()...)
 	all = append(all, rwScenarios()...)
 	all = append(all, semaphoreScenarios()...)

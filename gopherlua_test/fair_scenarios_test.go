@@ -227,16 +227,17 @@ func fairScenarios() []*scenario {
 					// (900), B's (1100).
 					expect: []keyWant{{suffix: ":queue", members: []string{"B", "C", "D"}},
 						{suffix: ":alive", members: []string{"C", "D", "B"}, deadlines: []time.Duration{520 * ms, 900 * ms, 1100 * ms}}}},
-				// C's late heartbeat: its place is gone.
-				{at: 610 * ms, script: hb, holder: "C", lease: 500 * ms, want: integer(0),
-					expect: []keyWant{{suffix: ":queue", members: []string{"B", "D"}},
-						{suffix: ":alive", members: []string{"D", "B"}, deadlines: []time.Duration{900 * ms, 1100 * ms}}}},
+				// C's late heartbeat: nobody removed its place, which it
+				// keeps (no script acted on its death); then C dies.
+				{at: 610 * ms, script: hb, holder: "C", lease: 500 * ms, want: kept(),
+					expect: []keyWant{{suffix: ":queue", members: []string{"B", "C", "D"}},
+						{suffix: ":alive", members: []string{"D", "B", "C"}, deadlines: []time.Duration{900 * ms, 1100 * ms, 1110 * ms}}}},
 				{at: 700 * ms, script: hb, holder: "D", lease: 500 * ms, want: kept()},
 				{at: 800 * ms, script: hb, holder: "B", lease: 500 * ms, want: kept()},
 				// A releases: B, first in line, is handed the lock for
 				// what is left of its place (until 1300 ms).
 				{at: 900 * ms, script: rel, holder: "A", lease: 3000 * ms, want: handedTo("B"),
-					expect: []keyWant{{holder: "B", ttl: 400 * ms, handed: true}, {suffix: ":queue", members: []string{"D"}}}},
+					expect: []keyWant{{holder: "B", ttl: 400 * ms, handed: true}, {suffix: ":queue", members: []string{"C", "D"}}}},
 				// B crashed right then; D keeps heartbeating. Once B's
 				// hold runs out (1300 ms), D's heartbeat keeps D's place
 				// and, the lock being free, hands it to D, first in line.
@@ -287,7 +288,9 @@ func fairScenarios() []*scenario {
 					expect: []keyWant{{suffix: ":alive", members: []string{"C", "B"}, deadlines: []time.Duration{500 * ms, 1010 * ms}}}},
 				{at: 300 * ms, script: rel, holder: "A", lease: 2000 * ms, want: handedTo("B"),
 					expect: []keyWant{{holder: "B", ttl: 710 * ms, handed: true}, {suffix: ":queue", members: []string{"C"}},
-						{suffix: ":alive", members: []string{"C"}, deadlines: []time.Duration{500 * ms}, ttl: 710 * ms}}},
+						// C's heartbeat refreshed the sets' TTLs to its
+						// deadline + 3 leases (1400 ms).
+						{suffix: ":alive", members: []string{"C"}, deadlines: []time.Duration{500 * ms}, ttl: 1100 * ms}}},
 			},
 			wakes: []string{grantWake("B")},
 		},

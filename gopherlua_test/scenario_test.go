@@ -352,6 +352,11 @@ func (r *run) exec(st *step) any {
 		if st.extraAt != nil {
 			extra = st.extraAt(r.tg.start())
 		}
+		if extra == nil && st.script == lua.FairHeartbeat {
+			// As the runtime sends it: the deadline a lease from now on
+			// the server's clock (here exact), and a TTL refresh.
+			extra = heartbeatArgs(r.tg.start(), st.at+st.lease, true)
+		}
 		if st.ownFence {
 			extra = append([]string{strconv.FormatInt(r.fences[st.side()], 10)}, st.extra...)
 		}
@@ -453,8 +458,15 @@ func sameGrant() check {
 func busy(ms int64) check {
 	return func(r *run, st *step, got any) error {
 		a, ok := got.([]any)
-		if !ok || len(a) < 2 || len(a) > 4 {
-			return fmt.Errorf("reply %#v, want {0, wait_ms[, holder[, left_ms]]}", got)
+		if !ok || len(a) < 2 || len(a) > 5 {
+			return fmt.Errorf("reply %#v, want {0, wait_ms[, holder[, left_ms[, now_ms]]]}", got)
+		}
+		if len(a) == 5 {
+			// fair_acquire: the server clock, for the waiter's heartbeats.
+			now, ok := a[4].(int64)
+			if d := now - r.tg.start().Add(st.at).UnixMilli(); !ok || d > r.tol || -d > r.tol {
+				return fmt.Errorf("reply %v: now_ms not the server clock at the step", got)
+			}
 		}
 		flag, ok1 := a[0].(int64)
 		wait, ok2 := a[1].(int64)

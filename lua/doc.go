@@ -263,8 +263,10 @@
 //	fair busy (joins queue)               9   GET TIME PTTL ZADD(NX) ZADD PEXPIREAT×4(GT, NX: new sets)
 //	fair busy (joins behind)              7   GET TIME PTTL ZADD(NX) ZADD PEXPIREAT×2(GT)
 //	fair busy (queued)                    8   GET TIME PTTL ZADD(NX) ZSCORE ZADD PEXPIREAT×2(GT)
-//	fair heartbeat                        6   PTTL ZSCORE TIME ZADD PEXPIREAT×2(GT)
-//	fair heartbeat, not queued            2   PTTL ZSCORE
+//	fair heartbeat                        2   PTTL ZADD(XX GT CH)
+//	fair heartbeat, refresh               4   PTTL ZADD(XX GT CH) PEXPIREAT×2(GT)
+//	fair heartbeat, deadline not later    3   PTTL ZADD(XX GT CH) ZSCORE
+//	fair heartbeat, not queued            3   PTTL ZADD(XX GT CH) ZSCORE
 //	fair heartbeat, lock free            15   PTTL GET TIME ZSCORE ZADD PEXPIREAT×2 ZRANGE ZSCORE ZREM×2 TIME SET PUBLISH PTTL
 //	fair renew                            3   GET PTTL PEXPIRE
 //	fair release, no waiters              4   GET TIME ZPOPMIN SET(tombstone)

@@ -14,11 +14,13 @@
 -- (one whose place ran out goes to the back).
 --
 -- Reply: fence        acquired (an integer: cheaper for Redis than {1, fence})
---        {0, wait_ms, holder, left_ms}
+--        {0, wait_ms, holder, left_ms, now_ms}
 --                     queued: retry within wait_ms (what is left of the
 --                     lock's lease), or on "grant:<fence>:<holder>" for the
 --                     caller; holder holds the lock for left_ms more (for
---                     the caller's errors)
+--                     the caller's errors); now_ms is the server clock (ms),
+--                     from which the caller's heartbeats compute the
+--                     deadlines of its place without TIME (fair_heartbeat)
 -- Wake: "grant:<fence>:<head>" when the lock is free and someone else is
 -- first in line: the lock is handed to it and the caller queues behind it.
 local queue, alive = KEYS[2], KEYS[3]
@@ -55,4 +57,4 @@ end
 -- Held: the caller queues, whoever is first. Dead places are not looked
 -- for here: they go when they come first in line.
 lg_fair_join(queue, alive, holder, lease, now_ms, now_us)
-return { 0, lg_wait(wait, lease), by, wait }
+return { 0, lg_wait(wait, lease), by, wait, now_ms }

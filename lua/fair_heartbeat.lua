@@ -2,7 +2,10 @@
 --
 -- KEYS[1] B, KEYS[2] B:queue, KEYS[3] B:alive, KEYS[4] B:wake
 -- ARGV[1] holder id, ARGV[2] lease ms (the place lives this long), ARGV[3]
--- PUBLISH | SPUBLISH
+-- PUBLISH | SPUBLISH, ARGV[4] the new deadline of the place in server ms,
+-- as the runtime estimates it (0: unknown, the script reads TIME), ARGV[5]
+-- "1" to refresh the sets' TTLs (to at least the deadline + 3 leases),
+-- else "0"
 --
 -- Reply: n >= 1  place kept; the lock's lease (whoever holds it now) ends
 --                within n ms (at most the lease), when the next heartbeat
@@ -15,39 +18,62 @@
 --                its own).
 -- Wake: "grant:<fence>:<head>" when the lock is free while someone waits
 -- (possibly the caller, whose waiting goroutine must hear it).
+--
+-- What the common path trusts: ARGV[4], the deadline the caller gives its
+-- own place, without reading TIME to check it (a third of this path's
+-- commands). The runtime derives it from the server clock it read in its
+-- last busy reply (fair_acquire's now_ms) plus its monotonic time since
+-- that call was sent, so it errs late by at most that call's one-way delay
+-- (docs/design.md, "Fair heartbeats"). It is no new trust: the caller
+-- already chooses its lease, and so how long its place lives; and it moves
+-- only the caller's own place, only later (GT), and only if the place is
+-- still there (XX): no other waiter's place, no order, no lock changes.
 local queue, alive = KEYS[2], KEYS[3]
-local holder, lease, pub, err = lg_args(4, 3)
+local holder, lease, pub, err = lg_args(4, 5)
 if err then return err end
+local deadline, refresh = tonumber(ARGV[4]), ARGV[5]
+if not deadline or deadline < 0 or deadline >= 2 ^ 50 or deadline % 1 ~= 0
+    or (refresh ~= '0' and refresh ~= '1') then
+  return lg_error('want a deadline of ms in 0..2^50 and a refresh flag 0 or 1')
+end
+refresh = refresh == '1'
 
 -- The common case, a waiter behind a holder whose lease runs: one PTTL
--- says so, without the GET that only a free lock needs, and the place is
--- kept with ZSCORE, TIME, ZADD and the sets' TTLs.
+-- says so, one ZADD XX GT keeps the place (1), or finds it gone (0). A 0
+-- may also be a place whose deadline did not grow (an acquire attempt gave
+-- it a later one): only then does ZSCORE tell the two apart. A place that
+-- ran out but that nobody removed is kept: no script acted on its death
+-- (they remove what they find dead). The sets' TTLs are refreshed only
+-- when asked, every few heartbeats.
 local left = lg_lease_left(KEYS[1])
 if left >= 0 then
-  local deadline = redis.call('ZSCORE', alive, holder)
-  if not deadline then return 0 end
-  local now_ms = lg_now()
-  if deadline + 0 <= now_ms then
-    -- The place ran out before this heartbeat came: it is gone, as it
-    -- would have been had anyone looked for it earlier.
-    redis.call('ZREM', queue, holder)
-    redis.call('ZREM', alive, holder)
+  if deadline == 0 then deadline = lg_now() + lease end
+  if redis.call('ZADD', alive, 'XX', 'GT', 'CH', lg_int(deadline), holder) == 0
+      and not redis.call('ZSCORE', alive, holder) then
     return 0
   end
-  lg_fair_keep_alive(queue, alive, holder, now_ms + lease, false)
+  if refresh then
+    lg_fair_expire_at_least(queue, lg_int(deadline + 3 * lease), false)
+    lg_fair_expire_at_least(alive, lg_int(deadline + 3 * lease), false)
+  end
   return lg_wait(left, lease)
 end
 
 -- Free (absent, a tombstone, a lease that ended, or a damaged key): keep
--- the place as above, then hand the lock to the first live waiter.
+-- the place by the server's clock, then hand the lock to the first live
+-- waiter.
 local owner, fence, _, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
 if bad then return bad end
 local now_ms = lg_now()
-local kept, deadline = false, redis.call('ZSCORE', alive, holder)
-if deadline and deadline + 0 > now_ms then
+local kept, old = false, redis.call('ZSCORE', alive, holder)
+if old and old + 0 > now_ms then
   lg_fair_keep_alive(queue, alive, holder, now_ms + lease, false)
+  if refresh then
+    lg_fair_expire_at_least(queue, lg_int(now_ms + 4 * lease), false)
+    lg_fair_expire_at_least(alive, lg_int(now_ms + 4 * lease), false)
+  end
   kept = true
-elseif deadline then
+elseif old then
   redis.call('ZREM', queue, holder)
   redis.call('ZREM', alive, holder)
 end

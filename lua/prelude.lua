@@ -270,7 +270,8 @@ end
 -- Makes key live at least until at (ms) with PEXPIREAT GT (Redis 7), which
 -- moves a TTL only later: one command, no read of the latest deadline. A
 -- TTL therefore never shrinks when the waiter with the latest deadline
--- leaves: the sets may outlive their last place by up to one lease. GT
+-- leaves: the sets may outlive their last place by up to 3 leases (a
+-- heartbeat's refresh, fair_heartbeat). GT
 -- counts a key without a TTL as never expiring, and refuses: only a set
 -- that the caller's ZADD may just have made (fresh: it added a member) has
 -- none, and NX gives it one.

@@ -53,29 +53,44 @@ func (c *call) membersInRange(args []string) ([]ZMember, *ReplyError) {
 	return z.sorted[from:max(from, to)], nil
 }
 
-// cmdZAdd is ZADD as the scripts call it, ZADD key [NX] score member; any
-// other form is refused.
+// cmdZAdd is ZADD in the two forms the scripts use, and refuses others:
+// ZADD key [NX] score member, and ZADD key XX GT CH score member.
 func cmdZAdd(c *call, args []string) any {
-	nx := len(args) == 5 && strings.EqualFold(args[2], "NX")
-	if len(args) > 4 && !nx {
+	opts := strings.ToUpper(strings.Join(args[2:len(args)-2], " "))
+	nx, keep := opts == "NX", opts == "XX GT CH"
+	if opts != "" && !nx && !keep {
 		return unsupported("zadd", strings.Join(args[2:], " "))
 	}
 	score, ok := parseScore(args[len(args)-2])
 	if !ok {
 		return errNotFloat
 	}
+	member := args[len(args)-1]
+	if keep {
+		return zaddKeep(c, args[1], member, score)
+	}
 	z, err := writableAt(c, args[1], newZSet)
 	if err != nil {
 		return err
 	}
-	member := args[len(args)-1]
-	if _, exists := z.scores[member]; exists && nx {
+	if _, exists := z.scores[member]; exists && nx || !z.add(member, score) {
+		return int64(0) // NX kept the member, or only its score changed
+	}
+	return int64(1)
+}
+
+// zaddKeep is ZADD key XX GT CH score member (fair_heartbeat: a place is
+// kept only if it is there, only later): 1 if member's score grew, else 0.
+func zaddKeep(c *call, key, member string, score float64) any {
+	_, z, err := typedAt(c, key, newZSet)
+	if err != nil {
+		return err
+	}
+	if old, exists := z.scores[member]; !exists || score <= old {
 		return int64(0)
 	}
-	if z.add(member, score) {
-		return int64(1)
-	}
-	return int64(0)
+	z.add(member, score)
+	return int64(1)
 }
 
 func cmdZRem(c *call, args []string) any {

@@ -121,7 +121,7 @@ func TestUnusedOptionsAreRefused(t *testing.T) {
 		"SET s v bogus": "SET BOGUS",
 		"ZADD z XX 1 a": "ZADD XX 1 a", "ZADD z NX GT 1 a": "ZADD NX GT 1 a", "ZADD z LT 1 a": "ZADD LT 1 a",
 		"ZADD z CH 1 a": "ZADD CH 1 a", "ZADD z INCR 1 a": "ZADD INCR 1 a", "ZADD z 1 a 2 b": "ZADD 1 a 2 b",
-		"ZADD z 1 a 2":     "ZADD 1 a 2",
+		"ZADD z 1 a 2": "ZADD 1 a 2", "ZADD z XX LT 1 a": "ZADD XX LT 1 a", "ZADD z XX GT 1 a": "ZADD XX GT 1 a",
 		"ZRANGE z 0 1 REV": "ZRANGE REV", "ZRANGE z 0 1 BYSCORE": "ZRANGE BYSCORE", "ZRANGE z 0 1 BYLEX": "ZRANGE BYLEX",
 		"ZRANGE z 0 1 LIMIT 0 1": "ZRANGE LIMIT 0 1", "ZRANGEBYSCORE z 0 1 LIMIT 0 1": "ZRANGEBYSCORE LIMIT 0 1",
 		"ZRANGE z 0 1 WITHSCORES WITHSCORES": "ZRANGE WITHSCORES WITHSCORES", "ZRANGEBYSCORE z 0 1 bogus": "ZRANGEBYSCORE BOGUS",

@@ -416,5 +416,5 @@ func parseAcquire(reply any) (flag, n int64, by busyHolder, err error) {
 	if err != nil {
 		return 0, 0, busyHolder{}, err
 	}
-	return a.Flag, a.N, busyHolder{id: a.Holder, left: a.HolderLeft}, nil
+	return a.Flag, a.N, busyHolder{id: a.Holder, left: a.HolderLeft, serverNow: a.ServerNow}, nil
 }

@@ -104,7 +104,7 @@ func (a *acquisition) keepPlace() bool {
 		return false
 	}
 	if a.hb != nil {
-		a.l.dog.touchHeartbeat(a.hb, a.regSent)
+		a.l.dog.touchHeartbeat(a.hb, a.regSent, a.heldBy.serverNow)
 		return true
 	}
 	// The callbacks capture no *acquisition, which can then stay on the
@@ -116,7 +116,7 @@ func (a *acquisition) keepPlace() bool {
 		kept:    func(sent time.Time) { l.wakeups.placeKept(w, sent, keptFor) },
 		evicted: func() { trySignal(w) },
 	}
-	a.l.dog.addHeartbeat(a.hb, a.regSent)
+	a.l.dog.addHeartbeat(a.hb, a.regSent, a.heldBy.serverNow)
 	return true
 }
 

@@ -33,6 +33,9 @@ func (e *BusyError) Unwrap() error { return e.err }
 type busyHolder struct {
 	id   string
 	left time.Duration
+	// serverNow is the server clock (ms) the busy reply said, 0 if none:
+	// for a fair waiter's heartbeats (heartbeat_deadline.go).
+	serverNow int64
 }
 
 // explain returns err, which wraps ErrNotAcquired, as a *BusyError naming

@@ -121,6 +121,10 @@ type heartbeat struct {
 	// after the last request that kept it was sent.
 	placeUntil time.Time
 	failures   int // failed attempts since the last success
+
+	clock      serverClock // the server's clock, for the deadlines sent (heartbeat_deadline.go)
+	refreshed  time.Time   // when the last heartbeat that refreshed the TTLs and got a reply was sent
+	refreshing bool        // the heartbeat in flight asks for a refresh
 }
 
 func newWatchdog(l *Locker) *watchdog {
@@ -337,9 +341,10 @@ func (hb *heartbeat) answerBy(now time.Time) time.Time {
 func heartbeatEvery(lease time.Duration) time.Duration { return lease * 2 / 3 }
 
 // addHeartbeat starts keeping hb's place, kept last by a request sent at
-// sent.
-func (d *watchdog) addHeartbeat(hb *heartbeat, sent time.Time) {
+// sent, whose reply said the server clock was serverMs.
+func (d *watchdog) addHeartbeat(hb *heartbeat, sent time.Time, serverMs int64) {
 	d.mu.Lock()
+	hb.learnServerClock(serverMs, sent)
 	hb.due = sent.Add(heartbeatEvery(hb.lease))
 	hb.placeUntil = sent.Add(hb.lease)
 	d.beats[hb] = struct{}{}
@@ -349,8 +354,9 @@ func (d *watchdog) addHeartbeat(hb *heartbeat, sent time.Time) {
 
 // touchHeartbeat postpones hb: an acquire attempt sent at sent renewed the
 // waiter's place as a heartbeat would have.
-func (d *watchdog) touchHeartbeat(hb *heartbeat, sent time.Time) {
+func (d *watchdog) touchHeartbeat(hb *heartbeat, sent time.Time, serverMs int64) {
 	d.mu.Lock()
+	hb.learnServerClock(serverMs, sent)
 	hb.due = sent.Add(heartbeatEvery(hb.lease))
 	hb.placeUntil = later(hb.placeUntil, sent.Add(hb.lease))
 	d.mu.Unlock()

@@ -120,6 +120,7 @@ func later(a, b time.Time) time.Time {
 // time for a retry.
 func (d *watchdog) send(b *batch, done chan<- struct{}) {
 	sent := time.Now()
+	d.heartbeatCalls(b, sent)
 	ctx, cancel := context.WithDeadline(context.Background(), sent.Add(b.by.Sub(sent)/2))
 	replies := d.l.backend.EvalBatch(ctx, b.calls)
 	cancel()
@@ -229,12 +230,18 @@ func (d *watchdog) applyHeartbeats(hbs []*heartbeat, sent, now time.Time, replie
 			// heartbeat looks then whether it ended without a release (its
 			// holder died), and hands it on; a renewed lease ends later.
 			hb.failures = 0
+			if hb.refreshing {
+				hb.refreshed = later(hb.refreshed, sent)
+			}
 			hb.due = sent.Add(min(heartbeatEvery(hb.lease), time.Duration(v)*time.Millisecond))
 			hb.placeUntil = later(hb.placeUntil, sent.Add(hb.lease))
 			kept = append(kept, hb.kept)
 		default:
 			hb.failures = 0
 			hb.due = sent.Add(heartbeatEvery(hb.lease))
+			// The place is gone; the one the next attempt makes may be in
+			// new sets, whose TTLs no refresh has set yet.
+			hb.refreshed = time.Time{}
 			evicted = append(evicted, hb.evicted)
 		}
 	}

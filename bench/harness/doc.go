@@ -38,8 +38,9 @@
 //     their library renews), and 100 waiters, one per key, wait on them,
 //     in one process and in ten processes of ten. Per waiter, the commands
 //     Redis executes per second and its CPU, beyond what the holders cost
-//     alone in a window of the same length: what a caller queued behind a
-//     long critical section costs while it waits. Every lockgen kind runs
+//     alone in a window of the same length (two leases, 60s: three fair
+//     heartbeats per waiter whatever their phase): what a caller queued
+//     behind a long critical section costs while it waits. Every lockgen kind runs
 //     (read behind a writer, write behind a reader and behind a writer, a
 //     semaphore whose permits are taken), and the other libraries at their
 //     defaults.

@@ -25,9 +25,13 @@ import (
 // The holders cost Redis something of their own (renewals every lease/3),
 // so the same window is measured first with the holders alone, and a
 // waiter's share is (with waiters − holders alone) ÷ waiters. Both windows
-// have the same length, a multiple of lease/3 by default, so that each
-// holds the same number of renewal rounds, and each starts half a period
-// after a round (see quietStart), so that no round falls on an edge.
+// have the same length, two leases by default: a multiple of lease/3, so
+// that each holds the same number of renewal rounds, and of 2/3 lease, a
+// fair waiter's heartbeat period, so that each holds three heartbeats per
+// waiter whatever their phase (a window of one lease held one or two, and
+// the verdict depended on where the window fell: 0.20 against 0.32 for
+// fair before). Each starts half a period after a round (see quietStart),
+// so that no round falls on an edge.
 
 // IdleRow is one row of workload 8: waiters of peer Waiter behind holders of
 // peer Holder on the same keys.

@@ -87,7 +87,7 @@ func Full() Options {
 		IdleWaiters:      100,
 		IdleProcs:        []int{1, 10},
 		IdleLease:        30 * time.Second,
-		IdleWindow:       30 * time.Second,
+		IdleWindow:       60 * time.Second, // 2 leases: see idlewaiters.go
 		IdleSettle:       2 * time.Second,
 		IdleRows:         idleRows(),
 	}

@@ -17,7 +17,7 @@ import (
 
 // The first element of an acquire script's reply.
 const (
-	AcquireBusy    = 0 // {0, wait_ms[, holder[, left_ms]]}
+	AcquireBusy    = 0 // {0, wait_ms[, holder[, left_ms[, now_ms]]]}
 	AcquireGranted = 1 // {1, fence}, or the bare fence
 )
 
@@ -31,13 +31,17 @@ type Acquire struct {
 	// HolderLeft is what was left of its lease (0: not said).
 	Holder     string
 	HolderLeft time.Duration
+	// ServerNow is the server clock in ms when the script ran, for a busy
+	// reply that says it (fair_acquire: its waiter's heartbeats compute the
+	// deadlines of its place from it); 0 otherwise.
+	ServerNow int64
 }
 
 // Granted reports whether the reply granted the lock.
 func (a Acquire) Granted() bool { return a.Flag == AcquireGranted }
 
 // ParseAcquire reads a grant, fence or {1, fence}, or a busy reply, {0,
-// wait_ms[, holder[, left_ms]]}. The exclusive scripts reply a grant as the
+// wait_ms[, holder[, left_ms[, now_ms]]]}. The exclusive scripts reply a grant as the
 // bare fence: an integer reply costs Redis less than a table. Anything
 // else is an error: no script sends it.
 func ParseAcquire(reply any) (Acquire, error) {
@@ -45,12 +49,18 @@ func ParseAcquire(reply any) (Acquire, error) {
 		return Acquire{Flag: AcquireGranted, N: fence}, nil
 	}
 	arr, ok := reply.([]any)
-	if ok && len(arr) >= 2 && len(arr) <= 4 {
+	if ok && len(arr) >= 2 && len(arr) <= 5 {
 		flag, ok1 := arr[0].(int64)
 		n, ok2 := arr[1].(int64)
 		if ok1 && ok2 && (flag == AcquireBusy || flag == AcquireGranted) && (flag == AcquireBusy || len(arr) == 2) {
 			a := Acquire{Flag: flag, N: n}
-			if a.Holder, a.HolderLeft, ok = parseBusyHolder(arr[2:]); ok {
+			tail, nowOK := arr[2:], true
+			if len(tail) == 3 {
+				a.ServerNow, nowOK = tail[2].(int64)
+				nowOK = nowOK && a.ServerNow > 0
+				tail = tail[:2]
+			}
+			if a.Holder, a.HolderLeft, ok = parseBusyHolder(tail); ok && nowOK {
 				return a, nil
 			}
 		}

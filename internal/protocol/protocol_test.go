@@ -16,6 +16,7 @@ func TestParseAcquireBusyTail(t *testing.T) {
 		{[]any{int64(0), int64(7), "h"}, Acquire{Flag: AcquireBusy, N: 7, Holder: "h"}},
 		{[]any{int64(0), int64(7), "h", int64(30)}, Acquire{Flag: AcquireBusy, N: 7, Holder: "h", HolderLeft: 30 * time.Millisecond}},
 		{[]any{int64(0), int64(7), "h", int64(-1)}, Acquire{Flag: AcquireBusy, N: 7, Holder: "h"}},
+		{[]any{int64(0), int64(7), "h", int64(30), int64(1700000000123)}, Acquire{Flag: AcquireBusy, N: 7, Holder: "h", HolderLeft: 30 * time.Millisecond, ServerNow: 1700000000123}},
 	}
 	for _, c := range cases {
 		got, err := ParseAcquire(c.reply)
@@ -23,7 +24,9 @@ func TestParseAcquireBusyTail(t *testing.T) {
 			t.Errorf("ParseAcquire(%#v) = %+v, %v; want %+v", c.reply, got, err, c.want)
 		}
 	}
-	for _, reply := range []any{[]any{int64(0), int64(7), ""}, []any{int64(0), int64(7), "h", "30"}, []any{int64(1), int64(7), "h"}} {
+	for _, reply := range []any{[]any{int64(0), int64(7), ""}, []any{int64(0), int64(7), "h", "30"}, []any{int64(1), int64(7), "h"},
+		[]any{int64(0), int64(7), "h", int64(30), "1700000000123"}, []any{int64(0), int64(7), "h", int64(30), int64(0)},
+		[]any{int64(0), int64(7), "h", int64(30), int64(1), int64(2)}} {
 		if _, err := ParseAcquire(reply); err == nil {
 			t.Errorf("ParseAcquire(%#v) accepted a reply no script sends", reply)
 		}

@@ -30,7 +30,7 @@ func run(args []string, stderr io.Writer) int {
 	svg := fs.String("svg", "", "handoff chart to write (default: handoff.svg next to -out); "+harness.ProcessesChartFile+" goes next to it")
 	quick := fs.Bool("quick", false, "a few iterations of everything, to check the harness (numbers meaningless)")
 	reps := fs.Int("reps", 0, "repetitions of every workload (default 3, manykeys 5, idlewaiters 2; 1 with -quick)")
-	idleWindow := fs.Duration("idle-window", 0, "idlewaiters: each measured window (default 30s, the lease; 300ms with -quick)")
+	idleWindow := fs.Duration("idle-window", 0, "idlewaiters: each measured window (default 60s, two leases; 300ms with -quick)")
 	only := fs.String("peers", "", "comma-separated peers to run, e.g. lockgen/mutex,rueidislock/tuned (default all)")
 	workloads := fs.String("workloads", "", "comma-separated workloads to run, some of "+strings.Join(harness.Workloads, ",")+" (default all)")
 	if err := fs.Parse(args); err != nil {
