@@ -33,10 +33,6 @@ func childMain() int {
 		err = childCounter(l, rdb)
 	case "hold":
 		err = childHold(l)
-	case "latch-await":
-		err = childLatchAwait(l)
-	case "latch-count":
-		err = childLatchCount(l)
 	default:
 		err = fmt.Errorf("unknown child mode %q", mode)
 	}

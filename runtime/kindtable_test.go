@@ -90,7 +90,7 @@ func kindScripts(k Kind, f kindFamily) []*lua.Script {
 
 // Each script takes exactly the KEYS the family table lists for its kind,
 // as its header documents them (lua/*.lua), and every lock script of
-// package lua is some kind's (the latch has its own keys, runtime/latch.go).
+// package lua is some kind's (the latch has its own keys, package latch).
 func TestScriptKeysMatchFamilyTable(t *testing.T) {
 	for _, msg := range scriptKeyProblems(families[:]) {
 		t.Error(msg)

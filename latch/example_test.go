@@ -1,4 +1,4 @@
-package runtime_test
+package latch_test
 
 import (
 	"context"
@@ -6,17 +6,17 @@ import (
 	"time"
 
 	"github.com/lockgen/lockgen/embedded"
-	"github.com/lockgen/lockgen/runtime"
+	"github.com/lockgen/lockgen/latch"
 )
 
 // Start the migration when all 3 shards have drained: each shard counts
 // the latch down once under its own name (a retry does not count again),
 // and the migrators wait for it to open.
-func ExampleLocker_Latch() {
+func ExampleNew() {
 	l := embedded.New() // runtime.New(rdb) with a go-redis client in production
 	defer l.Close()
 	ctx := context.Background()
-	drained := l.Latch("drained:run-7", runtime.WithLatchTTL(time.Hour))
+	drained := latch.New(l, "drained:run-7", latch.WithTTL(time.Hour))
 	if ok, err := drained.TrySetCount(ctx, 3); !ok || err != nil {
 		fmt.Println("already set:", ok, err)
 		return

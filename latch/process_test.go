@@ -1,4 +1,4 @@
-package runtime_test
+package latch_test
 
 import (
 	"bufio"
@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/latch"
 	"github.com/lockgen/lockgen/runtime"
 )
 
@@ -32,7 +33,7 @@ func childLatchAwait(l *runtime.Locker) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := l.Latch(processLatch).Await(ctx); err != nil {
+			if err := latch.New(l, processLatch).Await(ctx); err != nil {
 				errs <- err
 				return
 			}
@@ -52,7 +53,7 @@ func childLatchAwait(l *runtime.Locker) error {
 // and prints "counted <unix ns when sent> <left> <left after the retry>".
 func childLatchCount(l *runtime.Locker) error {
 	party := os.Getenv("LOCKGEN_PARTY")
-	lt := l.Latch(processLatch)
+	lt := latch.New(l, processLatch)
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -95,7 +96,7 @@ func TestLatchAcrossProcesses(t *testing.T) {
 	l := runtime.New(rdb, runtime.WithKeyPrefix(prefix))
 	defer l.Close()
 	ctx := ctxTimeout(t, 60*time.Second)
-	if ok, err := l.Latch(processLatch).TrySetCount(ctx, counters); !ok || err != nil {
+	if ok, err := latch.New(l, processLatch).TrySetCount(ctx, counters); !ok || err != nil {
 		t.Fatalf("TrySetCount: %v, %v", ok, err)
 	}
 

@@ -1,4 +1,4 @@
-package runtime
+package latch
 
 import (
 	"context"
@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/internal/runtimelink"
 	"github.com/lockgen/lockgen/lua"
+	"github.com/lockgen/lockgen/runtime"
 )
 
 // ErrNoLatch: the latch does not exist: it was never set, or nobody used it
@@ -18,7 +20,7 @@ var ErrNoLatch = errors.New("lockgen: no such latch")
 
 // Latch is a distributed CountDownLatch (Redisson's RCountDownLatch): it is
 // set once to a count, parties count it down, and awaiters in every process
-// return when the count reaches zero. Get one with Locker.Latch; it is a
+// return when the count reaches zero. Get one with New; it is a
 // handle (no Redis call until an operation) and safe for concurrent use.
 // Every operation is one script call; Await makes one per check.
 //
@@ -39,41 +41,42 @@ var ErrNoLatch = errors.New("lockgen: no such latch")
 // retry safely, name the party: CountDownAs("shard-3") counts once however
 // often it is called.
 type Latch struct {
-	l    *Locker
+	l    runtimelink.LatchLink
 	key  string
 	keys []string // B, B:wake
 	ttl  time.Duration
 	err  error // a bad key or option, returned by every operation
 }
 
-// LatchOption configures a Latch.
-type LatchOption func(*Latch)
+// Option configures a Latch.
+type Option func(*Latch)
 
-// WithLatchTTL sets how long a latch nobody uses lives (default 1h; 1ms to
+// WithTTL sets how long a latch nobody uses lives (default 1h; 1ms to
 // about 24 days).
-func WithLatchTTL(d time.Duration) LatchOption { return func(lt *Latch) { lt.ttl = d } }
+func WithTTL(d time.Duration) Option { return func(lt *Latch) { lt.ttl = d } }
 
-// defaultLatchTTL is the TTL of a latch without WithLatchTTL.
-const defaultLatchTTL = time.Hour
+// defaultTTL is the TTL of a latch without WithTTL.
+const defaultTTL = time.Hour
 
 // latchRecheck bounds how long an awaiter goes without asking Redis, in
 // case a wake message was lost: also what keeps an awaited latch alive.
-const latchRecheck = 5 * time.Second
+const recheckEvery = 5 * time.Second
 
-// Latch returns the latch named key: a rendered key like a Lock's (escaped
-// values, no braces). Its Redis keys are prefix + "latch:{" + key + "}" and
-// that plus ":wake", in one Cluster slot. An invalid key or option is
-// returned by every operation (wrapping ErrInvalidKey or ErrInvalidLock).
-func (l *Locker) Latch(key string, opts ...LatchOption) *Latch {
-	lt := &Latch{l: l, key: key, ttl: defaultLatchTTL}
+// New returns the latch named key on l: a rendered key like a Lock's
+// (escaped values, no braces). Its Redis keys are l's prefix + "latch:{" +
+// key + "}" and that plus ":wake", in one Cluster slot. An invalid key or
+// option is returned by every operation (wrapping runtime.ErrInvalidKey or
+// runtime.ErrInvalidLock).
+func New(l *runtime.Locker, key string, opts ...Option) *Latch {
+	lt := &Latch{l: runtimelink.Latch(l), key: key, ttl: defaultTTL}
 	for _, o := range opts {
 		o(lt)
 	}
-	base := l.prefix + "latch:{" + key + "}"
+	base := lt.l.Prefix + "latch:{" + key + "}"
 	lt.keys = []string{base, base + ":wake"}
-	lt.err = validateKey(key)
-	if lt.err == nil && (lt.ttl < time.Millisecond || lt.ttl > maxLease) {
-		lt.err = fmt.Errorf("%w: latch TTL %v outside 1ms..%v", ErrInvalidLock, lt.ttl, maxLease)
+	lt.err = lt.l.CheckKey(key)
+	if lt.err == nil && (lt.ttl < time.Millisecond || lt.ttl > lt.l.MaxTTL) {
+		lt.err = fmt.Errorf("%w: latch TTL %v outside 1ms..%v", runtime.ErrInvalidLock, lt.ttl, lt.l.MaxTTL)
 	}
 	return lt
 }
@@ -88,9 +91,9 @@ func (lt *Latch) TrySetCount(ctx context.Context, count int64) (bool, error) {
 		return false, lt.err
 	}
 	if count < 1 || count > 1<<31 {
-		return false, fmt.Errorf("%w: latch %s: count %d outside 1..2^31", ErrInvalidLock, lt.key, count)
+		return false, fmt.Errorf("%w: latch %s: count %d outside 1..2^31", runtime.ErrInvalidLock, lt.key, count)
 	}
-	reply, err := lt.call(ctx, lua.LatchSet, lt.l.nextHolder(), strconv.FormatInt(count, 10))
+	reply, err := lt.call(ctx, lua.LatchSet, lt.l.NextHolder(), strconv.FormatInt(count, 10))
 	if err != nil {
 		return false, err
 	}
@@ -106,7 +109,7 @@ func (lt *Latch) TrySetCount(ctx context.Context, count int64) (bool, error) {
 // CountDownAs never does. ErrNoLatch: no such latch (never set, or
 // expired).
 func (lt *Latch) CountDown(ctx context.Context) (int64, error) {
-	return lt.countDown(ctx, lt.l.nextHolder())
+	return lt.countDown(ctx, lt.l.NextHolder())
 }
 
 // CountDownAs counts the latch down once for party: a party that has
@@ -116,7 +119,7 @@ func (lt *Latch) CountDown(ctx context.Context) (int64, error) {
 // 16-hex-digit prefix and a colon, so names without one cannot collide with
 // them.
 func (lt *Latch) CountDownAs(ctx context.Context, party string) (int64, error) {
-	if err := checkHolderID(party); err != nil {
+	if err := lt.l.CheckParty(party); err != nil {
 		return 0, fmt.Errorf("latch %s: party: %w", lt.key, err)
 	}
 	return lt.countDown(ctx, party)
@@ -152,7 +155,7 @@ func (lt *Latch) count(ctx context.Context) (count, gen int64, err error) {
 	if lt.err != nil {
 		return 0, 0, lt.err
 	}
-	reply, err := lt.call(ctx, lua.LatchCount, lt.l.nextHolder())
+	reply, err := lt.call(ctx, lua.LatchCount, lt.l.NextHolder())
 	if err != nil {
 		return 0, 0, err
 	}
@@ -164,16 +167,10 @@ func (lt *Latch) count(ctx context.Context) (count, gen int64, err error) {
 }
 
 // call runs one latch script, bounded by ctx even if the client is not
-// (evalBounded).
+// (runtimelink.LatchLink.Eval).
 func (lt *Latch) call(ctx context.Context, s *lua.Script, id string, extra ...string) (any, error) {
-	if lt.l.isClosed() {
-		return nil, lt.wrap(ErrClosed)
-	}
-	args := append([]string{id, strconv.FormatInt(lt.ttl.Milliseconds(), 10), lt.l.publish}, extra...)
-	reply, _, _, err := lt.l.evalBounded(ctx, callBounds{now: time.Now(), orphan: lt.l.releaseTimeout}, backend.Call{Script: s, Keys: lt.keys, Args: args}, false)
-	if errors.Is(err, errNoReply) {
-		err = errors.Join(err, context.Cause(ctx))
-	}
+	args := append([]string{id, strconv.FormatInt(lt.ttl.Milliseconds(), 10), lt.l.Publish}, extra...)
+	reply, err := lt.l.Eval(ctx, backend.Call{Script: s, Keys: lt.keys, Args: args})
 	if err != nil {
 		return nil, lt.wrap(err)
 	}
@@ -207,23 +204,23 @@ func latchPair(reply any) (n, gen int64, err error) {
 // min(TTL/3, 5s), which also keeps an awaited latch alive.
 //
 // It returns ctx's cause when ctx ends first, an error wrapping ErrNoLatch
-// when the latch it awaited expired or was replaced without opening, and
-// ErrClosed when the Locker closes; and the first error of a call to Redis.
+// when the latch it awaited expired or was replaced without opening,
+// runtime.ErrClosed when the Locker closes, and the first error of a call
+// to Redis.
 func (lt *Latch) Await(ctx context.Context) error {
 	count, gen, err := lt.count(ctx)
 	if err != nil || count == 0 {
 		return err
 	}
-	m := lt.l.wakeups
-	w := m.join(lt.keys[1], lt.l.nextHolder(), false, true)
-	defer m.leave(w, false)
-	recheck := min(lt.ttl/3, latchRecheck)
+	w := lt.l.Join(lt.keys[1])
+	defer w.Leave()
+	recheck := min(lt.ttl/3, recheckEvery)
 	timer := time.NewTimer(recheck)
 	defer timer.Stop()
 	for {
-		if !m.subscribed(w) {
+		if !w.Subscribed() {
 			sctx, cancel := context.WithTimeout(ctx, recheck)
-			m.subscribe(sctx, w) // on failure, the rechecks stand in
+			w.Subscribe(sctx) // on failure, the rechecks stand in
 			cancel()
 		}
 		count, g, err := lt.count(ctx)
@@ -237,12 +234,12 @@ func (lt *Latch) Await(ctx context.Context) error {
 		}
 		timer.Reset(recheck)
 		select {
-		case <-w.wake:
+		case <-w.Wake:
 		case <-timer.C:
 		case <-ctx.Done():
 			return lt.wrap(context.Cause(ctx))
-		case <-lt.l.closed:
-			return lt.wrap(ErrClosed)
+		case <-lt.l.Closed:
+			return lt.wrap(runtime.ErrClosed)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package runtime_test
+package latch_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockgen/lockgen/embedded"
+	"github.com/lockgen/lockgen/latch"
 	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/luashim"
 	"github.com/lockgen/lockgen/redistest"
@@ -23,9 +24,9 @@ func TestLatchOperations(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
 		ctx := ctxTimeout(t, 10*time.Second)
 		a, b := tg.newLocker(t), tg.newLocker(t)
-		la, lb := a.Latch("shards"), b.Latch("shards")
+		la, lb := latch.New(a, "shards"), latch.New(b, "shards")
 
-		if _, err := la.CountDown(ctx); !errors.Is(err, runtime.ErrNoLatch) {
+		if _, err := la.CountDown(ctx); !errors.Is(err, latch.ErrNoLatch) {
 			t.Fatalf("CountDown before TrySetCount: %v, want ErrNoLatch", err)
 		}
 		if err := la.Await(ctx); err != nil {
@@ -66,11 +67,11 @@ func TestLatchOperations(t *testing.T) {
 			err  error
 			want error
 		}{
-			{"key with a brace", a.Latch("x{y}").Await(ctx), runtime.ErrInvalidKey},
-			{"empty key", func() error { _, err := a.Latch("").Count(ctx); return err }(), runtime.ErrInvalidKey},
-			{"TTL 0", func() error { _, err := a.Latch("k", runtime.WithLatchTTL(0)).CountDown(ctx); return err }(), runtime.ErrInvalidLock},
-			{"count 0", func() error { _, err := a.Latch("k").TrySetCount(ctx, 0); return err }(), runtime.ErrInvalidLock},
-			{"count 2^31+1", func() error { _, err := a.Latch("k").TrySetCount(ctx, 1<<31+1); return err }(), runtime.ErrInvalidLock},
+			{"key with a brace", latch.New(a, "x{y}").Await(ctx), runtime.ErrInvalidKey},
+			{"empty key", func() error { _, err := latch.New(a, "").Count(ctx); return err }(), runtime.ErrInvalidKey},
+			{"TTL 0", func() error { _, err := latch.New(a, "k", latch.WithTTL(0)).CountDown(ctx); return err }(), runtime.ErrInvalidLock},
+			{"count 0", func() error { _, err := latch.New(a, "k").TrySetCount(ctx, 0); return err }(), runtime.ErrInvalidLock},
+			{"count 2^31+1", func() error { _, err := latch.New(a, "k").TrySetCount(ctx, 1<<31+1); return err }(), runtime.ErrInvalidLock},
 			{"party with a space", func() error { _, err := la.CountDownAs(ctx, "shard 1"); return err }(), runtime.ErrInvalidLock},
 		}
 		for _, c := range bad {
@@ -94,7 +95,7 @@ func TestLatchWakesEveryAwaiter(t *testing.T) {
 	tg := redisTarget(t)
 	ctx := ctxTimeout(t, 30*time.Second)
 	setter := tg.newLocker(t)
-	lt := setter.Latch("wake-all")
+	lt := latch.New(setter, "wake-all")
 	if ok, err := lt.TrySetCount(ctx, 1); !ok || err != nil {
 		t.Fatalf("TrySetCount: %v, %v", ok, err)
 	}
@@ -107,7 +108,7 @@ func TestLatchWakesEveryAwaiter(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if err := l.Latch("wake-all").Await(ctx); err != nil {
+				if err := latch.New(l, "wake-all").Await(ctx); err != nil {
 					errs <- err
 					return
 				}
@@ -166,7 +167,7 @@ func TestLatchLeavesNoKeysAfterItsTTL(t *testing.T) {
 	l := runtime.NewWithBackend(b)
 	defer l.Close()
 	ctx := ctxTimeout(t, 10*time.Second)
-	lt := l.Latch("drain", runtime.WithLatchTTL(time.Minute))
+	lt := latch.New(l, "drain", latch.WithTTL(time.Minute))
 	if ok, err := lt.TrySetCount(ctx, 2); !ok || err != nil {
 		t.Fatalf("TrySetCount: %v, %v", ok, err)
 	}
@@ -187,7 +188,7 @@ func TestLatchLeavesNoKeysAfterItsTTL(t *testing.T) {
 	if keys := b.Server().Snapshot(); len(keys) != 0 {
 		t.Fatalf("keys left one TTL after the last use: %v", keys)
 	}
-	if _, err := lt.CountDown(ctx); !errors.Is(err, runtime.ErrNoLatch) {
+	if _, err := lt.CountDown(ctx); !errors.Is(err, latch.ErrNoLatch) {
 		t.Fatalf("CountDown after expiry: %v, want ErrNoLatch", err)
 	}
 	if keys := b.Server().Snapshot(); len(keys) != 0 {
@@ -202,7 +203,7 @@ func TestLatchExpiresOnRedis(t *testing.T) {
 	const ttl = 3 * time.Second // re-checks every second: 2 s of slack for a busy machine
 	tg := redisTarget(t)
 	l := tg.newLocker(t)
-	lt := l.Latch("short", runtime.WithLatchTTL(ttl))
+	lt := latch.New(l, "short", latch.WithTTL(ttl))
 	ctx := ctxTimeout(t, 30*time.Second)
 	if ok, err := lt.TrySetCount(ctx, 2); !ok || err != nil {
 		t.Fatalf("TrySetCount: %v, %v", ok, err)
@@ -230,7 +231,7 @@ func TestLatchExpiresOnRedis(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if _, err := lt.CountDown(ctx); !errors.Is(err, runtime.ErrNoLatch) {
+	if _, err := lt.CountDown(ctx); !errors.Is(err, latch.ErrNoLatch) {
 		t.Fatalf("CountDown after expiry: %v, want ErrNoLatch", err)
 	}
 	for _, k := range []string{"@latch:{short}", "@latch:{short}:wake"} {
@@ -245,7 +246,7 @@ func TestLatchExpiresOnRedis(t *testing.T) {
 func TestLatchAwaitReportsExpiry(t *testing.T) {
 	tg := redisTarget(t)
 	l := tg.newLocker(t)
-	lt := l.Latch("lost", runtime.WithLatchTTL(30*time.Second))
+	lt := latch.New(l, "lost", latch.WithTTL(30*time.Second))
 	ctx := ctxTimeout(t, 20*time.Second)
 	if ok, err := lt.TrySetCount(ctx, 1); !ok || err != nil {
 		t.Fatalf("TrySetCount: %v, %v", ok, err)
@@ -261,7 +262,7 @@ func TestLatchAwaitReportsExpiry(t *testing.T) {
 	if _, err := tg.do(t, "PUBLISH", "@latch:{lost}:wake", "all"); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-done; !errors.Is(err, runtime.ErrNoLatch) {
+	if err := <-done; !errors.Is(err, latch.ErrNoLatch) {
 		t.Fatalf("Await of an expired latch: %v, want ErrNoLatch", err)
 	}
 }
@@ -281,14 +282,14 @@ func TestLatchCluster(t *testing.T) {
 	ctx := ctxTimeout(t, 30*time.Second)
 	setter := newLocker()
 	for _, key := range []string{"a", "b", "c", "d"} { // keys on several masters
-		lt := setter.Latch(key)
+		lt := latch.New(setter, key)
 		if ok, err := lt.TrySetCount(ctx, 2); !ok || err != nil {
 			t.Fatalf("%s: TrySetCount: %v, %v", key, ok, err)
 		}
 		done := make(chan error, 2)
 		for range 2 {
 			l := newLocker()
-			go func() { done <- l.Latch(key).Await(ctx) }()
+			go func() { done <- latch.New(l, key).Await(ctx) }()
 		}
 		if err := waitClusterSubscribers(ctx, rdb, prefix+"latch:{"+key+"}:wake", 2); err != nil {
 			t.Fatal(err)
@@ -346,14 +347,14 @@ func TestLatchCountDownRetriedByTheClientCountsOnce(t *testing.T) {
 	l := runtime.New(viaProxy, runtime.WithKeyPrefix(prefix))
 	defer l.Close()
 	ctx := ctxTimeout(t, 20*time.Second)
-	if ok, err := direct.Latch("retried").TrySetCount(ctx, 3); !ok || err != nil {
+	if ok, err := latch.New(direct, "retried").TrySetCount(ctx, 3); !ok || err != nil {
 		t.Fatalf("TrySetCount: %v, %v", ok, err)
 	}
 	// Loaded, so that the EVALSHA cut is the one that runs the script.
 	if err := redisClient(t).ScriptLoad(ctx, lua.LatchCountDown.Source).Err(); err != nil {
 		t.Fatal(err)
 	}
-	lt := l.Latch("retried")
+	lt := latch.New(l, "retried")
 	fired := p.CloseAfterNext("EVALSHA")
 	left, err := lt.CountDown(ctx)
 	select {
@@ -364,7 +365,7 @@ func TestLatchCountDownRetriedByTheClientCountsOnce(t *testing.T) {
 	if err != nil || left != 2 {
 		t.Fatalf("CountDown cut after the request and resent = %d, %v; want 2", left, err)
 	}
-	if n, err := direct.Latch("retried").Count(ctx); n != 2 || err != nil {
+	if n, err := latch.New(direct, "retried").Count(ctx); n != 2 || err != nil {
 		t.Fatalf("Count = %d, %v; want 2: the resent count-down counted again", n, err)
 	}
 }
@@ -375,7 +376,7 @@ func TestLatchAwaitRechecksWithoutAMessage(t *testing.T) {
 	const ttl = 3 * time.Second // re-checks every second
 	tg := redisTarget(t)
 	l := tg.newLocker(t)
-	lt := l.Latch("quiet", runtime.WithLatchTTL(ttl))
+	lt := latch.New(l, "quiet", latch.WithTTL(ttl))
 	ctx := ctxTimeout(t, 30*time.Second)
 	if ok, err := lt.TrySetCount(ctx, 1); !ok || err != nil {
 		t.Fatalf("TrySetCount: %v, %v", ok, err)
