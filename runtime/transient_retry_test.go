@@ -56,6 +56,11 @@ func (r *retrySignal) sameHolder() bool {
 // comes back, empty, within its wait retries instead of failing, and gets
 // the lock; a try-once caller fails at once meanwhile; a waiter whose wait
 // ends before the server is back fails with the transient error, on time.
+// The waiters start once the server is down, so that each one's first
+// attempt meets the refused connection. (One that had gone to sleep on a
+// busy reply before would learn nothing until the server came back and
+// its subscription's reconnection woke it: the test would wait for a
+// retry that need not come.)
 func TestWaiterRetriesWhileTheServerRestarts(t *testing.T) {
 	srv := redistest.Start(t)
 	prefix := uniquePrefix(t)
@@ -76,6 +81,7 @@ func TestWaiterRetriesWhileTheServerRestarts(t *testing.T) {
 		signal *retrySignal
 		done   chan error
 	}
+	srv.Kill()
 	var ws []waiting
 	for _, lk := range append(locks, runtime.Lock{Kind: runtime.Read, Key: "rw"}) {
 		sig := &retrySignal{retried: make(chan struct{})}
@@ -92,7 +98,6 @@ func TestWaiterRetriesWhileTheServerRestarts(t *testing.T) {
 		}()
 		ws = append(ws, w)
 	}
-	srv.Kill()
 	for _, w := range ws {
 		select {
 		case <-w.signal.retried:
