@@ -4,48 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/lockgen/lockgen/internal/callqueue"
 	"github.com/lockgen/lockgen/redistest"
 )
-
-// pipelineSizes records the size of every pipeline of script calls a
-// go-redis client sends (not those that set up a new connection).
-type pipelineSizes struct {
-	mu    sync.Mutex
-	sizes []int
-}
-
-func (p *pipelineSizes) DialHook(next redis.DialHook) redis.DialHook          { return next }
-func (p *pipelineSizes) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
-func (p *pipelineSizes) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if len(cmds) > 0 && cmds[0].Name() == "evalsha" {
-			p.mu.Lock()
-			p.sizes = append(p.sizes, len(cmds))
-			p.mu.Unlock()
-		}
-		return next(ctx, cmds)
-	}
-}
-
-// deadlineClientBehindProxy returns a go-redis client with
-// ContextTimeoutEnabled (and long timeouts of its own) to a new server
-// behind a proxy, and what records its pipelines of script calls.
-func deadlineClientBehindProxy(t *testing.T) (*redistest.Proxy, *redis.Client, *pipelineSizes) {
-	proxy := redistest.StartProxy(t, redistest.Start(t).Addr)
-	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr, ContextTimeoutEnabled: true, PoolSize: 16,
-		ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second})
-	t.Cleanup(func() { rdb.Close() })
-	pipes := &pipelineSizes{}
-	rdb.AddHook(pipes)
-	return proxy, rdb, pipes
-}
 
 // Acquires whose callers may cancel them (a request's context, with a
 // deadline) share pipelines too when they queue over such a client: each
@@ -53,7 +17,7 @@ func deadlineClientBehindProxy(t *testing.T) (*redistest.Proxy, *redis.Client, *
 // whose caller gives up returns at once, and is never sent if it had not
 // been.
 func TestGoRedisWithContextTimeoutSharesCancellableAcquires(t *testing.T) {
-	proxy, rdb, pipes := deadlineClientBehindProxy(t)
+	proxy, rdb, pipes := redistest.DeadlineClientBehindProxy(t)
 	l := New(rdb)
 	t.Cleanup(func() { l.Close() })
 	co := l.queue
@@ -104,9 +68,7 @@ func TestGoRedisWithContextTimeoutSharesCancellableAcquires(t *testing.T) {
 			t.Fatalf("%s: release: %v", r.key, err)
 		}
 	}
-	pipes.mu.Lock()
-	sizes := append([]int(nil), pipes.sizes...)
-	pipes.mu.Unlock()
+	sizes := pipes.Sizes()
 	if len(sizes) == 0 || sizes[0] != 2 {
 		t.Errorf("pipelines sent: %v, want the two acquires that stayed queued as the first", sizes)
 	}

@@ -7,53 +7,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/internal/callqueue"
 	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/redistest"
 )
 
-// pipelineSizes records the size of every pipeline of script calls a
-// go-redis client sends (not those that set up a new connection).
-type pipelineSizes struct {
-	mu    sync.Mutex
-	sizes []int
-}
-
-func (p *pipelineSizes) DialHook(next redis.DialHook) redis.DialHook          { return next }
-func (p *pipelineSizes) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
-func (p *pipelineSizes) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if len(cmds) > 0 && cmds[0].Name() == "evalsha" {
-			p.mu.Lock()
-			p.sizes = append(p.sizes, len(cmds))
-			p.mu.Unlock()
-		}
-		return next(ctx, cmds)
-	}
-}
-
-// deadlineClientBehindProxy returns a go-redis client with
-// ContextTimeoutEnabled (and long timeouts of its own) to a new server
-// behind a proxy, and what records its pipelines of script calls.
-func deadlineClientBehindProxy(t *testing.T) (*redistest.Proxy, *redis.Client, *pipelineSizes) {
-	proxy := redistest.StartProxy(t, redistest.Start(t).Addr)
-	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr, ContextTimeoutEnabled: true, PoolSize: 16,
-		ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second})
-	t.Cleanup(func() { rdb.Close() })
-	pipes := &pipelineSizes{}
-	rdb.AddHook(pipes)
-	return proxy, rdb, pipes
-}
-
 // A go-redis client that ends each call at its context's deadline
 // (ContextTimeoutEnabled) runs the Locker's calls on their callers'
 // goroutines, and calls that queue behind those under way still share one
 // pipeline, as over any other go-redis client.
 func TestGoRedisWithContextTimeoutSharesRoundTrips(t *testing.T) {
-	proxy, rdb, pipes := deadlineClientBehindProxy(t)
+	proxy, rdb, pipes := redistest.DeadlineClientBehindProxy(t)
 	b := New(rdb).(*goRedisBackend)
 	if bound, honors := b.callLimit(); !honors || bound <= 0 {
 		t.Fatalf("callLimit = %v, %v: want the client's bound, honoured deadlines", bound, honors)
@@ -92,10 +57,8 @@ func TestGoRedisWithContextTimeoutSharesRoundTrips(t *testing.T) {
 			t.Errorf("call: %v, want the script's own reply", err)
 		}
 	}
-	pipes.mu.Lock()
-	defer pipes.mu.Unlock()
-	if len(pipes.sizes) != 1 || pipes.sizes[0] != 2 {
-		t.Errorf("pipelines sent: %v, want one, with the two calls that queued", pipes.sizes)
+	if sizes := pipes.Sizes(); len(sizes) != 1 || sizes[0] != 2 {
+		t.Errorf("pipelines sent: %v, want one, with the two calls that queued", sizes)
 	}
 }
 
