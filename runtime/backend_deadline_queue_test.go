@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/lockgen/lockgen/backend"
-	"github.com/lockgen/lockgen/internal/callqueue"
+	"github.com/lockgen/lockgen/internal/callqueue/queuetest"
 	"github.com/lockgen/lockgen/lua"
 )
 
@@ -32,7 +32,7 @@ func TestHonorsDeadlinesCancellableCallsRunAlone(t *testing.T) {
 	}
 	// Every round trip is busy: a call that may share one queues.
 	go b.Eval(context.Background(), callBy("queued"))
-	waitQueued(t, b.(*deadlineHonoringBackend).co, 1)
+	queuetest.WaitQueued(t, b.(*deadlineHonoringBackend).co, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { _, err := b.Eval(ctx, callBy("cancellable")); done <- err }()
@@ -73,38 +73,6 @@ func (evalFunc) Subscribe(context.Context, string, func(string)) (func(), error)
 }
 func (evalFunc) PublishCommand() string { return "PUBLISH" }
 func (evalFunc) Close() error           { return nil }
-
-// waitFlights waits until n round trips are under way in co (bounded).
-func waitFlights(t *testing.T, co *callqueue.Coalescer, n int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		f, _ := co.Load()
-		if f == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d round trips under way, want %d", f, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// waitQueued waits until n calls are queued in co (bounded).
-func waitQueued(t *testing.T, co *callqueue.Coalescer, n int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		_, q := co.Load()
-		if q == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d calls queued, want %d", q, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
 
 // callBy is a call of holder's.
 func callBy(holder string) backend.Call {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockgen/lockgen/internal/callqueue"
+	"github.com/lockgen/lockgen/internal/callqueue/queuetest"
 	"github.com/lockgen/lockgen/redistest"
 )
 
@@ -45,14 +46,14 @@ func TestGoRedisWithContextTimeoutSharesCancellableAcquires(t *testing.T) {
 	for i := range callqueue.DefaultMaxFlights {
 		go acquire(ctx, fmt.Sprint("share-busy-", i))
 	}
-	waitFlights(t, co, callqueue.DefaultMaxFlights)
+	queuetest.WaitFlights(t, co, callqueue.DefaultMaxFlights)
 	go acquire(ctx, "share-queued-1")
-	waitQueued(t, co, 1)
+	queuetest.WaitQueued(t, co, 1)
 	quitCtx, quit := context.WithCancel(ctx)
 	go acquire(quitCtx, "share-quitter")
-	waitQueued(t, co, 2)
+	queuetest.WaitQueued(t, co, 2)
 	go acquire(ctx, "share-queued-2")
-	waitQueued(t, co, 3)
+	queuetest.WaitQueued(t, co, 3)
 	quit()
 	r := <-results // the round trips under way are still blackholed
 	if r.key != "share-quitter" || !errors.Is(r.err, context.Canceled) {

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/internal/callqueue"
+	"github.com/lockgen/lockgen/internal/callqueue/queuetest"
 	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/redistest"
 )
@@ -43,12 +43,12 @@ func TestGoRedisWithContextTimeoutSharesRoundTrips(t *testing.T) {
 		wg.Add(1)
 		go eval("busy")
 	}
-	waitFlights(t, b.co, callqueue.DefaultMaxFlights)
+	queuetest.WaitFlights(t, b.co, callqueue.DefaultMaxFlights)
 	wg.Add(2)
 	go eval("queued-1")
-	waitQueued(t, b.co, 1)
+	queuetest.WaitQueued(t, b.co, 1)
 	go eval("queued-2")
-	waitQueued(t, b.co, 2)
+	queuetest.WaitQueued(t, b.co, 2)
 	proxy.SetMode(redistest.Forward())
 	wg.Wait()
 	close(errs)
@@ -66,36 +66,4 @@ func TestGoRedisWithContextTimeoutSharesRoundTrips(t *testing.T) {
 // the round trip.
 func callBy(holder string) backend.Call {
 	return backend.Call{Script: lua.MutexAcquire, Args: []string{holder, "1000", "PUBLISH", "0"}}
-}
-
-// waitFlights waits until n round trips are under way in co (bounded).
-func waitFlights(t *testing.T, co *callqueue.Coalescer, n int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		f, _ := co.Load()
-		if f == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d round trips under way, want %d", f, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// waitQueued waits until n calls are queued in co (bounded).
-func waitQueued(t *testing.T, co *callqueue.Coalescer, n int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		_, q := co.Load()
-		if q == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d calls queued, want %d", q, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
