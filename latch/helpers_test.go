@@ -2,10 +2,8 @@ package latch_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,11 +24,9 @@ type target struct {
 	do        func(t testing.TB, args ...string) (any, error)
 }
 
-var (
-	sharedRedisOnce sync.Once
-	sharedRedis     *redistest.Server
-	sharedRedisErr  error
-)
+// sharedRedis is the package's redis-server; each test keeps to its own
+// key prefix (uniquePrefix).
+var sharedRedis redistest.Shared
 
 // Tests that need several OS processes re-execute the test binary with
 // childEnv set to a mode (childMain); the child's settings come in further
@@ -45,9 +41,7 @@ func TestMain(m *testing.M) {
 		os.Exit(childMain())
 	}
 	code := m.Run()
-	if sharedRedis != nil {
-		sharedRedis.Close()
-	}
+	sharedRedis.Close()
 	os.Exit(code)
 }
 
@@ -56,20 +50,10 @@ func childMain() int {
 	defer rdb.Close()
 	l := runtime.New(rdb, runtime.WithKeyPrefix(os.Getenv("LOCKGEN_PREFIX")))
 	defer l.Close()
-	var err error
-	switch mode := os.Getenv(childEnv); mode {
-	case "latch-await":
-		err = childLatchAwait(l)
-	case "latch-count":
-		err = childLatchCount(l)
-	default:
-		err = fmt.Errorf("unknown child mode %q", mode)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		return 1
-	}
-	return 0
+	return redistest.RunChild(os.Getenv(childEnv), map[string]func() error{
+		"latch-await": func() error { return childLatchAwait(l) },
+		"latch-count": func() error { return childLatchCount(l) },
+	})
 }
 
 func startChild(t *testing.T, mode, prefix string, env ...string) *exec.Cmd {
@@ -81,36 +65,9 @@ func startChild(t *testing.T, mode, prefix string, env ...string) *exec.Cmd {
 	return cmd
 }
 
-// redisServer returns the package's shared redis-server, started on first
-// use. Each test uses its own key prefix, so tests do not see each other.
-func redisServer(t testing.TB) *redistest.Server {
-	t.Helper()
-	sharedRedisOnce.Do(func() { sharedRedis, sharedRedisErr = redistest.Launch() })
-	if sharedRedisErr != nil {
-		t.Fatalf("redistest: %v", sharedRedisErr)
-	}
-	return sharedRedis
-}
-
-func redisClient(t testing.TB) *redis.Client {
-	t.Helper()
-	c := redis.NewClient(redisServer(t).Options())
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-var prefixSeq struct {
-	sync.Mutex
-	n int
-}
-
-// uniquePrefix keeps the keys of one test apart from the others'.
-func uniquePrefix(t testing.TB) string {
-	prefixSeq.Lock()
-	defer prefixSeq.Unlock()
-	prefixSeq.n++
-	return fmt.Sprintf("t%d-%d:", os.Getpid(), prefixSeq.n)
-}
+func redisServer(t testing.TB) *redistest.Server { return sharedRedis.Server(t) }
+func redisClient(t testing.TB) *redis.Client     { return sharedRedis.Client(t) }
+func uniquePrefix(testing.TB) string             { return redistest.UniquePrefix() }
 
 func embeddedTarget(t *testing.T) target {
 	b := embedded.NewBackend(nil)
@@ -176,25 +133,4 @@ func ctxTimeout(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// masterOf returns the address of the Cluster master that serves key.
-func masterOf(t *testing.T, rdb *redis.ClusterClient, key string) string {
-	t.Helper()
-	ctx := context.Background()
-	slot, err := rdb.ClusterKeySlot(ctx, key).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ranges, err := rdb.ClusterSlots(ctx).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range ranges {
-		if int64(r.Start) <= slot && slot <= int64(r.End) {
-			return r.Nodes[0].Addr
-		}
-	}
-	t.Fatalf("no master for slot %d", slot)
-	return ""
 }

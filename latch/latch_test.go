@@ -307,7 +307,7 @@ func TestLatchCluster(t *testing.T) {
 			}
 		}
 		took := time.Since(sent)
-		t.Logf("latch %s on %s: both awaiters released %v after the count-down", key, masterOf(t, rdb, prefix+"latch:{"+key+"}"), took)
+		t.Logf("latch %s on %s: both awaiters released %v after the count-down", key, redistest.MasterOf(t, rdb, prefix+"latch:{"+key+"}"), took)
 		if took > 2*time.Second {
 			t.Errorf("%s: awaiters released %v after the count-down, want within 2s", key, took)
 		}

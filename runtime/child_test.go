@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 	"github.com/redis/go-redis/v9"
 )
@@ -27,20 +28,10 @@ func childMain() int {
 	defer rdb.Close()
 	l := runtime.New(rdb, runtime.WithKeyPrefix(os.Getenv("LOCKGEN_PREFIX")))
 	defer l.Close()
-	var err error
-	switch mode := os.Getenv(childEnv); mode {
-	case "counter":
-		err = childCounter(l, rdb)
-	case "hold":
-		err = childHold(l)
-	default:
-		err = fmt.Errorf("unknown child mode %q", mode)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		return 1
-	}
-	return 0
+	return redistest.RunChild(os.Getenv(childEnv), map[string]func() error{
+		"counter": func() error { return childCounter(l, rdb) },
+		"hold":    func() error { return childHold(l) },
+	})
 }
 
 // childCounter increments a Redis counter with a non-atomic GET and SET

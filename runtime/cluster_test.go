@@ -1,7 +1,6 @@
 package runtime_test
 
 import (
-	"context"
 	"errors"
 	"strconv"
 	"testing"
@@ -9,30 +8,7 @@ import (
 
 	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
-	"github.com/redis/go-redis/v9"
 )
-
-// masterOf returns the address of the master serving key, from CLUSTER
-// KEYSLOT and CLUSTER SLOTS.
-func masterOf(t *testing.T, rdb *redis.ClusterClient, key string) string {
-	t.Helper()
-	ctx := context.Background()
-	slot, err := rdb.ClusterKeySlot(ctx, key).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ranges, err := rdb.ClusterSlots(ctx).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range ranges {
-		if int64(r.Start) <= slot && slot <= int64(r.End) {
-			return r.Nodes[0].Addr
-		}
-	}
-	t.Fatalf("no master for slot %d", slot)
-	return ""
-}
 
 // Every kind works on a 3-master Cluster: exclusion, wake-ups by sharded
 // Pub/Sub, and one call over keys on different masters.
@@ -79,11 +55,11 @@ func TestClusterEveryKind(t *testing.T) {
 			family := map[runtime.Kind]string{runtime.Mutex: "mutex", runtime.Fair: "fair", runtime.Write: "rw", runtime.Semaphore: "sem"}[kind]
 			// Two keys whose locks live on different masters.
 			k1 := "c:0"
-			m1 := masterOf(t, rdb, prefix+family+":{"+k1+"}")
+			m1 := redistest.MasterOf(t, rdb, prefix+family+":{"+k1+"}")
 			k2 := ""
 			for i := 1; i < 100 && k2 == ""; i++ {
 				k := "c:" + strconv.Itoa(i)
-				if masterOf(t, rdb, prefix+family+":{"+k+"}") != m1 {
+				if redistest.MasterOf(t, rdb, prefix+family+":{"+k+"}") != m1 {
 					k2 = k
 				}
 			}

@@ -2,9 +2,7 @@ package runtime_test
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,11 +27,9 @@ type target struct {
 	do func(t testing.TB, args ...string) (any, error)
 }
 
-var (
-	sharedRedisOnce sync.Once
-	sharedRedis     *redistest.Server
-	sharedRedisErr  error
-)
+// sharedRedis is the package's redis-server; each test keeps to its own
+// key prefix (uniquePrefix).
+var sharedRedis redistest.Shared
 
 // TestMain stops the redis-server shared by the tests of this package.
 func TestMain(m *testing.M) {
@@ -42,42 +38,13 @@ func TestMain(m *testing.M) {
 		os.Exit(childMain())
 	}
 	code := m.Run()
-	if sharedRedis != nil {
-		sharedRedis.Close()
-	}
+	sharedRedis.Close()
 	os.Exit(code)
 }
 
-// redisServer returns the package's shared redis-server, started on first
-// use. Each test uses its own key prefix, so tests do not see each other.
-func redisServer(t testing.TB) *redistest.Server {
-	t.Helper()
-	sharedRedisOnce.Do(func() { sharedRedis, sharedRedisErr = redistest.Launch() })
-	if sharedRedisErr != nil {
-		t.Fatalf("redistest: %v", sharedRedisErr)
-	}
-	return sharedRedis
-}
-
-func redisClient(t testing.TB) *redis.Client {
-	t.Helper()
-	c := redis.NewClient(redisServer(t).Options())
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-var prefixSeq struct {
-	sync.Mutex
-	n int
-}
-
-// uniquePrefix keeps the keys of one test apart from the others'.
-func uniquePrefix(t testing.TB) string {
-	prefixSeq.Lock()
-	defer prefixSeq.Unlock()
-	prefixSeq.n++
-	return fmt.Sprintf("t%d-%d:", os.Getpid(), prefixSeq.n)
-}
+func redisServer(t testing.TB) *redistest.Server { return sharedRedis.Server(t) }
+func redisClient(t testing.TB) *redis.Client     { return sharedRedis.Client(t) }
+func uniquePrefix(testing.TB) string             { return redistest.UniquePrefix() }
 
 func targets(t *testing.T) []target {
 	return []target{embeddedTarget(t), redisTarget(t)}
