@@ -23,6 +23,9 @@
 //   - WakeUp: a waiter on another Locker gets the lock within seconds of
 //     the release, though the lease is minutes long: a wake message, not
 //     the lease running out, let it in.
+//   - Reentry: a hold's context re-enters its lock with the same fence,
+//     another call chain of the same Locker is refused, and the lock is
+//     held until the outer hold is released too.
 //   - Loss: a lock whose keys are deleted on every server cancels its
 //     holder's context with ErrLockLost, Release says ErrNotHeld and
 //     ErrLockLost, and another Locker can take the lock.

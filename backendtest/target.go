@@ -49,6 +49,7 @@ func Run(t *testing.T, tg Target) {
 		{"Admits", admits},
 		{"MutualExclusion", mutualExclusion},
 		{"WakeUp", wakeUp},
+		{"Reentry", reentry},
 		{"Loss", loss},
 		{"Close", closeStops},
 	} {

@@ -142,40 +142,6 @@ func contend(t *testing.T, q *deployments, rounds int) {
 	}
 }
 
-// Re-entry follows the call chain on a quorum Locker as on one server: the
-// holder's context re-enters with the same fence, another context of the
-// same process is refused.
-func TestQuorumReentry(t *testing.T) {
-	q := startQuorum(t, 3)
-	l := q.locker(t)
-	ctx := backendtest.Timeout(t, time.Minute)
-	outer, err := l.Acquire(ctx, mutexLock("r", 5*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	inner, err := l.Acquire(outer.Context(), mutexLock("r", 5*time.Second))
-	if err != nil {
-		t.Fatalf("re-entry: %v", err)
-	}
-	f1, _ := runtime.Fence(outer.Context())
-	f2, _ := runtime.Fence(inner.Context())
-	if f1 != f2 {
-		t.Errorf("re-entry fence %d, outer %d", f2, f1)
-	}
-	if _, err := l.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "r", Wait: runtime.NoWait}); !errors.Is(err, runtime.ErrNotAcquired) {
-		t.Errorf("another call chain of the same process: %v, want ErrNotAcquired", err)
-	}
-	if err := inner.Release(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.Acquire(ctx, runtime.Lock{Kind: runtime.Mutex, Key: "r", Wait: runtime.NoWait}); !errors.Is(err, runtime.ErrNotAcquired) {
-		t.Errorf("after the inner release, the outer hold must remain: %v", err)
-	}
-	if err := outer.Release(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // A quorum Locker takes only mutexes; its constructor checks its input.
 func TestQuorumRefuses(t *testing.T) {
 	q := startQuorum(t, 3)
