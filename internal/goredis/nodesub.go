@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/lockgen/lockgen/backend"
@@ -50,6 +49,11 @@ type nodeSubscriber struct {
 	stop      chan struct{} // closed by close: the receive loop must end
 	exited    chan struct{} // closed when the receive loop has ended
 
+	// wmu orders the writes of subscribes and unsubscribes with the
+	// changes of subs they stand for: an unsubscribe of a channel that a
+	// subscribe has just put back into subs would otherwise reach the server
+	// after that subscribe's SSUBSCRIBE and end it there, unseen.
+	wmu  sync.Mutex
 	mu   sync.Mutex
 	subs map[string]*subscription
 	// unsubscribing counts, per channel, the unsubscribes sent whose
@@ -206,12 +210,7 @@ func (ns *nodeSubscriber) confirmed(channel string) {
 // or the server ending the subscription on its own.
 func (ns *nodeSubscriber) unsubscribed(channel string) {
 	ns.mu.Lock()
-	n := ns.unsubscribing[channel]
-	if n > 1 {
-		ns.unsubscribing[channel] = n - 1
-	} else {
-		delete(ns.unsubscribing, channel)
-	}
+	n := ns.owedLess(channel)
 	ns.mu.Unlock()
 	if n == 0 {
 		ns.forget([]string{channel}, unsubscribeTimeout)
@@ -251,6 +250,11 @@ func (ns *nodeSubscriber) refused(err redis.Error) {
 		}
 	case "NOPERM":
 		ns.refusePending(err)
+	case "NOSUB":
+		// An unsubscribe on a connection left with no subscription (Valkey
+		// answers so where Redis confirms): its confirmation will not come,
+		// and which one it was is not said.
+		clear(ns.unsubscribing)
 	}
 	ns.mu.Unlock()
 	ns.forget(ended, unsubscribeTimeout)
@@ -325,28 +329,44 @@ func (ns *nodeSubscriber) forget(channels []string, timeout time.Duration) {
 }
 
 // unsubscribe sends the unsubscribe of channel, counted in unsubscribing
-// by the caller.
+// by the caller, unless the channel has been subscribed again meanwhile:
+// that subscription is the one the server must keep.
 func (ns *nodeSubscriber) unsubscribe(channel string, timeout time.Duration) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	var err error
-	if ns.sharded {
-		err = ns.ps.SUnsubscribe(ctx, channel)
-	} else {
-		err = ns.ps.Unsubscribe(ctx, channel)
+	ns.wmu.Lock()
+	defer ns.wmu.Unlock()
+	ns.mu.Lock()
+	again := ns.subs[channel] != nil
+	ns.mu.Unlock()
+	err := errSubscriptionEnded
+	if !again {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		if ns.sharded {
+			err = ns.ps.SUnsubscribe(ctx, channel)
+		} else {
+			err = ns.ps.Unsubscribe(ctx, channel)
+		}
 	}
 	if err != nil {
 		// Not sent: no confirmation will come. go-redis has forgotten the
 		// channel all the same, and a connection that could not take the
 		// command is dropped with its subscriptions.
 		ns.mu.Lock()
-		if n := ns.unsubscribing[channel]; n > 1 {
-			ns.unsubscribing[channel] = n - 1
-		} else {
-			delete(ns.unsubscribing, channel)
-		}
+		ns.owedLess(channel)
 		ns.mu.Unlock()
 	}
+}
+
+// owedLess takes one owed unsubscribe confirmation of channel off its
+// count, and returns the count before. ns.mu must be held.
+func (ns *nodeSubscriber) owedLess(channel string) int {
+	n := ns.unsubscribing[channel]
+	if n > 1 {
+		ns.unsubscribing[channel] = n - 1
+	} else {
+		delete(ns.unsubscribing, channel)
+	}
+	return n
 }
 
 // idle reports whether the subscriber carries no channel.
@@ -398,6 +418,7 @@ func (sub *subscription) end() (confirmed bool) {
 func (ns *nodeSubscriber) subscribe(ctx context.Context, channel string, deliver func(string)) (func(), error) {
 	sub := &subscription{deliver: deliver, confirm: make(chan struct{})}
 	confirm := sub.confirm
+	ns.wmu.Lock()
 	ns.mu.Lock()
 	ns.subs[channel] = sub
 	ns.mu.Unlock()
@@ -407,6 +428,7 @@ func (ns *nodeSubscriber) subscribe(ctx context.Context, channel string, deliver
 	} else {
 		err = ns.ps.Subscribe(ctx, channel)
 	}
+	ns.wmu.Unlock()
 	if err == nil {
 		select {
 		case <-confirm:
@@ -443,41 +465,4 @@ func (ns *nodeSubscriber) close() error {
 	err := ns.ps.Close()
 	<-ns.exited
 	return err
-}
-
-var pingSeq atomic.Uint64
-
-// ping sends PING with a payload of its own on the Pub/Sub connection and
-// waits until the receive loop reads the PONG that carries it back.
-func (ns *nodeSubscriber) ping(ctx context.Context) error {
-	token := "lockgen-ping-" + strconv.FormatUint(pingSeq.Add(1), 10)
-	pong := make(chan struct{})
-	ns.mu.Lock()
-	ns.pings[token] = pong
-	ns.mu.Unlock()
-	defer func() {
-		ns.mu.Lock()
-		delete(ns.pings, token)
-		ns.mu.Unlock()
-	}()
-	if err := ns.ps.Ping(ctx, token); err != nil {
-		return err
-	}
-	select {
-	case <-pong:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("no PONG: %w", ctx.Err())
-	}
-}
-
-// ponged is called by the receive loop for every PONG.
-func (ns *nodeSubscriber) ponged(payload string) {
-	ns.mu.Lock()
-	pong := ns.pings[payload]
-	delete(ns.pings, payload)
-	ns.mu.Unlock()
-	if pong != nil {
-		close(pong)
-	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"sync/atomic"
 
 	"github.com/lockgen/lockgen/internal/callerr"
 	"github.com/redis/go-redis/v9"
@@ -65,4 +67,41 @@ func (b *goRedisBackend) subscribers(ctx context.Context) (map[string]*nodeSubsc
 		out[addr] = ns
 	}
 	return out, nil
+}
+
+var pingSeq atomic.Uint64
+
+// ping sends PING with a payload of its own on the Pub/Sub connection and
+// waits until the receive loop reads the PONG that carries it back.
+func (ns *nodeSubscriber) ping(ctx context.Context) error {
+	token := "lockgen-ping-" + strconv.FormatUint(pingSeq.Add(1), 10)
+	pong := make(chan struct{})
+	ns.mu.Lock()
+	ns.pings[token] = pong
+	ns.mu.Unlock()
+	defer func() {
+		ns.mu.Lock()
+		delete(ns.pings, token)
+		ns.mu.Unlock()
+	}()
+	if err := ns.ps.Ping(ctx, token); err != nil {
+		return err
+	}
+	select {
+	case <-pong:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("no PONG: %w", ctx.Err())
+	}
+}
+
+// ponged is called by the receive loop for every PONG.
+func (ns *nodeSubscriber) ponged(payload string) {
+	ns.mu.Lock()
+	pong := ns.pings[payload]
+	delete(ns.pings, payload)
+	ns.mu.Unlock()
+	if pong != nil {
+		close(pong)
+	}
 }
