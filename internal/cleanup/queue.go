@@ -160,7 +160,7 @@ func (q *Queue) wake() {
 // Close lets the clean-ups in flight finish for a short grace (at most
 // the batch timeout), then abandons those left (Ended with an error
 // wrapping callerr.ErrClosed) and cancels the batch in flight; the worker
-// ends with it. Requests added later end at once.
+// ends with it. Requests added later end at once. Close is idempotent.
 func (q *Queue) Close() {
 	q.mu.Lock()
 	idle := q.idle
@@ -174,6 +174,10 @@ func (q *Queue) Close() {
 		t.Stop()
 	}
 	q.mu.Lock()
+	if q.stopped {
+		q.mu.Unlock()
+		return
+	}
 	q.stopped = true
 	close(q.stop)
 	q.cancel()
