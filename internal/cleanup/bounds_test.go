@@ -27,8 +27,8 @@ func TestAFailingReleaseGivesUpWhenTheLeaseEnds(t *testing.T) {
 		t.Fatalf("gave up after %v, before the lease (%v)", took, lease)
 	}
 	// Backoff doubles from 10ms: within 300ms that is a handful of tries
-	// (plus slack for a slow machine), not a loop.
-	if _, calls := b.releases(); calls < 2 || calls > 12 {
+	// at most (a stalled machine makes fewer), not a loop.
+	if _, calls := b.releases(); calls < 1 || calls > 12 {
 		t.Fatalf("%d releases within the lease, want a few with backoff", calls)
 	}
 }
