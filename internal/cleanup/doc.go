@@ -28,8 +28,9 @@
 //     anyway (counted from when the call in doubt returned), and Close
 //     lets those in flight finish for a short grace (at most the batch
 //     timeout) and then abandons the rest, cancelling the batch on the
-//     wire. Every end, given back or not, is reported once through the
-//     Request's Ended.
+//     wire. Every clean-up that sends, gives up or is abandoned reports its
+//     end once through the Request's Ended (one that finds nothing to give
+//     back, or its lock held here again, ends silently).
 //   - It does not storm. There is one clean-up per Key at a time (a second
 //     Request for the same Key joins the first and starts it over), all run
 //     by one goroutine that exists only while there is work, which sends

@@ -60,7 +60,9 @@ type Request struct {
 	// Lease bounds the clean-up, from when the call in doubt returned.
 	Lease time.Duration
 	// Ended is called once, when the clean-up ends: err is nil if the
-	// release was answered, else why it was not.
+	// release was answered, else why it was not. It is not called for a
+	// clean-up that ends with nothing to send: the call in doubt did not
+	// run (and mayHold was false), or HeldLocally said the lock is held.
 	Ended func(err error)
 }
 
