@@ -176,10 +176,10 @@ func (a *acquisition) take(chain *chainLink, hl *heldLock) error {
 			return nil
 		}
 		// Siblings share the holder id: no clean-up of theirs may give
-		// back what this one takes (cleanups.claim).
-		key := cleanupKey{a.spec.base, Read, a.holder}
-		a.l.cleanups.claim(key)
-		defer a.l.cleanups.unclaim(key)
+		// back what this one takes (cleanups.Claim).
+		key := cleanupKey(a.spec.base, Read, a.holder)
+		a.l.cleanups.Claim(key)
+		defer a.l.cleanups.Unclaim(key)
 	}
 	a.argv = &hl.argv
 	g, err := a.run()

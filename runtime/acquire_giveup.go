@@ -27,7 +27,7 @@ func (a *acquisition) giveUp(err error) error {
 
 // withdraw gives back whatever a.holder may have taken or registered, once
 // p (the last call) has returned: at once if p has and Redis answers within
-// the grace, else in the background (cleanup.go).
+// the grace, else in the background (cleanup_link.go).
 func (a *acquisition) withdraw(p *pending) {
 	if a.cleaning {
 		return

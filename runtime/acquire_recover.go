@@ -89,7 +89,7 @@ func (a *acquisition) waitError(callErr error) error {
 // the call p. That call may have taken the lock or registered the holder
 // id, and without a reply, its command may still reach Redis later (from a
 // client buffer, a proxy, a retry); so may the releases sent to undo it.
-// So the holder id is given up to the clean-up (cleanup.go), exactly as by
+// So the holder id is given up to the clean-up (cleanup_link.go), exactly as by
 // a waiter that gave up, and the wait goes on under a new holder id, which
 // nothing in flight can take or give back. Then it pauses, with backoff.
 func (a *acquisition) recoverFrom(cause error, p *pending) error {

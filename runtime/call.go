@@ -18,7 +18,7 @@ import (
 // listening when its context or its wait ends: the wait is a hard bound,
 // whatever the server or the client does. The call itself goes on, on a
 // context the caller cannot cancel, so that it is never cut off half
-// written; when it ends, the clean-up (cleanup.go) knows that no more of it
+// written; when it ends, the clean-up (cleanup_link.go) knows that no more of it
 // can reach Redis.
 
 // errNoReply says that a call's reply did not arrive before the caller's

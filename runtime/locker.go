@@ -86,7 +86,7 @@ func NewWithBackend(b backend.Backend, opts ...Option) *Locker {
 	l.wakeups = newWakeups(l.backend)
 	l.dog = newWatchdog(l)
 	l.holds.init()
-	l.cleanups.init()
+	l.initCleanups()
 	return l
 }
 
@@ -103,7 +103,7 @@ func (l *Locker) Close() error {
 		close(l.closed)
 		l.wakeups.close()
 		l.dog.stop()
-		l.cleanups.wait(l, min(closeCleanupGrace, l.releaseTimeout))
+		l.cleanups.Close()
 		l.closeErr = l.backend.Close()
 	})
 	return l.closeErr

@@ -13,7 +13,7 @@ import (
 // server never acknowledged (a partition: the bytes sit in the TCP
 // retransmission queue) and goes on retransmitting it after the close;
 // when the partition heals, the abandoned acquire runs, possibly after the
-// clean-up (runtime/cleanup.go) has already given the holder id's lock back, and
+// clean-up (internal/cleanup) has already given the holder id's lock back, and
 // the lock then stays with a holder id that nobody renews or releases for
 // a whole lease.
 //
