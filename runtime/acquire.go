@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/internal/protocol"
+	"github.com/lockgen/lockgen/internal/wakeup"
 )
 
 // Acquire takes every lock, all or nothing. It sorts them into the canonical
@@ -114,7 +115,7 @@ type acquisition struct {
 
 	call        backend.Call // of the acquire script, made by the first attempt
 	argv        *argStorage  // where call's values live
-	w           *waiter
+	w           *wakeup.Waiter
 	hb          *heartbeat
 	registered  bool      // a busy reply registered the holder id in Redis (family.registers)
 	regSent     time.Time // when the latest attempt that registered a mutex waiter was sent
@@ -144,7 +145,7 @@ type granted struct {
 	// offerHeld); next is the waiter of this process its claim registers
 	// (nil if none), under nextHolder.
 	unclaimed  bool
-	next       *waiter
+	next       *wakeup.Waiter
 	nextHolder string
 }
 
@@ -205,7 +206,7 @@ func (a *acquisition) claimLater(hl *heldLock, g granted) {
 	hl.offerClaim = withArg(hl.hold.call(a.spec.Kind.scripts().renew), g.nextHolder)
 	if next := g.next; next != nil {
 		wakeups := a.l.wakeups
-		hl.claimFailed = func() { wakeups.unregistered(next) }
+		hl.claimFailed = func() { wakeups.Unregistered(next) }
 	}
 }
 
@@ -234,7 +235,7 @@ func (a *acquisition) run() (granted, error) {
 		// Only a subscription live before the attempt ran covers a wake
 		// published after it; one that went live since (another waiter's)
 		// may have missed it.
-		live := a.w != nil && a.l.wakeups.subscribed(a.w)
+		live := a.w != nil && a.l.wakeups.Subscribed(a.w)
 		var g granted
 		var busy bool
 		var retry time.Duration
@@ -287,11 +288,11 @@ func (a *acquisition) enterLine() (skip bool, err error) {
 	if a.tryOnce {
 		return false, nil
 	}
-	a.w = a.l.wakeups.joinExisting(a.spec.wake, a.holder, a.spec.Kind == Mutex)
+	a.w = a.l.wakeups.JoinExisting(a.spec.wake, a.holder, a.spec.Kind == Mutex)
 	err = a.awaitTurn()
 	// A waiter registered by the call ahead of it withdraws that
 	// registration if it gives up, even before its turn.
-	skip = a.w != nil && a.l.wakeups.registeredAhead(a.w)
+	skip = a.w != nil && a.l.wakeups.RegisteredAhead(a.w)
 	a.registered = skip
 	return skip, err
 }
@@ -303,14 +304,14 @@ func (a *acquisition) awaitTurn() error {
 		return nil
 	}
 	a.fresh = time.Time{} // it may sleep
-	if err := a.sleepUntil(a.w.turn, 0); err != nil {
+	if err := a.sleepUntil(a.w.Turn(), 0); err != nil {
 		return err
 	}
-	if a.l.wakeups.registeredAhead(a.w) {
+	if a.l.wakeups.RegisteredAhead(a.w) {
 		return nil // it sleeps next: a wake pending now is an offer to it
 	}
 	select {
-	case <-a.w.wake: // for the waiters ahead; this one tries now anyway
+	case <-a.w.Wake(): // for the waiters ahead; this one tries now anyway
 	default:
 	}
 	return nil
@@ -350,7 +351,7 @@ func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err 
 		}
 		g = granted{fence: n, from: sent, validFor: a.spec.lease}
 		if after != nil {
-			a.l.wakeups.registered(after, call.Args[len(call.Args)-1])
+			a.l.wakeups.Registered(after, call.Args[len(call.Args)-1])
 		}
 		a.acquired(&g)
 		return g, false, 0, nil
@@ -362,7 +363,7 @@ func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err 
 		a.registered = true
 		a.regSent = sent
 		if a.w != nil {
-			a.l.wakeups.placeKept(a.w, sent, a.keptFor())
+			a.l.wakeups.PlaceKept(a.w, sent, a.keptFor())
 		}
 	}
 	retry = time.Duration(max(n, 1)) * time.Millisecond
@@ -395,7 +396,7 @@ func (a *acquisition) acquired(g *granted) {
 
 func (a *acquisition) finish() {
 	if a.w != nil {
-		a.l.wakeups.leave(a.w, a.won && a.spec.Kind.family().nudges)
+		a.l.wakeups.Leave(a.w, a.won && a.spec.Kind.family().nudges)
 	}
 	if a.hb != nil {
 		a.l.dog.removeHeartbeat(a.hb)

@@ -112,7 +112,7 @@ func (a *acquisition) renewHolder() error {
 		return err
 	}
 	if a.w != nil {
-		a.l.wakeups.rename(a.w, holder)
+		a.l.wakeups.Rename(a.w, holder)
 	}
 	if a.hb != nil {
 		a.l.dog.removeHeartbeat(a.hb)
@@ -138,7 +138,7 @@ func (a *acquisition) pause() error {
 	}
 	var wake <-chan struct{}
 	if a.w != nil {
-		wake = a.w.wake
+		wake = a.w.Wake()
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()

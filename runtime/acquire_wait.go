@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/internal/wakeup"
 	"github.com/lockgen/lockgen/lua"
 )
 
@@ -22,16 +23,16 @@ import (
 // cover a wake published in between.
 func (a *acquisition) awaitWake(live bool, retry time.Duration) (tryNow bool, err error) {
 	if a.w == nil {
-		a.w = a.l.wakeups.join(a.spec.wake, a.holder, a.spec.Kind == Mutex, true)
-		a.l.wakeups.placeKept(a.w, a.regSent, a.keptFor())
+		a.w = a.l.wakeups.Join(a.spec.wake, a.holder, a.spec.Kind == Mutex, true)
+		a.l.wakeups.PlaceKept(a.w, a.regSent, a.keptFor())
 	}
 	if !live && a.subscribe(retry) {
 		return true, nil
 	}
-	if err := a.l.wakeups.denial(a.w); err != nil {
+	if err := a.l.wakeups.Denial(a.w); err != nil {
 		return false, err // no silent fall-back to timers (noperm.go)
 	}
-	if a.l.wakeups.failed(a.w) {
+	if a.l.wakeups.Failed(a.w) {
 		// No wake-up will come, and Redis may be going away: the next
 		// attempt comes after a transient pause, not at the end of the
 		// holder's lease (a fair waiter's retry), so that it meets the
@@ -39,7 +40,7 @@ func (a *acquisition) awaitWake(live bool, retry time.Duration) (tryNow bool, er
 		// wait.
 		retry = min(retry, transientBackoffMax)
 	}
-	if a.keepPlace() && a.l.wakeups.subscribed(a.w) && !a.l.wakeups.failed(a.w) {
+	if a.keepPlace() && a.l.wakeups.Subscribed(a.w) && !a.l.wakeups.Failed(a.w) {
 		// The heartbeat keeps the place and looks at the lock when
 		// its lease would end (handing a lock whose holder died to
 		// the head), and a grant or an eviction wakes this waiter:
@@ -70,11 +71,11 @@ func (a *acquisition) window() time.Duration { return min(a.l.waiterWindow, a.sp
 // one (ARGV[5]): the call that takes or claims the lock registers it, so
 // that a grant costs no registration call of its own, whatever the number
 // of waiters. after is the waiter named, nil if none.
-func (a *acquisition) withNextWaiter() (backend.Call, *waiter) {
+func (a *acquisition) withNextWaiter() (backend.Call, *wakeup.Waiter) {
 	if a.spec.Kind != Mutex || a.w == nil || a.tryOnce {
 		return a.call, nil
 	}
-	after, holder := a.l.wakeups.nextInLine(a.w)
+	after, holder := a.l.wakeups.NextInLine(a.w)
 	if after == nil {
 		return a.call, nil
 	}
@@ -93,7 +94,7 @@ func (a *acquisition) subscribe(retry time.Duration) bool {
 		ctx, stop = context.WithDeadline(ctx, a.deadline)
 		defer stop()
 	}
-	return a.l.wakeups.subscribe(ctx, a.w)
+	return a.l.wakeups.Subscribe(ctx, a.w)
 }
 
 // keepPlace starts the heartbeat that keeps a fair waiter's place in the
@@ -113,8 +114,8 @@ func (a *acquisition) keepPlace() bool {
 	a.hb = &heartbeat{
 		call:    commonCall(a.call, a.spec.Kind.scripts().heartbeat),
 		lease:   a.spec.lease,
-		kept:    func(sent time.Time) { l.wakeups.placeKept(w, sent, keptFor) },
-		evicted: func() { trySignal(w) },
+		kept:    func(sent time.Time) { l.wakeups.PlaceKept(w, sent, keptFor) },
+		evicted: func() { w.Signal() },
 	}
 	a.l.dog.addHeartbeat(a.hb, a.regSent, a.heldBy.serverNow)
 	return true
@@ -125,7 +126,7 @@ func (a *acquisition) keepPlace() bool {
 func (a *acquisition) sleepUntil(ready <-chan struct{}, d time.Duration) error {
 	var wake <-chan struct{}
 	if ready == nil {
-		wake = a.w.wake
+		wake = a.w.Wake()
 	}
 	if !a.deadline.IsZero() && (d == 0 || time.Until(a.deadline) < d) {
 		d = max(time.Until(a.deadline), time.Nanosecond)
@@ -159,16 +160,16 @@ func (a *acquisition) sleepUntil(ready <-chan struct{}, d time.Duration) error {
 // offer are claimed with one more attempt, which finds the lock the
 // waiter's own and gives it a full lease (and WAIT covers it).
 func (a *acquisition) handedOver() (granted, bool) {
-	seen, ok := a.l.wakeups.grant(a.w)
+	seen, ok := a.l.wakeups.TakeGrant(a.w)
 	if !ok {
 		return granted{}, false
 	}
 	if a.spec.Kind == Mutex {
 		return a.offerHeld(seen)
 	}
-	g := granted{fence: seen.fence, from: seen.placeKept, validFor: a.spec.lease}
+	g := granted{fence: seen.Fence, from: seen.PlaceKept, validFor: a.spec.lease}
 	left := time.Until(g.from.Add(g.validFor))
-	if a.spec.NoRenew || a.l.replicas > 0 || seen.lapsed || left < g.validFor/2 {
+	if a.spec.NoRenew || a.l.replicas > 0 || seen.Lapsed || left < g.validFor/2 {
 		return granted{}, false // the next attempt claims it
 	}
 	a.acquired(&g)
@@ -187,15 +188,15 @@ func (a *acquisition) handedOver() (granted, bool) {
 // the first renewal (claimLater). A renew=false lock, a lock under replica
 // safety, and an offer with less than half its lease left are claimed
 // first, as a message's.
-func (a *acquisition) offerHeld(seen grantSeen) (granted, bool) {
-	if seen.releaseSent.IsZero() || a.spec.NoRenew || a.l.replicas > 0 {
+func (a *acquisition) offerHeld(seen wakeup.Grant) (granted, bool) {
+	if seen.ReleaseSent.IsZero() || a.spec.NoRenew || a.l.replicas > 0 {
 		return granted{}, false
 	}
 	validFor := min(a.spec.lease, lua.MutexOffer)
-	if time.Until(seen.releaseSent.Add(validFor)) < validFor/2 {
+	if time.Until(seen.ReleaseSent.Add(validFor)) < validFor/2 {
 		return granted{}, false
 	}
-	g := granted{fence: seen.fence, from: seen.releaseSent, validFor: validFor, unclaimed: true}
+	g := granted{fence: seen.Fence, from: seen.ReleaseSent, validFor: validFor, unclaimed: true}
 	if a.call.Script == nil {
 		// Registered by the call ahead, this waiter made no call: the
 		// hold's calls are made from this one.
@@ -203,8 +204,8 @@ func (a *acquisition) offerHeld(seen grantSeen) (granted, bool) {
 	}
 	// The claim registers the next waiter of this process, which must
 	// know it before this one leaves the line and gives it its turn.
-	if after, holder := a.l.wakeups.nextInLine(a.w); after != nil {
-		a.l.wakeups.registered(after, holder)
+	if after, holder := a.l.wakeups.NextInLine(a.w); after != nil {
+		a.l.wakeups.Registered(after, holder)
 		g.next, g.nextHolder = after, holder
 	}
 	a.acquired(&g)

@@ -290,7 +290,7 @@ func (h *Held) ended() error {
 // the release to the clean-up.
 func (l *Locker) releaseHold(h *Held, hl *heldLock, ctx context.Context, giveUp time.Time) error {
 	holder := hl.hold.key.holder
-	wc, near := l.wakeups.releaseStarts(hl.spec.wake, hl.spec.Kind == Mutex)
+	wc, near := l.wakeups.ReleaseStarts(hl.spec.wake, hl.spec.Kind == Mutex)
 	call := hl.hold.release
 	if near != "" && near != holder {
 		call = withArg(call, near)
@@ -301,7 +301,7 @@ func (l *Locker) releaseHold(h *Held, hl *heldLock, ctx context.Context, giveUp 
 	if err != nil {
 		grant = ""
 	}
-	l.wakeups.releaseEnds(wc, grant, sent)
+	l.wakeups.ReleaseEnds(wc, grant, sent)
 	if permissionDenied(err) || refusedOutright(err) {
 		return fmt.Errorf("lockgen: release %s: %w (the lock stays until its lease ends)", hl.spec, err)
 	}

@@ -48,11 +48,11 @@ func (l *Locker) evalForLatch(ctx context.Context, c backend.Call) (any, error) 
 // the channel wakes on one message) on a wake channel.
 func (l *Locker) joinAwaiter(channel string) runtimelink.Awaiter {
 	m := l.wakeups
-	w := m.join(channel, l.nextHolder(), false, true)
+	w := m.Join(channel, l.nextHolder(), false, true)
 	return runtimelink.Awaiter{
-		Wake:       w.wake,
-		Subscribed: func() bool { return m.subscribed(w) },
-		Subscribe:  func(ctx context.Context) bool { return m.subscribe(ctx, w) },
-		Leave:      func() { m.leave(w, false) },
+		Wake:       w.Wake(),
+		Subscribed: func() bool { return m.Subscribed(w) },
+		Subscribe:  func(ctx context.Context) bool { return m.Subscribe(ctx, w) },
+		Leave:      func() { m.Leave(w, false) },
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/lockgen/lockgen/internal/callqueue"
+	"github.com/lockgen/lockgen/internal/wakeup"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -37,7 +38,7 @@ type Locker struct {
 	leaseMs   string // lease in ms, ARGV[2] (argv.go)
 	windowMs  string // waiterWindow in ms, the usual ARGV[4] of mutex_acquire
 	constArgs []any  // the above boxed, and "0"
-	wakeups   *wakeups
+	wakeups   *wakeup.Lines
 	dog       *watchdog
 	holds     holds
 	cleanups  cleanups
@@ -83,7 +84,7 @@ func NewWithBackend(b backend.Backend, opts ...Option) *Locker {
 	l.publish = b.PublishCommand()
 	l.initArgs()
 	l.releaseBound.d, l.leaseBound.d = l.releaseTimeout, l.lease
-	l.wakeups = newWakeups(l.backend)
+	l.wakeups = wakeup.New(l.backend, permissionDenied)
 	l.dog = newWatchdog(l)
 	l.holds.init()
 	l.initCleanups()
@@ -101,7 +102,7 @@ func NewWithBackend(b backend.Backend, opts ...Option) *Locker {
 func (l *Locker) Close() error {
 	l.closeOnce.Do(func() {
 		close(l.closed)
-		l.wakeups.close()
+		l.wakeups.Close()
 		l.dog.stop()
 		l.cleanups.Close()
 		l.closeErr = l.backend.Close()

@@ -1,4 +1,4 @@
-package runtime
+package wakeup
 
 import (
 	"context"
@@ -6,13 +6,13 @@ import (
 	"time"
 )
 
-// The subscriptions of the wake channels (wakeups.go): a channel is
+// The subscriptions of the wake channels (lines.go): a channel is
 // subscribed when a waiter first needs it, its failure or Redis's denial is
 // told to its waiters, and it is dropped once idle for subscriptionLinger.
 
-// wakeSub is one Subscribe of a channel. ok and unsub are set before
+// subscription is one Subscribe of a channel. ok and unsub are set before
 // ready is closed; ended is set when the server ended it or it failed.
-type wakeSub struct {
+type subscription struct {
 	ready  chan struct{}
 	ok     bool
 	ended  bool
@@ -21,7 +21,7 @@ type wakeSub struct {
 }
 
 // settled reports whether the Subscribe of s has returned.
-func (s *wakeSub) settled() bool {
+func (s *subscription) settled() bool {
 	select {
 	case <-s.ready:
 		return true
@@ -33,41 +33,41 @@ func (s *wakeSub) settled() bool {
 // subscriptionLinger is how long a channel stays subscribed with no waiter.
 const subscriptionLinger = 2 * time.Second
 
-// subscribed reports whether w's channel has a live subscription, so that
+// Subscribed reports whether w's channel has a live subscription, so that
 // no wake published from now on can be missed.
-func (m *wakeups) subscribed(w *waiter) bool {
+func (m *Lines) Subscribed(w *Waiter) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := w.ch.sub
 	return s != nil && s.settled() && s.ok && !s.ended
 }
 
-// subscribe makes sure w's channel is subscribed, bounded by ctx, and
+// Subscribe makes sure w's channel is subscribed, bounded by ctx, and
 // reports whether it is. One waiter starts the subscription; it runs in a
 // goroutine of its own, so that no waiter waits for it longer than ctx
 // allows, whatever the backend does with ctx (go-redis, dialing a Pub/Sub
 // connection to a stalled server, waits out its own read timeout).
-func (m *wakeups) subscribe(ctx context.Context, w *waiter) bool {
+func (m *Lines) Subscribe(ctx context.Context, w *Waiter) bool {
 	m.mu.Lock()
 	wc := w.ch
 	s := wc.sub
 	if s == nil || s.ended {
-		s = &wakeSub{ready: make(chan struct{})}
+		s = &subscription{ready: make(chan struct{})}
 		wc.sub = s
 		go m.startSubscription(context.WithoutCancel(ctx), wc, s, m.closing[wc.name])
 	}
 	m.mu.Unlock()
 	select {
 	case <-s.ready:
-		return m.subscribed(w)
+		return m.Subscribed(w)
 	case <-ctx.Done():
 		return false
 	}
 }
 
-// denial returns why w's channel could not be subscribed if Redis denied
-// it (ErrNoPermission), else nil.
-func (m *wakeups) denial(w *waiter) error {
+// Denial returns why w's channel could not be subscribed if Redis denied
+// it (the denied func given to New said so), else nil.
+func (m *Lines) Denial(w *Waiter) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if s := w.ch.sub; s != nil && s.settled() {
@@ -76,10 +76,10 @@ func (m *wakeups) denial(w *waiter) error {
 	return nil
 }
 
-// failed reports whether w's channel tried to subscribe and could not, for
+// Failed reports whether w's channel tried to subscribe and could not, for
 // a reason other than a permission Redis denied: the connection was
 // refused or lost, or Redis did not answer.
-func (m *wakeups) failed(w *waiter) bool {
+func (m *Lines) Failed(w *Waiter) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := w.ch.sub
@@ -91,7 +91,7 @@ const subscribeBound = 5 * time.Second
 
 // startSubscription subscribes wc for s, once the unsubscribe of the same
 // channel in flight (closing, if not nil) has returned.
-func (m *wakeups) startSubscription(ctx context.Context, wc *wakeChannel, s *wakeSub, closing chan struct{}) {
+func (m *Lines) startSubscription(ctx context.Context, wc *wakeChannel, s *subscription, closing chan struct{}) {
 	ctx, cancel := context.WithTimeout(ctx, subscribeBound)
 	defer cancel()
 	var err error
@@ -109,7 +109,7 @@ func (m *wakeups) startSubscription(ctx context.Context, wc *wakeChannel, s *wak
 	m.mu.Lock()
 	s.ok, s.unsub = err == nil, unsub
 	s.ended = s.ended || err != nil
-	if permissionDenied(err) {
+	if err != nil && m.denied(err) {
 		s.denied = fmt.Errorf("lockgen: subscribe %s: %w", wc.name, err)
 	}
 	if m.closed && unsub != nil {
@@ -121,7 +121,7 @@ func (m *wakeups) startSubscription(ctx context.Context, wc *wakeChannel, s *wak
 
 // unsubscribeIdle drops the channels idle for subscriptionLinger and
 // schedules itself again while some channel is idle for a shorter time.
-func (m *wakeups) unsubscribeIdle() {
+func (m *Lines) unsubscribeIdle() {
 	m.mu.Lock()
 	m.sweep = nil
 	now := time.Now()

@@ -1,4 +1,4 @@
-package runtime
+package wakeup
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 )
 
 // The order in which waiters of one process take turns, and which waiters
-// a wake message reaches, decided in wakeups alone: no Redis, no timing.
+// a wake message reaches, decided in Lines alone: no Redis, no timing.
 
 // subscribeRecorder is a Backend whose Subscribe succeeds at once and keeps
 // the deliver func of each call, so that a test can play the server.
@@ -56,7 +56,7 @@ func (r *subscribeRecorder) subscribed() []func(string) {
 }
 
 // hasTurn reports whether w may attempt now.
-func hasTurn(w *waiter) bool {
+func hasTurn(w *Waiter) bool {
 	select {
 	case <-w.turn:
 		return true
@@ -66,7 +66,7 @@ func hasTurn(w *waiter) bool {
 }
 
 // takeWake reports whether w has a wake-up pending, and consumes it.
-func takeWake(w *waiter) bool {
+func takeWake(w *Waiter) bool {
 	select {
 	case <-w.wake:
 		return true
@@ -76,7 +76,7 @@ func takeWake(w *waiter) bool {
 }
 
 // wantTurns checks which waiters have their turn.
-func wantTurns(t *testing.T, step string, want map[*waiter]bool, names map[*waiter]string) {
+func wantTurns(t *testing.T, step string, want map[*Waiter]bool, names map[*Waiter]string) {
 	t.Helper()
 	for w, turn := range want {
 		if got := hasTurn(w); got != turn {
@@ -86,39 +86,39 @@ func wantTurns(t *testing.T, step string, want map[*waiter]bool, names map[*wait
 }
 
 // Mutex waiters of one process queue in arrival order: the first, which
-// found the lock busy, attempts; those that came later (joinExisting, no
+// found the lock busy, attempts; those that came later (JoinExisting, no
 // attempt yet) get their turn one at a time, as those ahead leave.
 func TestLineGivesTurnsInArrivalOrder(t *testing.T) {
-	m := newWakeups(&subscribeRecorder{})
+	m := New(&subscribeRecorder{}, nil)
 	const ch = "mutex:{k}:wake"
-	if w := m.joinExisting(ch, "early", true); w != nil {
-		t.Fatal("joinExisting joined a channel nobody waits on")
+	if w := m.JoinExisting(ch, "early", true); w != nil {
+		t.Fatal("JoinExisting joined a channel nobody waits on")
 	}
-	w1 := m.join(ch, "w1", true, true) // told busy, registered in Redis
-	w2 := m.joinExisting(ch, "w2", true)
-	w3 := m.joinExisting(ch, "w3", true)
-	w4 := m.joinExisting(ch, "w4", true)
+	w1 := m.Join(ch, "w1", true, true) // told busy, registered in Redis
+	w2 := m.JoinExisting(ch, "w2", true)
+	w3 := m.JoinExisting(ch, "w3", true)
+	w4 := m.JoinExisting(ch, "w4", true)
 	if w2 == nil || w3 == nil || w4 == nil {
-		t.Fatal("joinExisting did not join a channel with a waiter")
+		t.Fatal("JoinExisting did not join a channel with a waiter")
 	}
-	names := map[*waiter]string{w1: "w1", w2: "w2", w3: "w3", w4: "w4"}
-	wantTurns(t, "joined", map[*waiter]bool{w1: true, w2: false, w3: false, w4: false}, names)
+	names := map[*Waiter]string{w1: "w1", w2: "w2", w3: "w3", w4: "w4"}
+	wantTurns(t, "joined", map[*Waiter]bool{w1: true, w2: false, w3: false, w4: false}, names)
 
-	m.leave(w1, false) // w1 got the lock
-	wantTurns(t, "w1 left", map[*waiter]bool{w2: true, w3: false, w4: false}, names)
+	m.Leave(w1, false) // w1 got the lock
+	wantTurns(t, "w1 left", map[*Waiter]bool{w2: true, w3: false, w4: false}, names)
 
-	m.leave(w3, false) // w3 gave up while w2 was first: nobody moves up
-	wantTurns(t, "w3 gave up", map[*waiter]bool{w2: true, w4: false}, names)
+	m.Leave(w3, false) // w3 gave up while w2 was first: nobody moves up
+	wantTurns(t, "w3 gave up", map[*Waiter]bool{w2: true, w4: false}, names)
 
-	m.leave(w2, false)
-	wantTurns(t, "w2 left", map[*waiter]bool{w4: true}, names)
+	m.Leave(w2, false)
+	wantTurns(t, "w2 left", map[*Waiter]bool{w4: true}, names)
 
 	// A waiter that asks again after its release comes last.
-	again := m.joinExisting(ch, "w1-again", true)
+	again := m.JoinExisting(ch, "w1-again", true)
 	names[again] = "w1-again"
-	wantTurns(t, "w1 asked again", map[*waiter]bool{w4: true, again: false}, names)
-	m.leave(w4, false)
-	wantTurns(t, "w4 left", map[*waiter]bool{again: true}, names)
+	wantTurns(t, "w1 asked again", map[*Waiter]bool{w4: true, again: false}, names)
+	m.Leave(w4, false)
+	wantTurns(t, "w4 left", map[*Waiter]bool{again: true}, names)
 }
 
 // A mutex waiter that joins as active (it was told busy before it joined,
@@ -126,43 +126,43 @@ func TestLineGivesTurnsInArrivalOrder(t *testing.T) {
 // waiters of other kinds are not in line and always have their turn, and
 // their leaving moves nobody up.
 func TestActiveAndUnlinedWaitersHaveTheirTurn(t *testing.T) {
-	m := newWakeups(&subscribeRecorder{})
+	m := New(&subscribeRecorder{}, nil)
 	const ch = "mutex:{k}:wake"
-	first := m.join(ch, "first", true, true)
-	queued := m.joinExisting(ch, "queued", true)
-	active := m.join(ch, "active", true, true)
-	fair := m.joinExisting(ch, "fair", false)
-	fair2 := m.join(ch, "fair2", false, false)
-	names := map[*waiter]string{first: "first", queued: "queued", active: "active", fair: "fair", fair2: "fair2"}
-	wantTurns(t, "joined", map[*waiter]bool{first: true, queued: false, active: true, fair: true, fair2: true}, names)
+	first := m.Join(ch, "first", true, true)
+	queued := m.JoinExisting(ch, "queued", true)
+	active := m.Join(ch, "active", true, true)
+	fair := m.JoinExisting(ch, "fair", false)
+	fair2 := m.Join(ch, "fair2", false, false)
+	names := map[*Waiter]string{first: "first", queued: "queued", active: "active", fair: "fair", fair2: "fair2"}
+	wantTurns(t, "joined", map[*Waiter]bool{first: true, queued: false, active: true, fair: true, fair2: true}, names)
 
-	m.leave(fair, false)
-	wantTurns(t, "a waiter not in line left", map[*waiter]bool{queued: false}, names)
-	m.leave(first, false)
-	wantTurns(t, "the first in line left", map[*waiter]bool{queued: true}, names)
+	m.Leave(fair, false)
+	wantTurns(t, "a waiter not in line left", map[*Waiter]bool{queued: false}, names)
+	m.Leave(first, false)
+	wantTurns(t, "the first in line left", map[*Waiter]bool{queued: true}, names)
 }
 
 // "grant:<fence>:<holder>" hands the lock to that holder's waiter only: it
 // alone is woken, with the fence, once.
 func TestGrantMessageMarksOnlyItsHolder(t *testing.T) {
-	m := newWakeups(&subscribeRecorder{})
+	m := New(&subscribeRecorder{}, nil)
 	const ch = "mutex:{k}:wake"
-	w1 := m.join(ch, "h1", true, true)
-	w2 := m.joinExisting(ch, "h2", true)
-	other := m.joinExisting(ch, "h3", false)
-	m.deliver(w1.ch, &wakeSub{}, "grant:1234:h2")
+	w1 := m.Join(ch, "h1", true, true)
+	w2 := m.JoinExisting(ch, "h2", true)
+	other := m.JoinExisting(ch, "h3", false)
+	m.deliver(w1.ch, &subscription{}, "grant:1234:h2")
 
-	if g, ok := m.grant(w2); !ok || g.fence != 1234 || g.lapsed {
+	if g, ok := m.TakeGrant(w2); !ok || g.Fence != 1234 || g.Lapsed {
 		t.Errorf("h2's grant: %+v ok %v, want fence 1234, not lapsed, true", g, ok)
 	}
-	if _, ok := m.grant(w2); ok {
+	if _, ok := m.TakeGrant(w2); ok {
 		t.Error("a grant was reported twice")
 	}
 	if !takeWake(w2) {
 		t.Error("h2 was not woken by its grant")
 	}
-	for _, w := range []*waiter{w1, other} {
-		if _, ok := m.grant(w); ok {
+	for _, w := range []*Waiter{w1, other} {
+		if _, ok := m.TakeGrant(w); ok {
 			t.Errorf("%s was handed h2's grant", w.holder)
 		}
 		if takeWake(w) {
@@ -170,49 +170,49 @@ func TestGrantMessageMarksOnlyItsHolder(t *testing.T) {
 		}
 	}
 	// A malformed grant concerns nobody that can be told: everyone tries.
-	m.deliver(w1.ch, &wakeSub{}, "grant:x:h2")
-	for _, w := range []*waiter{w1, w2, other} {
+	m.deliver(w1.ch, &subscription{}, "grant:x:h2")
+	for _, w := range []*Waiter{w1, w2, other} {
 		if !takeWake(w) {
 			t.Errorf("%s not woken by a malformed grant", w.holder)
 		}
-		if _, ok := m.grant(w); ok {
+		if _, ok := m.TakeGrant(w); ok {
 			t.Errorf("%s handed the lock by a malformed grant", w.holder)
 		}
 	}
 }
 
 // A waiter of the releaser's Locker hears of its grant twice: from the
-// release's reply (releaseEnds), then from the message. The second is no
+// release's reply (ReleaseEnds), then from the message. The second is no
 // wake-up: one the waiter did not use would go on to the next waiter when
 // it leaves, for an attempt that could only be busy.
 func TestGrantHeardTwiceWakesOnce(t *testing.T) {
-	m := newWakeups(&subscribeRecorder{})
+	m := New(&subscribeRecorder{}, nil)
 	const ch = "fair:{k}:wake"
-	head := m.join(ch, "h1", false, true)
-	next := m.join(ch, "h2", false, true)
+	head := m.Join(ch, "h1", false, true)
+	next := m.Join(ch, "h2", false, true)
 	handedOver := func(ch, grant string) {
-		wc, _ := m.releaseStarts(ch, false)
-		m.releaseEnds(wc, grant, time.Now())
+		wc, _ := m.ReleaseStarts(ch, false)
+		m.ReleaseEnds(wc, grant, time.Now())
 	}
 	handedOver(ch, "grant:1234:h1")
 	if !takeWake(head) {
 		t.Fatal("h1 was not woken by the grant in the release's reply")
 	}
-	m.deliver(head.ch, &wakeSub{}, "grant:1234:h1") // the message, while h1 is on its way out
-	if g, ok := m.grant(head); !ok || g.fence != 1234 {
+	m.deliver(head.ch, &subscription{}, "grant:1234:h1") // the message, while h1 is on its way out
+	if g, ok := m.TakeGrant(head); !ok || g.Fence != 1234 {
 		t.Errorf("h1's grant: %+v ok %v, want fence 1234, true", g, ok)
 	}
-	m.leave(head, false)
+	m.Leave(head, false)
 	if takeWake(next) {
 		t.Error("h2 was woken when h1 left: the message repeating h1's grant woke h1 a second time")
 	}
 	// A grant of another fence to the same holder is news.
 	handedOver(ch, "grant:1300:h2")
-	m.deliver(next.ch, &wakeSub{}, "grant:1300:h2")
+	m.deliver(next.ch, &subscription{}, "grant:1300:h2")
 	if !takeWake(next) {
 		t.Error("h2 was not woken by its grant")
 	}
-	if g, ok := m.grant(next); !ok || g.fence != 1300 {
+	if g, ok := m.TakeGrant(next); !ok || g.Fence != 1300 {
 		t.Errorf("h2's grant: %+v ok %v, want fence 1300, true", g, ok)
 	}
 	// A release on a channel nobody here waits on does nothing: it
@@ -231,30 +231,30 @@ func TestGrantHeardTwiceWakesOnce(t *testing.T) {
 // not wake its waiter: the reply, which dates the grant, does. A release
 // that ends without a reply wakes it all the same, for a claim.
 func TestGrantMessageWaitsForTheReleaseInFlight(t *testing.T) {
-	m := newWakeups(&subscribeRecorder{})
+	m := New(&subscribeRecorder{}, nil)
 	const ch = "mutex:{k}:wake"
-	w := m.join(ch, "h1", true, true)
-	wc, _ := m.releaseStarts(ch, false)
-	m.deliver(w.ch, &wakeSub{}, "grant:1234:h1")
+	w := m.Join(ch, "h1", true, true)
+	wc, _ := m.ReleaseStarts(ch, false)
+	m.deliver(w.ch, &subscription{}, "grant:1234:h1")
 	if takeWake(w) {
 		t.Fatal("h1 was woken by the message while the release that made the offer was in flight")
 	}
 	sent := time.Now().Add(-time.Millisecond)
-	m.releaseEnds(wc, "grant:1234:h1", sent)
+	m.ReleaseEnds(wc, "grant:1234:h1", sent)
 	if !takeWake(w) {
 		t.Fatal("h1 was not woken by the release's reply")
 	}
-	if g, ok := m.grant(w); !ok || g.fence != 1234 || !g.releaseSent.Equal(sent) {
+	if g, ok := m.TakeGrant(w); !ok || g.Fence != 1234 || !g.ReleaseSent.Equal(sent) {
 		t.Errorf("h1's grant: %+v ok %v, want fence 1234 dated %v", g, ok, sent)
 	}
 
-	wc, _ = m.releaseStarts(ch, false)
-	m.deliver(w.ch, &wakeSub{}, "grant:1300:h1")
-	m.releaseEnds(wc, "", time.Time{}) // no reply
+	wc, _ = m.ReleaseStarts(ch, false)
+	m.deliver(w.ch, &subscription{}, "grant:1300:h1")
+	m.ReleaseEnds(wc, "", time.Time{}) // no reply
 	if !takeWake(w) {
 		t.Fatal("h1 was not woken when the release ended without a reply")
 	}
-	if g, ok := m.grant(w); !ok || g.fence != 1300 || !g.releaseSent.IsZero() {
+	if g, ok := m.TakeGrant(w); !ok || g.Fence != 1300 || !g.ReleaseSent.IsZero() {
 		t.Errorf("h1's grant: %+v ok %v, want fence 1300, undated (a message only)", g, ok)
 	}
 }
@@ -263,21 +263,21 @@ func TestGrantMessageWaitsForTheReleaseInFlight(t *testing.T) {
 // lapsed marks the waiter's grants as possibly stale, for good; requests
 // within the keep time do not.
 func TestPlaceKeptAfterALapseMarksGrantsStale(t *testing.T) {
-	m := newWakeups(&subscribeRecorder{})
-	w := m.join("mutex:{k}:wake", "h1", true, true)
+	m := New(&subscribeRecorder{}, nil)
+	w := m.Join("mutex:{k}:wake", "h1", true, true)
 	t0 := time.Now()
 	const keep = 500 * time.Millisecond
 	for _, sent := range []time.Time{t0, t0.Add(keep / 2), t0.Add(keep - time.Millisecond)} {
-		m.placeKept(w, sent, keep)
+		m.PlaceKept(w, sent, keep)
 	}
-	m.deliver(w.ch, &wakeSub{}, "grant:7:h1")
-	if g, ok := m.grant(w); !ok || g.lapsed {
+	m.deliver(w.ch, &subscription{}, "grant:7:h1")
+	if g, ok := m.TakeGrant(w); !ok || g.Lapsed {
 		t.Fatalf("grant after places kept in time: %+v %v, want not lapsed", g, ok)
 	}
-	m.placeKept(w, t0.Add(2*keep), keep) // the previous place lapsed at t0+1.5*keep
-	m.placeKept(w, t0.Add(2*keep+time.Millisecond), keep)
-	m.deliver(w.ch, &wakeSub{}, "grant:8:h1")
-	if g, ok := m.grant(w); !ok || !g.lapsed || !g.placeKept.Equal(t0.Add(2*keep+time.Millisecond)) {
+	m.PlaceKept(w, t0.Add(2*keep), keep) // the previous place lapsed at t0+1.5*keep
+	m.PlaceKept(w, t0.Add(2*keep+time.Millisecond), keep)
+	m.deliver(w.ch, &subscription{}, "grant:8:h1")
+	if g, ok := m.TakeGrant(w); !ok || !g.Lapsed || !g.PlaceKept.Equal(t0.Add(2*keep+time.Millisecond)) {
 		t.Fatalf("grant after a lapse: %+v %v, want lapsed, place kept at the latest request", g, ok)
 	}
 }
@@ -287,13 +287,13 @@ func TestPlaceKeptAfterALapseMarksGrantsStale(t *testing.T) {
 // asks the backend again.
 func TestUnsubscribedEndsTheSubscriptionAndWakesAll(t *testing.T) {
 	rec := &subscribeRecorder{}
-	m := newWakeups(rec)
+	m := New(rec, nil)
 	const ch = "mutex:{k}:wake"
-	w1 := m.join(ch, "h1", true, true)
-	w2 := m.joinExisting(ch, "h2", true)
-	fair := m.joinExisting(ch, "h3", false)
+	w1 := m.Join(ch, "h1", true, true)
+	w2 := m.JoinExisting(ch, "h2", true)
+	fair := m.JoinExisting(ch, "h3", false)
 	ctx := context.Background()
-	if !m.subscribe(ctx, w1) || !m.subscribed(w2) {
+	if !m.Subscribe(ctx, w1) || !m.Subscribed(w2) {
 		t.Fatal("not subscribed after a successful Subscribe")
 	}
 	subs := rec.subscribed()
@@ -302,15 +302,15 @@ func TestUnsubscribedEndsTheSubscriptionAndWakesAll(t *testing.T) {
 	}
 
 	subs[0](backend.PayloadUnsubscribed)
-	if m.subscribed(w1) {
+	if m.Subscribed(w1) {
 		t.Error("subscription still taken as live after PayloadUnsubscribed")
 	}
-	for _, w := range []*waiter{w1, w2, fair} {
+	for _, w := range []*Waiter{w1, w2, fair} {
 		if !takeWake(w) {
 			t.Errorf("%s not woken by PayloadUnsubscribed", w.holder)
 		}
 	}
-	if !m.subscribe(ctx, w2) || !m.subscribed(w1) {
+	if !m.Subscribe(ctx, w2) || !m.Subscribed(w1) {
 		t.Fatal("not subscribed again")
 	}
 	if n := len(rec.subscribed()); n != 2 {
@@ -322,28 +322,28 @@ func TestUnsubscribedEndsTheSubscriptionAndWakesAll(t *testing.T) {
 // lock, nearHandOvers times in a row at most; a hand-over to another
 // process starts a new run.
 func TestNearHandOversAreBounded(t *testing.T) {
-	m := newWakeups(&subscribeRecorder{})
+	m := New(&subscribeRecorder{}, nil)
 	const ch = "mutex:{k}:wake"
-	w := m.join(ch, "h1", true, true)
-	m.join(ch, "h2", true, true)
+	w := m.Join(ch, "h1", true, true)
+	m.Join(ch, "h2", true, true)
 	for i := range nearHandOvers {
-		wc, near := m.releaseStarts(ch, true)
+		wc, near := m.ReleaseStarts(ch, true)
 		if near != "h1" {
 			t.Fatalf("release %d named %q, want the first in line, h1", i+1, near)
 		}
-		m.releaseEnds(wc, fmt.Sprintf("grant:%d:h1", 100+i), time.Now())
-		m.grant(w)
+		m.ReleaseEnds(wc, fmt.Sprintf("grant:%d:h1", 100+i), time.Now())
+		m.TakeGrant(w)
 	}
-	wc, near := m.releaseStarts(ch, true)
+	wc, near := m.ReleaseStarts(ch, true)
 	if near != "" {
 		t.Fatalf("release %d named %q after %d hand-overs in a row in the process", nearHandOvers+1, near, nearHandOvers)
 	}
-	m.releaseEnds(wc, "grant:200:other", time.Now()) // to another process
-	if wc, near = m.releaseStarts(ch, true); near != "h1" {
+	m.ReleaseEnds(wc, "grant:200:other", time.Now()) // to another process
+	if wc, near = m.ReleaseStarts(ch, true); near != "h1" {
 		t.Errorf("after a hand-over to another process the release named %q, want h1", near)
 	}
-	m.releaseEnds(wc, "", time.Time{})
-	if _, near = m.releaseStarts(ch, false); near != "" {
+	m.ReleaseEnds(wc, "", time.Time{})
+	if _, near = m.ReleaseStarts(ch, false); near != "" {
 		t.Errorf("a release of another kind named %q", near)
 	}
 }

@@ -1,4 +1,4 @@
-package runtime
+package wakeup
 
 import (
 	"strconv"
@@ -17,7 +17,7 @@ import (
 // deliver hands one message of subscription s to the waiters of wc it
 // concerns. Unknown payloads wake everyone: a spurious wake costs one
 // attempt, a missed one costs a whole wait.
-func (m *wakeups) deliver(wc *wakeChannel, s *wakeSub, payload string) {
+func (m *Lines) deliver(wc *wakeChannel, s *subscription, payload string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
@@ -72,7 +72,7 @@ const nearHandOvers = 3
 // new registration, and a grant message that comes later may answer the
 // lapsed one (published while the waiter was frozen or cut off, and
 // delivered since): from then on w's grants are only hints (see grant).
-func (m *wakeups) placeKept(w *waiter, sent time.Time, keptFor time.Duration) {
+func (m *Lines) PlaceKept(w *Waiter, sent time.Time, keptFor time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !w.placeKept.IsZero() && sent.Sub(w.placeKept) >= keptFor {
@@ -83,61 +83,71 @@ func (m *wakeups) placeKept(w *waiter, sent time.Time, keptFor time.Duration) {
 	}
 }
 
-// grant reports whether a message handed the lock to w since the last
-// call, with its fence, the send time of the latest request that kept
-// w's place, and whether w's place may have lapsed since it first
-// registered (the grant may then be stale: it must be claimed).
-func (m *wakeups) grant(w *waiter) (g grantSeen, ok bool) {
+// TakeGrant reports whether a message (or a release reply, ReleaseEnds)
+// handed the lock to w since the last call, and what w knows of that
+// grant; the grant is w's to act on once.
+func (m *Lines) TakeGrant(w *Waiter) (g Grant, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	ok, w.granted = w.granted, false
 	sent := w.grantSent
 	w.grantSent = time.Time{}
-	return grantSeen{w.grantFence, w.placeKept, w.lapsed, sent}, ok
+	return Grant{w.grantFence, w.placeKept, w.lapsed, sent}, ok
 }
 
-// grantSeen is what a waiter knows of a grant message addressed to it.
-type grantSeen struct {
-	fence     int64
-	placeKept time.Time
-	lapsed    bool
-	// releaseSent: the grant was learnt from the reply of a release of
+// Grant is what a waiter knows of a grant addressed to it.
+type Grant struct {
+	Fence int64
+	// PlaceKept is when the latest request that kept the waiter's place
+	// was sent: a grant lives in Redis at least until that place would
+	// have run out.
+	PlaceKept time.Time
+	// Lapsed: the waiter's place may have lapsed since it first
+	// registered, so the grant may answer the lapsed registration and be
+	// stale: the caller must claim it before counting it held.
+	Lapsed bool
+	// ReleaseSent: the grant was learnt from the reply of a release of
 	// this Locker sent then; zero if from a message, which may be late.
-	releaseSent time.Time
+	ReleaseSent time.Time
 }
 
-// releaseStarts records a release of this Locker's hold on the lock of
-// channel, about to be sent, and returns what releaseEnds takes (nil if
-// no waiter of this Locker is on that channel). For a mutex (near set) it
+// Release is a release of this Locker's hold, recorded by ReleaseStarts
+// for ReleaseEnds. The zero Release concerns no waiter.
+type Release struct{ wc *wakeChannel }
+
+// ReleaseStarts records a release of this Locker's hold on the lock of
+// channel, about to be sent, and returns what ReleaseEnds takes (the zero
+// Release if no waiter of this Locker is on that channel). For a mutex (near set) it
 // also returns the holder id of the first waiter in this process's line,
 // for the release to offer the lock to if it is registered, unless
 // nearHandOvers in a row went to this process already ("" then).
-func (m *wakeups) releaseStarts(channel string, near bool) (*wakeChannel, string) {
+func (m *Lines) ReleaseStarts(channel string, near bool) (Release, string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	wc := m.channels[channel]
 	if wc == nil {
-		return nil, ""
+		return Release{}, ""
 	}
 	wc.releasing++
 	if !near || wc.nearRun >= nearHandOvers {
-		return wc, ""
+		return Release{wc}, ""
 	}
 	if w := wc.firstInLine(); w != nil {
-		return wc, w.holder
+		return Release{wc}, w.holder
 	}
-	return wc, ""
+	return Release{wc}, ""
 }
 
-// releaseEnds ends a release that releaseStarts recorded. grant is what
+// ReleaseEnds ends a release that ReleaseStarts recorded. grant is what
 // its reply said (the wake message it published, "" if none or no
 // reply), sent when it was sent. A waiter of this Locker that the grant
 // names hears of it as soon as the releaser does, rather than after the
 // message, which comes later to the same effect (or came first, and was
 // held back for this reply); and it knows the grant was current when the
-// release was sent (a mutex waiter counts the offer held from then,
-// acquisition.offerHeld).
-func (m *wakeups) releaseEnds(wc *wakeChannel, grant string, sent time.Time) {
+// release was sent (a mutex waiter may count the offer held from then:
+// Grant.ReleaseSent).
+func (m *Lines) ReleaseEnds(r Release, grant string, sent time.Time) {
+	wc := r.wc
 	if wc == nil {
 		return
 	}
@@ -226,7 +236,7 @@ const offerLapse = 600 * time.Millisecond
 
 // foreignOffer starts (or moves) wc's offer timer for an offer of fence to
 // a waiter of another process.
-func (m *wakeups) foreignOffer(wc *wakeChannel, fence int64) {
+func (m *Lines) foreignOffer(wc *wakeChannel, fence int64) {
 	if wc.firstInLine() == nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package runtime
+package wakeup
 
 import (
 	"sync"
@@ -7,9 +7,10 @@ import (
 	"github.com/lockgen/lockgen/backend"
 )
 
-// wakeups multiplexes the wake channels of every waiter of a Locker onto the
+// Lines multiplexes the wake channels of every waiter of a Locker onto the
 // backend's Pub/Sub connections, and hands each message to the waiters it
-// concerns (docs/design.md, wake messages).
+// concerns (docs/design.md, wake messages). Its methods are safe for
+// concurrent use.
 //
 // A channel is subscribed when a waiter first needs it (after its first busy
 // reply) and stays subscribed while it has waiters and for
@@ -29,8 +30,9 @@ import (
 // that what a grant costs does not grow with the number of waiters or
 // processes, and a goroutine that releases and asks again at once cannot
 // take the lock back from the waiters of its own process.
-type wakeups struct {
+type Lines struct {
 	backend backend.Backend
+	denied  func(error) bool // whether a Subscribe error is Redis refusing the ACL user
 
 	mu       sync.Mutex
 	channels map[string]*wakeChannel
@@ -41,8 +43,8 @@ type wakeups struct {
 
 type wakeChannel struct {
 	name    string
-	waiters []*waiter // in the order they joined
-	sub     *wakeSub
+	waiters []*Waiter // in the order they joined
+	sub     *subscription
 	idle    time.Time // when the last waiter left; zero while it has waiters
 
 	// offer is pending while a mutex offer to a waiter of another process
@@ -56,12 +58,13 @@ type wakeChannel struct {
 	// which dates it (see grantAt).
 	releasing int
 	// nearRun counts the mutex hand-overs in a row from a release of this
-	// Locker to a waiter of this Locker (see releaseStarts).
+	// Locker to a waiter of this Locker (see ReleaseStarts).
 	nearRun int
 }
 
-// waiter is one acquire call waiting on one lock.
-type waiter struct {
+// Waiter is one acquire call (or latch awaiter) waiting on one lock's
+// wake channel. Its fields are guarded by its Lines' mutex.
+type Waiter struct {
 	holder string
 	wake   chan struct{} // capacity 1: a wake that comes while not asleep is kept
 	ch     *wakeChannel
@@ -74,7 +77,7 @@ type waiter struct {
 
 	// placeKept is when the latest request that registered the waiter for
 	// a hand-over was sent, among those whose reply said so (a fair acquire
-	// or heartbeat that kept its place). See acquisition.handedOver.
+	// or heartbeat that kept its place). See PlaceKept.
 	placeKept time.Time
 	lapsed    bool // a request kept the place after it may have lapsed
 	// granted says that a "grant:<fence>:<holder>" message handed the lock
@@ -83,7 +86,7 @@ type waiter struct {
 	grantFence int64
 	// grantSent is when the release whose own reply told of the grant was
 	// sent (zero for a grant learnt from a message): see
-	// acquisition.handedOver.
+	// Grant.ReleaseSent.
 	grantSent time.Time
 	// heldBack: a grant message came while a release of this Locker was
 	// in flight; the waiter is woken by that release's end.
@@ -93,15 +96,35 @@ type waiter struct {
 	ahead bool
 }
 
-func newWakeups(b backend.Backend) *wakeups {
-	return &wakeups{backend: b, channels: map[string]*wakeChannel{}, closing: map[string]chan struct{}{}}
+// New returns the wake-ups of a Locker whose backend is b. denied tells a
+// Subscribe error that is Redis refusing the command for the ACL user from
+// any other failure (see Denial).
+func New(b backend.Backend, denied func(error) bool) *Lines {
+	if denied == nil {
+		denied = func(error) bool { return false }
+	}
+	return &Lines{backend: b, denied: denied, channels: map[string]*wakeChannel{}, closing: map[string]chan struct{}{}}
 }
 
-// join registers a waiter on channel, without subscribing. A waiter in
+// Wake receives a wake-up for w: a message (or the end of its
+// subscription) that may have changed the lock. One that comes while w is
+// not asleep is kept for its next receive.
+func (w *Waiter) Wake() <-chan struct{} { return w.wake }
+
+// Turn is closed once w may attempt: at once for a waiter not in line,
+// else when it is first of its process's mutex waiters, or offered the
+// lock.
+func (w *Waiter) Turn() <-chan struct{} { return w.turn }
+
+// Signal gives w a wake-up unless one is pending already, and reports
+// whether it did.
+func (w *Waiter) Signal() bool { return trySignal(w) }
+
+// Join registers a waiter on channel, without subscribing. A waiter in
 // line (a mutex waiter) gets its turn at once if it is active already (it
 // has been told busy, and is registered in Redis) or no waiter in line is
 // ahead of it; otherwise when those ahead have left.
-func (m *wakeups) join(channel, holder string, inLine, active bool) *waiter {
+func (m *Lines) Join(channel, holder string, inLine, active bool) *Waiter {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	wc := m.channels[channel]
@@ -112,10 +135,10 @@ func (m *wakeups) join(channel, holder string, inLine, active bool) *waiter {
 	return wc.add(holder, inLine, active)
 }
 
-// joinExisting is join for a caller that has not tried yet: it joins only
+// JoinExisting is Join for a caller that has not tried yet: it joins only
 // a channel that has waiters or a subscription already, and returns nil
 // otherwise, so that an uncontended acquire costs the wake-ups nothing.
-func (m *wakeups) joinExisting(channel, holder string, inLine bool) *waiter {
+func (m *Lines) JoinExisting(channel, holder string, inLine bool) *Waiter {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	wc := m.channels[channel]
@@ -125,8 +148,8 @@ func (m *wakeups) joinExisting(channel, holder string, inLine bool) *waiter {
 	return wc.add(holder, inLine, false)
 }
 
-func (wc *wakeChannel) add(holder string, inLine, active bool) *waiter {
-	w := &waiter{holder: holder, wake: make(chan struct{}, 1), inLine: inLine, turn: make(chan struct{}), ch: wc}
+func (wc *wakeChannel) add(holder string, inLine, active bool) *Waiter {
+	w := &Waiter{holder: holder, wake: make(chan struct{}, 1), inLine: inLine, turn: make(chan struct{}), ch: wc}
 	if !inLine || active || wc.firstInLine() == nil {
 		w.open()
 	}
@@ -135,7 +158,7 @@ func (wc *wakeChannel) add(holder string, inLine, active bool) *waiter {
 	return w
 }
 
-func (wc *wakeChannel) firstInLine() *waiter {
+func (wc *wakeChannel) firstInLine() *Waiter {
 	for _, w := range wc.waiters {
 		if w.inLine {
 			return w
@@ -145,28 +168,29 @@ func (wc *wakeChannel) firstInLine() *waiter {
 }
 
 // open gives w its turn.
-func (w *waiter) open() {
+func (w *Waiter) open() {
 	if !w.hasTurn {
 		w.hasTurn = true
 		close(w.turn)
 	}
 }
 
-// rename gives w a new holder id (an acquisition goes on under a new one
-// after a transient error, acquire_recover.go). A grant to the old one is
+// Rename gives w a new holder id (an acquisition goes on under a new one
+// after a transient error). A grant to the old one is
 // no longer w's: the clean-up of the old id gives it back.
-func (m *wakeups) rename(w *waiter, holder string) {
+func (m *Lines) Rename(w *Waiter, holder string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	w.holder, w.granted, w.placeKept, w.grantSent = holder, false, time.Time{}, time.Time{}
 }
 
-// leave removes w. The next waiter in line gets its turn; a wake w did not
+// Leave removes w. The next waiter in line gets its turn; a wake w did not
 // use goes to the next waiter without one, so that a waiter giving up does
-// not swallow an "n:<N>" meant for the process; with nudge (family.nudges,
-// and w got the lock) the next waiter is woken anyway. The last waiter to
-// leave marks the channel idle; the sweep unsubscribes it later.
-func (m *wakeups) leave(w *waiter, nudge bool) {
+// not swallow an "n:<N>" meant for the process; with nudge (w got a lock
+// whose grant may not remember that others wait, so that the next release
+// would publish nothing) the next waiter is woken anyway. The last waiter
+// to leave marks the channel idle; the sweep unsubscribes it later.
+func (m *Lines) Leave(w *Waiter, nudge bool) {
 	wc := w.ch
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -206,8 +230,8 @@ func (m *wakeups) leave(w *waiter, nudge bool) {
 	}
 }
 
-// close stops the sweep; the backend's Close ends the subscriptions.
-func (m *wakeups) close() {
+// Close stops the sweep; the backend's Close ends the subscriptions.
+func (m *Lines) Close() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.closed = true
@@ -219,7 +243,7 @@ func (m *wakeups) close() {
 
 // trySignal wakes w and reports whether it did; it does not if w already
 // has a wake-up pending.
-func trySignal(w *waiter) bool {
+func trySignal(w *Waiter) bool {
 	select {
 	case w.wake <- struct{}{}:
 		return true
@@ -228,9 +252,9 @@ func trySignal(w *waiter) bool {
 	}
 }
 
-// nextInLine returns the mutex waiter behind w in its process's line, and
+// NextInLine returns the mutex waiter behind w in its process's line, and
 // its holder id, if it is not registered yet; nil if there is none.
-func (m *wakeups) nextInLine(w *waiter) (*waiter, string) {
+func (m *Lines) NextInLine(w *Waiter) (*Waiter, string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	behind := false
@@ -248,9 +272,9 @@ func (m *wakeups) nextInLine(w *waiter) (*waiter, string) {
 	return nil, ""
 }
 
-// registered records that a call registered w under holder in Redis; a
+// Registered records that a call registered w under holder in Redis; a
 // waiter renamed since is not registered.
-func (m *wakeups) registered(w *waiter, holder string) {
+func (m *Lines) Registered(w *Waiter, holder string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if w.holder == holder {
@@ -258,20 +282,37 @@ func (m *wakeups) registered(w *waiter, holder string) {
 	}
 }
 
-// unregistered undoes registered, for a claim that did not register w
+// Unregistered undoes Registered, for a claim that did not register w
 // after all (it failed), and wakes w: it tries itself now rather than
 // wait for an offer that will not come.
-func (m *wakeups) unregistered(w *waiter) {
+func (m *Lines) Unregistered(w *Waiter) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	w.ahead = false
 	trySignal(w)
 }
 
-// registeredAhead reports whether w, whose turn it is, was registered by
+// RegisteredAhead reports whether w, whose turn it is, was registered by
 // the call of the waiter ahead of it.
-func (m *wakeups) registeredAhead(w *waiter) bool {
+func (m *Lines) RegisteredAhead(w *Waiter) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return w.ahead
+}
+
+// InLine counts the mutex waiters in line, on every channel: a waiter
+// joins the line without a call to Redis, so this is how a test of the
+// Locker knows it has.
+func (m *Lines) InLine() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, wc := range m.channels {
+		for _, w := range wc.waiters {
+			if w.inLine {
+				n++
+			}
+		}
+	}
+	return n
 }
