@@ -29,7 +29,7 @@ type Locker struct {
 	// (acquire_recover.go).
 	unreachableTimeout time.Duration
 	caps               backend.Caps         // what the backend states about itself
-	queue              *callqueue.Coalescer // where a call may wait for a pipeline (queueOf), or nil
+	queue              *callqueue.Coalescer // where a call may wait for a pipeline (coalesced), or nil
 	optErr             error                // a bad Option, reported by every Acquire
 	guardErr           error                // a bad WithRestartGuard (restartguard.go)
 
@@ -70,7 +70,7 @@ func NewWithBackend(b backend.Backend, opts ...Option) *Locker {
 		unreachableTimeout: defaultUnreachableTimeout,
 		closed:             make(chan struct{}),
 	}
-	l.queue = queueOf(b) // before the options: one that wraps b drops it
+	l.backend, l.queue = coalesced(b) // before the options: one that wraps b drops the queue
 	for _, o := range opts {
 		o(l)
 	}

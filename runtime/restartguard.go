@@ -40,7 +40,7 @@ func WithRestartGuard(longest time.Duration) Option {
 			return
 		}
 		l.backend = &guardedBackend{Backend: l.backend, guard: g}
-		l.queue = nil // every call must pass the guard (queueOf)
+		l.queue = nil // every call must pass the guard (coalesced)
 	}
 }
 
