@@ -70,7 +70,7 @@ func (l *Locker) evalBounded(ctx context.Context, b callBounds, c backend.Call, 
 	if (!direct || l.caps.HonorsDeadline && !callqueue.EndsOnlyAtDeadline(ctx)) && !wait {
 		if l.queue != nil {
 			if v, p, err, queued := l.queue.EvalWithin(ctx, c, own); queued {
-				return v, 0, p, namePermissionError(err, c.Script)
+				return v, 0, p, callerr.NamePermissionError(err, c.Script)
 			}
 		}
 	}
