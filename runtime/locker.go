@@ -82,7 +82,7 @@ func NewWithBackend(b backend.Backend, opts ...Option) *Locker {
 	l.optErr = l.checkOptions()
 	l.publish = b.PublishCommand()
 	l.initArgs()
-	l.releaseBound.d, l.leaseBound.d = l.releaseTimeout, l.lease
+	l.releaseBound.D, l.leaseBound.D = l.releaseTimeout, l.lease
 	l.wakeups = newWakeups(l.backend)
 	l.dog = newWatchdog(l)
 	l.holds.init()
