@@ -131,7 +131,13 @@ type Caps struct {
 	// HonorsDeadline says that every call (Eval, EvalBatch, EvalWait)
 	// returns by its context's deadline by itself, as rueidis's do: the
 	// Locker then runs calls on the caller's goroutine with the deadline on
-	// the context (see runtime.HonorsDeadlines).
+	// the context. Unless the backend is go-redis's (which queues calls
+	// itself) or a Quorum, the Locker also puts a coalescer in front of it:
+	// a call that finds a dozen round trips under way and that only its
+	// deadline can end joins the next EvalBatch, which runs until the
+	// earliest deadline of its calls. State it only if the promise holds: a
+	// call that overstays its deadline would hold up an acquire or a
+	// release past the bounds the Locker promises.
 	HonorsDeadline bool
 
 	// BoxedArgs says that the backend sends the KEYS and ARGV the runtime

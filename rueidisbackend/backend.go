@@ -16,11 +16,13 @@ import (
 // client. Closing the Locker ends its subscriptions; the client stays open
 // and belongs to the caller.
 //
-// rueidis returns from a call when its context's deadline passes, so the
-// Backend is marked runtime.HonorsDeadlines: the Locker runs each script
-// call on the caller's goroutine rather than on one of its own.
+// rueidis returns from a call when its context's deadline passes, and the
+// Backend says so (Caps.HonorsDeadline): the Locker runs each script call
+// on the caller's goroutine rather than on one of its own, and lets
+// concurrent calls share round trips. NewLocker is
+// runtime.NewWithBackend(New(client), opts...).
 func NewLocker(client rueidis.Client, opts ...runtime.Option) *runtime.Locker {
-	return runtime.NewWithBackend(runtime.HonorsDeadlines(New(client)), opts...)
+	return runtime.NewWithBackend(New(client), opts...)
 }
 
 // New returns a backend.Backend over client, for runtime.NewWithBackend.

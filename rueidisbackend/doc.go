@@ -7,7 +7,8 @@
 // connection-per-request pool spends its CPU. When only one goroutine is
 // calling, a command is written at once, so an idle client pays no batching
 // delay. On top of that the Locker sends script calls that queue behind a
-// few under way as one DoMulti (runtime.HonorsDeadlines): rueidis writes
+// few under way as one DoMulti (the coalescer a Locker puts in front of a
+// backend that states Caps.HonorsDeadline, as this one does): rueidis writes
 // about one command per system call when goroutines do not queue faster
 // than its writer. Wake-up subscriptions ride on the same connections
 // (RESP3).

@@ -18,10 +18,11 @@ const (
 	watchPauseMax = 2 * time.Second
 )
 
-// Caps states that the backend watches its masters (watchMasters); its
-// calls end at their contexts' deadlines once marked with
-// runtime.HonorsDeadlines, which New's Locker does.
-func (b *Backend) Caps() backend.Caps { return backend.Caps{WatchMasters: b.watchMasters} }
+// Caps states that the backend's calls end at their contexts' deadlines
+// (rueidis's do), and that it watches its masters (watchMasters).
+func (b *Backend) Caps() backend.Caps {
+	return backend.Caps{HonorsDeadline: true, WatchMasters: b.watchMasters}
+}
 
 // watchMasters is the backend's Caps.WatchMasters on a single server or a
 // Sentinel client: the backend keeps a channel of its own subscribed,

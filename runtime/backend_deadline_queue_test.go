@@ -2,79 +2,76 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/lockgen/lockgen/backend"
-	"github.com/lockgen/lockgen/internal/callqueue/queuetest"
-	"github.com/lockgen/lockgen/lua"
+	"github.com/lockgen/lockgen/goredisbackend"
+	"github.com/redis/go-redis/v9"
 )
 
-// Over a backend marked HonorsDeadlines, a call whose caller may cancel it
-// never waits in a queue, whatever is under way: it runs at once, on its
-// own context, so that the cancellation reaches the call itself.
-func TestHonorsDeadlinesCancellableCallsRunAlone(t *testing.T) {
-	started := make(chan string, 16)
-	release := make(chan struct{})
-	b := HonorsDeadlines(evalFunc(func(ctx context.Context, c backend.Call) (any, error) {
-		started <- c.Args[0]
-		select {
-		case <-release:
-			return int64(1), nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
+// NewWithBackend puts a coalescer in front of a backend that states
+// Caps.HonorsDeadline (callqueue.InFront), and keeps its queue, so that
+// concurrent calls share round trips over it as over go-redis; it puts
+// none in front of a quorum (whose EvalBatch takes renewals only), of a
+// backend that states nothing, or of the go-redis backend, which has a
+// queue of its own off Cluster and none on it.
+func TestNewWithBackendCoalescesWhatHonorsDeadlines(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		caps    backend.Caps
+		fronted bool
+	}{
+		{"honors deadlines", backend.Caps{HonorsDeadline: true}, true},
+		{"quorum", backend.Caps{HonorsDeadline: true, Quorum: true}, false},
+		{"states nothing", backend.Caps{}, false},
+	} {
+		b := &capsBackend{caps: tc.caps}
+		l := NewWithBackend(b)
+		fronted := l.queue != nil
+		if fronted != tc.fronted {
+			t.Errorf("%s: queue %v, want a coalescer in front: %v", tc.name, l.queue, tc.fronted)
 		}
-	}))
-	for i := 0; i < maxPipelinedFlights; i++ {
-		go b.Eval(context.Background(), callBy("busy"))
-		<-started
-	}
-	// Every round trip is busy: a call that may share one queues.
-	go b.Eval(context.Background(), callBy("queued"))
-	queuetest.WaitQueued(t, b.(*deadlineHonoringBackend).co, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { _, err := b.Eval(ctx, callBy("cancellable")); done <- err }()
-	select {
-	case h := <-started:
-		if h != "cancellable" {
-			t.Fatalf("started %s, want the cancellable call", h)
+		if fronted && l.queue.MaxFlights <= 4 {
+			t.Errorf("%s: MaxFlights %d, want more than go-redis's for a client that pipelines by itself", tc.name, l.queue.MaxFlights)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("a cancellable call waited for a batch")
+		if l.caps.HonorsDeadline != tc.caps.HonorsDeadline || l.Backend() != backend.Backend(b) {
+			t.Errorf("%s: caps %+v, Backend() %T; want the backend's own", tc.name, l.caps, l.Backend())
+		}
+		l.Close()
 	}
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled call: %v, want context.Canceled from the call itself", err)
+	// Neither dials: a client is not connected until its first command.
+	single := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true})
+	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}, ContextTimeoutEnabled: true})
+	defer single.Close()
+	defer cluster.Close()
+	for _, rdb := range []redis.UniversalClient{single, cluster} {
+		b := goredisbackend.New(rdb)
+		got, co := coalesced(b)
+		if got != b || (co != nil) != (rdb == single) {
+			t.Errorf("go-redis backend over %T: %T and queue %v, want itself and its own queue (none on a Cluster)", rdb, got, co)
+		}
+		b.Close()
 	}
-	close(release)
 }
 
-// evalFunc is a Backend whose Eval is the function, and EvalBatch runs it
-// call by call.
-type evalFunc func(ctx context.Context, c backend.Call) (any, error)
+// capsBackend states caps and answers every call with 1.
+type capsBackend struct{ caps backend.Caps }
 
-func (f evalFunc) Eval(ctx context.Context, c backend.Call) (any, error) { return f(ctx, c) }
-func (evalFunc) Caps() backend.Caps                                      { return backend.Caps{} }
-func (f evalFunc) EvalBatch(ctx context.Context, calls []backend.Call) []backend.Reply {
+func (b *capsBackend) Caps() backend.Caps                           { return b.caps }
+func (capsBackend) Eval(context.Context, backend.Call) (any, error) { return int64(1), nil }
+func (capsBackend) PublishCommand() string                          { return "PUBLISH" }
+func (capsBackend) Close() error                                    { return nil }
+func (capsBackend) Subscribe(context.Context, string, func(string)) (func(), error) {
+	return func() {}, nil
+}
+func (capsBackend) EvalBatch(_ context.Context, calls []backend.Call) []backend.Reply {
 	out := make([]backend.Reply, len(calls))
-	for i, c := range calls {
-		out[i].Value, out[i].Err = f(ctx, c)
+	for i := range out {
+		out[i].Value = int64(1)
 	}
 	return out
 }
-func (f evalFunc) EvalWait(ctx context.Context, c backend.Call, replicas int, timeout time.Duration) (any, int, error) {
-	v, err := f(ctx, c)
-	return v, 0, err
-}
-func (evalFunc) Subscribe(context.Context, string, func(string)) (func(), error) {
-	return func() {}, nil
-}
-func (evalFunc) PublishCommand() string { return "PUBLISH" }
-func (evalFunc) Close() error           { return nil }
-
-// callBy is a call of holder's.
-func callBy(holder string) backend.Call {
-	return backend.Call{Script: lua.MutexAcquire, Args: []string{holder, "1000", "PUBLISH", "0"}}
+func (capsBackend) EvalWait(context.Context, backend.Call, int, time.Duration) (any, int, error) {
+	return int64(1), 0, nil
 }

@@ -51,7 +51,7 @@ type callBounds struct {
 // returns, within the client's own timeouts), or a client that stops at
 // the deadline by itself, or one whose own timeouts end every call before
 // the deadline. Otherwise c waits in the backend's queue if it would
-// queue (queueOf), or runs on a goroutine of its own (evalAsync).
+// queue (coalesced), or runs on a goroutine of its own (evalAsync).
 func (l *Locker) evalBounded(ctx context.Context, b callBounds, c backend.Call, wait bool) (reply any, acked int, p *pending, err error) {
 	// end is when the caller stops waiting; own is b.deadline if ctx does
 	// not end sooner or at the same time, zero otherwise: ctx's own
@@ -70,7 +70,7 @@ func (l *Locker) evalBounded(ctx context.Context, b callBounds, c backend.Call, 
 	if (!direct || l.caps.HonorsDeadline && !callqueue.EndsOnlyAtDeadline(ctx)) && !wait {
 		if l.queue != nil {
 			if v, p, err, queued := l.queue.EvalWithin(ctx, c, own); queued {
-				return v, 0, p, namePermissionError(err, c.Script)
+				return v, 0, p, callerr.NamePermissionError(err, c.Script)
 			}
 		}
 	}
@@ -137,18 +137,24 @@ func (l *Locker) evalAsync(ctx context.Context, b callBounds, c backend.Call, wa
 	return nil, 0, &ac.pending, errNoReply
 }
 
-// queueOf returns the queue of calls of b, if b is the go-redis backend
-// (goredisbackend) or HonorsDeadlines' mark: a call may wait in it for a
-// shared pipeline until its caller gives up (callqueue's EvalWithin). The
-// Locker asks only the backend it was given, and an option that wraps it
-// (WithRestartGuard) drops the queue, so that no call reaches it past a
-// wrapper that must see it; over any other backend such a call runs on a
-// goroutine of its own.
-func queueOf(b backend.Backend) *callqueue.Coalescer {
-	if d, ok := b.(*deadlineHonoringBackend); ok {
-		return d.co
+// coalesced returns b with what lets its concurrent calls share round
+// trips, and the queue of those calls, where a call may wait for a shared
+// pipeline until its caller gives up (callqueue's EvalWithin). The go-redis
+// backend has its queue (nil on a Cluster); a backend whose calls end at
+// their deadlines by themselves (Caps.HonorsDeadline) gets a coalescer in
+// front of it (callqueue.InFront), except a quorum, whose EvalBatch takes
+// renewals only; any other has none, and a call that must be free to give
+// up runs on a goroutine of its own. Only the backend the Locker was given
+// is asked, and an option that wraps it (WithRestartGuard) drops the queue,
+// so that no call reaches it past a wrapper that must see it.
+func coalesced(b backend.Backend) (backend.Backend, *callqueue.Coalescer) {
+	if co, ok := goredis.QueueOf(b); ok {
+		return b, co
 	}
-	return goredis.QueueOf(b)
+	if caps := b.Caps(); caps.HonorsDeadline && !caps.Quorum {
+		return callqueue.InFront(b)
+	}
+	return b, nil
 }
 
 // direct reports whether a call sent at now that must end by deadline

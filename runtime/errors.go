@@ -27,6 +27,16 @@ var (
 	// ErrInvalidKey: a rendered key is empty, contains '{' or '}', or a
 	// placeholder value could not be turned into text.
 	ErrInvalidKey = errors.New("lockgen: invalid lock key")
+
+	// ErrNoPermission: Redis refused a command for the ACL user the client
+	// logs in as (a NOPERM error reply), in a script or outside one. It is
+	// never retried: an acquire or release fails with it at once, a denied
+	// renewal ends the hold at once (the holder's context is cancelled with
+	// a cause wrapping ErrLockLost and ErrNoPermission, and EventLost
+	// carries it in Err), and a denied SUBSCRIBE fails the waiting acquire
+	// instead of leaving it to its retry timers. The error names the
+	// command; docs/acl.md lists the commands each deployment needs.
+	ErrNoPermission = callerr.ErrNoPermission
 )
 
 // Errors about how the runtime is used rather than about the state of a lock.

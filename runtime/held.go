@@ -335,9 +335,8 @@ func (l *Locker) releaseContext(h *Held) (context.Context, time.Time) {
 	if l.caps.CallBound > 0 && l.caps.CallBound <= l.releaseTimeout {
 		return h.detached(), time.Now().Add(l.releaseTimeout)
 	}
-	dl := l.releaseBound.current()
-	h.releaseCtx = boundedCtx{Context: h.detached(), dl: dl}
-	return &h.releaseCtx, dl.at
+	dl := l.releaseBound.Current()
+	return h.releaseCtx.Bind(h.detached(), dl), dl.At
 }
 
 // detached returns the values of the Acquire call's context without its

@@ -30,7 +30,7 @@ type Locker struct {
 	// (acquire_recover.go).
 	unreachableTimeout time.Duration
 	caps               backend.Caps         // what the backend states about itself
-	queue              *callqueue.Coalescer // where a call may wait for a pipeline (queueOf), or nil
+	queue              *callqueue.Coalescer // where a call may wait for a pipeline (coalesced), or nil
 	optErr             error                // a bad Option, reported by every Acquire
 	guardErr           error                // a bad WithRestartGuard (restartguard.go)
 
@@ -71,7 +71,7 @@ func NewWithBackend(b backend.Backend, opts ...Option) *Locker {
 		unreachableTimeout: defaultUnreachableTimeout,
 		closed:             make(chan struct{}),
 	}
-	l.queue = queueOf(b) // before the options: one that wraps b drops it
+	l.backend, l.queue = coalesced(b) // before the options: one that wraps b drops the queue
 	for _, o := range opts {
 		o(l)
 	}
@@ -83,7 +83,7 @@ func NewWithBackend(b backend.Backend, opts ...Option) *Locker {
 	l.optErr = l.checkOptions()
 	l.publish = b.PublishCommand()
 	l.initArgs()
-	l.releaseBound.d, l.leaseBound.d = l.releaseTimeout, l.lease
+	l.releaseBound.D, l.leaseBound.D = l.releaseTimeout, l.lease
 	l.wakeups = wakeup.New(l.backend, permissionDenied)
 	l.dog = newWatchdog(l)
 	l.holds.init()

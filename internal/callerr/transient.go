@@ -1,7 +1,9 @@
 // Package callerr tells what the error of one Redis call says, for the
 // runtime and its go-redis backend alike (they must agree): whether a
 // later attempt may succeed (IsTransient), whether the call never left the
-// client (NotSent), and the sentinels both return.
+// client (NotSent), whether Redis's ACL denied a command, and which one
+// (NamePermissionError, applied to every call by WithPermissionErrors),
+// and the sentinels both return.
 package callerr
 
 import (

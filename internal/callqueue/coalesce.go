@@ -31,7 +31,7 @@ import (
 // queues through EvalWithin instead, which hands it the call's pending.
 //
 // Over a client that stops a call at its context's deadline (a go-redis
-// client with ContextTimeoutEnabled; HonorsDeadlines: rueidis, whose own
+// client with ContextTimeoutEnabled; InFront's: rueidis, whose own
 // pipelining writes one command per system call when goroutines do not
 // queue faster than it writes), a batch runs until the earliest deadline
 // of its calls, and only calls that nothing but a deadline can end join
@@ -42,12 +42,12 @@ type Coalescer struct {
 	direct func(ctx context.Context, c backend.Call) (any, error)
 	batch  func(ctx context.Context, calls []backend.Call) []backend.Reply
 	// deadlines: the client stops a call at its context's deadline
-	// (HonorsDeadlines, or go-redis with ContextTimeoutEnabled), so a
+	// (InFront's backend, or go-redis with ContextTimeoutEnabled), so a
 	// batch carries the earliest deadline of its calls (batchContext) and
 	// only calls that nothing but a deadline can end join one (route).
 	Deadlines bool
 	// MaxFlights is the package's DefaultMaxFlights (New's), or more over a
-	// client that pipelines by itself (runtime's maxPipelinedFlights).
+	// client that pipelines by itself (InFront's MaxPipelinedFlights).
 	MaxFlights int
 
 	mu      sync.Mutex

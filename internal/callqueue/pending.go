@@ -1,7 +1,7 @@
 // Package callqueue lets concurrent script calls share round trips (the
-// Coalescer), for the runtime's HonorsDeadlines mark and its go-redis
-// backend alike, and holds what a call left running is to its caller (a
-// Pending).
+// Coalescer), in front of a backend that states Caps.HonorsDeadline
+// (InFront) and inside the go-redis backend alike, and holds what a call
+// left running is to its caller (a Pending).
 //
 // Its guarantees: a call's outcome is final when Route returns (a call
 // taken out of the queue was never sent); a caller of EvalWithin is free

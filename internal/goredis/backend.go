@@ -78,17 +78,20 @@ func (b *goRedisBackend) Caps() backend.Caps {
 	return backend.Caps{CallBound: bound, HonorsDeadline: honors, BoxedArgs: true, WatchMasters: b.watchMasters, Ping: b.ping}
 }
 
-// QueueOf returns the queue of calls of b if b is this package's backend
-// (nil on a Cluster), for the runtime's Locker over it: a call may wait in
-// it for a shared pipeline until its caller gives up (callqueue's
-// EvalWithin). The Locker asks only about the backend it was given, and
-// not once an option wraps it (WithRestartGuard), so that no call reaches
-// the queue past a wrapper that must see it.
-func QueueOf(b backend.Backend) *callqueue.Coalescer {
+// QueueOf returns the queue of calls of b and true if b is this package's
+// backend (the queue is nil on a Cluster), for the runtime's Locker over
+// it: a call may wait in it for a shared pipeline until its caller gives
+// up (callqueue's EvalWithin). ok tells the Locker that b coalesces its
+// calls itself, where it can, and needs no coalescer in front of it even
+// when it states Caps.HonorsDeadline. The Locker asks only about the
+// backend it was given, and not once an option wraps it
+// (WithRestartGuard), so that no call reaches the queue past a wrapper
+// that must see it.
+func QueueOf(b backend.Backend) (co *callqueue.Coalescer, ok bool) {
 	if g, ok := b.(*goRedisBackend); ok {
-		return g.co
+		return g.co, true
 	}
-	return nil
+	return nil, false
 }
 
 // callLimit says how long one call can take at most with the client's own

@@ -7,5 +7,7 @@
 // through two seams besides the Backend interface: QueueOf, the queue a
 // Locker's call may wait in for a shared pipeline (asked only of the
 // backend the Locker was given), and NewRestartGuard, the go-redis half of
-// runtime.WithRestartGuard (dials counted, INFO uptime read).
+// runtime.WithRestartGuard (dials counted, INFO uptime read, and Guard,
+// the backend that refuses grants until the servers have been up long
+// enough).
 package goredis
