@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/internal/callbound"
 	"github.com/lockgen/lockgen/internal/protocol"
 )
 
@@ -241,7 +242,7 @@ func (d *watchdog) register(h *Held, hl *heldLock) (*renewal, error) {
 		}
 		r.holders = r.firstHolder[:0]
 		d.renewals[key] = r
-		d.wakeBefore(earliest(r.due, r.deadline))
+		d.wakeBefore(callbound.Earliest(r.due, r.deadline))
 	}
 	r.holders = append(r.holders, h)
 	return r, nil
@@ -330,7 +331,7 @@ func (d *watchdog) unregister(h *Held, r *renewal) (lost error, inDoubt bool) {
 // 0 wakes it). A deadline already past would fail each one at once, and
 // the retry at once, without end.
 func (hb *heartbeat) answerBy(now time.Time) time.Time {
-	return later(hb.placeUntil, now.Add(hb.lease/3))
+	return callbound.Latest(hb.placeUntil, now.Add(hb.lease/3))
 }
 
 // heartbeatEvery is how long after the request that last kept a fair
@@ -358,7 +359,7 @@ func (d *watchdog) touchHeartbeat(hb *heartbeat, sent time.Time, serverMs int64)
 	d.mu.Lock()
 	hb.learnServerClock(serverMs, sent)
 	hb.due = sent.Add(heartbeatEvery(hb.lease))
-	hb.placeUntil = later(hb.placeUntil, sent.Add(hb.lease))
+	hb.placeUntil = callbound.Latest(hb.placeUntil, sent.Add(hb.lease))
 	d.mu.Unlock()
 }
 
@@ -386,7 +387,7 @@ func (d *watchdog) run() {
 		if free := maxBatchesInFlight - d.inflight; free > 0 {
 			var firstDue time.Time
 			if batches, firstDue = d.collect(now, free); len(batches) == 0 {
-				next = earliest(next, firstDue)
+				next = callbound.Earliest(next, firstDue)
 			}
 		}
 		// With no room in flight, the end of a batch wakes the loop; until
@@ -432,7 +433,7 @@ func (d *watchdog) expire(now time.Time) (lost []*renewal, next time.Time) {
 			delete(d.renewals, k)
 			continue
 		}
-		next = earliest(next, r.deadline)
+		next = callbound.Earliest(next, r.deadline)
 	}
 	return lost, next
 }

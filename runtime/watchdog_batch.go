@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/internal/callbound"
 	"github.com/lockgen/lockgen/internal/callerr"
 	"github.com/lockgen/lockgen/internal/protocol"
 )
@@ -55,12 +56,12 @@ func (d *watchdog) collect(now time.Time, free int) ([]*batch, time.Time) {
 	firstDue := now.Add(time.Hour)
 	for _, r := range d.renewals {
 		if !r.sending {
-			firstDue = earliest(firstDue, r.due)
+			firstDue = callbound.Earliest(firstDue, r.due)
 		}
 	}
 	for hb := range d.beats {
 		if !hb.sending {
-			firstDue = earliest(firstDue, hb.due)
+			firstDue = callbound.Earliest(firstDue, hb.due)
 		}
 	}
 	if firstDue.After(now) {
@@ -99,20 +100,6 @@ func (d *watchdog) collect(now time.Time, free int) ([]*batch, time.Time) {
 		batches = append(batches, b)
 	}
 	return batches, time.Time{}
-}
-
-func earliest(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
-
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
 
 // send runs one batch and applies its replies. It may take half the time
@@ -196,7 +183,7 @@ func (d *watchdog) applyRenewals(rs []*renewal, sent, now time.Time, replies []b
 				r.recheck = false
 				r.due = now
 			}
-			r.deadline = later(r.deadline, sent.Add(r.spec.lease-protocol.DriftMargin(r.spec.lease)))
+			r.deadline = callbound.Latest(r.deadline, sent.Add(r.spec.lease-protocol.DriftMargin(r.spec.lease)))
 			renewed = append(renewed, r)
 		default:
 			delete(d.renewals, r.key)
@@ -231,10 +218,10 @@ func (d *watchdog) applyHeartbeats(hbs []*heartbeat, sent, now time.Time, replie
 			// holder died), and hands it on; a renewed lease ends later.
 			hb.failures = 0
 			if hb.refreshing {
-				hb.refreshed = later(hb.refreshed, sent)
+				hb.refreshed = callbound.Latest(hb.refreshed, sent)
 			}
 			hb.due = sent.Add(min(heartbeatEvery(hb.lease), time.Duration(v)*time.Millisecond))
-			hb.placeUntil = later(hb.placeUntil, sent.Add(hb.lease))
+			hb.placeUntil = callbound.Latest(hb.placeUntil, sent.Add(hb.lease))
 			kept = append(kept, hb.kept)
 		default:
 			hb.failures = 0

@@ -102,3 +102,19 @@ func (c *Ctx) Err() error {
 		return nil
 	}
 }
+
+// Earliest returns the earlier of two deadlines.
+func Earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// Latest returns the later of two deadlines.
+func Latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/internal/callbound"
 	"github.com/lockgen/lockgen/internal/callerr"
 )
 
@@ -65,7 +66,7 @@ func (q *Queue) collect(now time.Time) (batch []*task, ended []endedTask, wake t
 			continue
 		}
 		if !t.settle() {
-			next = earliest(next, now.Add(poll))
+			next = callbound.Earliest(next, now.Add(poll))
 			continue
 		}
 		if !t.mayHold || q.cfg.HeldLocally(key) {
@@ -73,7 +74,7 @@ func (q *Queue) collect(now time.Time) (batch []*task, ended []endedTask, wake t
 			continue
 		}
 		if q.claimed[key] > 0 {
-			next = earliest(next, now.Add(poll)) // a sibling is acquiring (Claim)
+			next = callbound.Earliest(next, now.Add(poll)) // a sibling is acquiring (Claim)
 			continue
 		}
 		if t.giveUpAt.IsZero() {
@@ -84,8 +85,8 @@ func (q *Queue) collect(now time.Time) (batch []*task, ended []endedTask, wake t
 			ended = append(ended, endedTask{t, fmt.Errorf("gave up when its lease would have ended: %w", errors.Join(t.lastErr, q.cfg.GaveUp))})
 			continue
 		}
-		if at := later(t.due, q.pauseUntil); now.Before(at) {
-			next = earliest(next, at)
+		if at := callbound.Latest(t.due, q.pauseUntil); now.Before(at) {
+			next = callbound.Earliest(next, at)
 			continue
 		}
 		if len(batch) < limit {
@@ -185,18 +186,4 @@ func (q *Queue) apply(batch []*task, replies []backend.Reply, now time.Time) (en
 		q.pauseUntil = now.Add(q.pause)
 	}
 	return ended
-}
-
-func earliest(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
-
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
