@@ -9,7 +9,7 @@ import (
 	"github.com/lockgen/lockgen/internal/protocol"
 )
 
-// What the wake messages tell the waiters (wakeups.go): delivery of each
+// What the wake messages tell the waiters (lines.go): delivery of each
 // message, fair grants and mutex offers addressed to a waiter, the places
 // its requests kept, and the releases of this Locker that date a grant or
 // offer.
