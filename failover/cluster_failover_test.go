@@ -111,7 +111,7 @@ func clFailoverScenario(t *testing.T, name string, maxRecovery time.Duration, ma
 	churnKeys := clKeysOn(t, admin, owner, "churn", 20)
 	slot := clSlot(t, admin, keys[0])
 
-	prefix := clPrefix()
+	prefix := redistest.UniquePrefix()
 	holderEv, waiterEv := newClEvents(), newClEvents()
 	with := func(o ...runtime.Option) []runtime.Option { return append(o, opts...) }
 	holder := clNewLocker(t, cl, prefix, with(runtime.WithObserver(holderEv.observe))...)

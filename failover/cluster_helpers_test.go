@@ -3,7 +3,6 @@ package failover_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,19 +27,6 @@ const (
 	// clWaitFor bounds every wait of the tests on an event.
 	clWaitFor = 20 * time.Second
 )
-
-// clPrefixSeq makes every Locker's key prefix unique in the process.
-var clPrefixSeq struct {
-	sync.Mutex
-	n int
-}
-
-func clPrefix() string {
-	clPrefixSeq.Lock()
-	defer clPrefixSeq.Unlock()
-	clPrefixSeq.n++
-	return fmt.Sprintf("cl%d-%d:", time.Now().UnixNano()%1e6, clPrefixSeq.n)
-}
 
 // clKeysOn returns n lock keys whose slots the master at owner serves,
 // named after base.

@@ -27,7 +27,7 @@ func TestClusterLostLockOverlap(t *testing.T) {
 	owner := cl.Nodes[0].Addr
 	key := clKeysOn(t, admin, owner, "lost", 1)[0]
 	slot := clSlot(t, admin, key)
-	prefix := clPrefix()
+	prefix := redistest.UniquePrefix()
 	// A 30 s lease: no renewal falls due while the test runs.
 	const lease = 30 * time.Second
 	first := clNewLocker(t, cl, prefix, runtime.WithDefaultLease(lease))

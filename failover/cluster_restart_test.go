@@ -27,7 +27,7 @@ func TestClusterMasterRestartedEmpty(t *testing.T) {
 	admin := cl.Client(t)
 	owner := cl.Nodes[0]
 	keys := clKeysOn(t, admin, owner.Addr, "restart", 2)
-	prefix := clPrefix()
+	prefix := redistest.UniquePrefix()
 	// A 30 s lease: no renewal falls due while the test runs.
 	const lease = 30 * time.Second
 	first := clNewLocker(t, cl, prefix, runtime.WithDefaultLease(lease))
