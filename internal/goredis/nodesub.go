@@ -337,7 +337,7 @@ func (ns *nodeSubscriber) unsubscribe(channel string, timeout time.Duration) {
 	ns.mu.Lock()
 	again := ns.subs[channel] != nil
 	ns.mu.Unlock()
-	err := errSubscriptionEnded
+	err := errSubscriptionEnded // stands for "not sent" when subscribed again
 	if !again {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
