@@ -87,7 +87,7 @@ func TestBatchBounds(t *testing.T) {
 	for i := range owners {
 		owners[i] = newOwner()
 		lk := lockOf(strconv.Itoa(i), lease, base)
-		lk.ValidFor += time.Duration(n-i) * time.Millisecond // the last one most urgent
+		lk.ValidFor += time.Duration(n-i) * time.Millisecond           // the last one most urgent
 		lk.Sent = base.Add(-time.Duration(n-i) * time.Millisecond / 3) // due at base + lease/3 still
 		d.Register(owners[i], lk, i)
 	}
