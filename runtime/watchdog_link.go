@@ -32,6 +32,8 @@ type renewal struct {
 	ctx     context.Context // the first holder's Acquire context, for observers
 }
 
+// newWatchdog starts l's watchdog, and has the backend tell it when the
+// master serving some keys changed, if it can.
 func newWatchdog(l *Locker) *watchdog.Watchdog {
 	d := watchdog.New(watchdog.Config{Send: l.backend.EvalBatch, Denied: permissionDenied, Closed: ErrClosed})
 	if l.caps.WatchMasters != nil {
@@ -62,8 +64,10 @@ func (l *Locker) register(h *Held, hl *heldLock) (*renewal, error) {
 	return o.(*renewal), nil
 }
 
+// State is where the watchdog keeps r's scheduling state.
 func (r *renewal) State() *watchdog.Renewal { return &r.state }
 
+// Renewed reports a renewal Redis acknowledged to the observers.
 func (r *renewal) Renewed() {
 	r.l.observe(r.ctx, Event{Kind: EventRenewed, Lock: r.spec.withLease(), Holder: r.hold.key.holder, Fence: r.hold.fence})
 }
@@ -83,7 +87,8 @@ func (r *renewal) Cause(reason watchdog.Reason, err error) error {
 	return fmt.Errorf("%w: %s", ErrLockLost, r.spec) // GivenUp
 }
 
-// Lost cancels the contexts of every holder of r with cause.
+// Lost cancels the contexts of every holder of r with cause, and reports
+// the loss to the observers.
 func (r *renewal) Lost(cause error, holders []any) {
 	for _, h := range holders {
 		h.(*Held).lost(cause)
