@@ -80,9 +80,9 @@ func TestBatchBounds(t *testing.T) {
 	}
 	d := New(Config{Send: send, Closed: errClosed})
 	defer d.Stop()
-	// All due in a second, once all are registered (a third of a lease
-	// after their send); lock i has its deadline 1ms earlier than lock i-1.
-	base := time.Now().Add(time.Second - lease/3)
+	// All due in two seconds, once all are registered (a third of a lease
+	// after their send); lock i has its deadline earlier than lock i-1.
+	base := time.Now().Add(2*time.Second - lease/3)
 	owners := make([]*testOwner, n)
 	for i := range owners {
 		owners[i] = newOwner()

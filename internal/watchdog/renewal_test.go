@@ -28,10 +28,10 @@ func TestDeadlineMovesOnRenewal(t *testing.T) {
 		t.Fatalf("deadline after register %v, want sent + lease - margin = %v", before, want)
 	}
 	o.awaitRenewed(t)
-	s.mu.Lock()
-	seen := s.batches[0].at // the watchdog's send came no later
-	s.mu.Unlock()
 	after := d.deadlineOf(r)
+	s.mu.Lock()
+	seen := s.batches[len(s.batches)-1].at // the send that set after came no later
+	s.mu.Unlock()
 	if limit := seen.Add(lease - protocol.DriftMargin(lease)); !after.After(before) || after.After(limit) {
 		t.Fatalf("deadline after a renewal seen at %v: %v, want after %v and no later than %v", seen, after, before, limit)
 	}
