@@ -54,6 +54,9 @@ func TestAllReplies(t *testing.T) {
 // renewed.
 func TestBatchBounds(t *testing.T) {
 	const n, lease = 5000, time.Hour
+	// The bounds the package doc states, not the constants: a change of
+	// those must show here.
+	const batchCalls, inFlight = 1000, 4
 	gate := make(chan struct{})
 	var mu sync.Mutex
 	inflight, busiest, largest := 0, 0, 0
@@ -64,7 +67,7 @@ func TestBatchBounds(t *testing.T) {
 		inflight++
 		busiest, largest = max(busiest, inflight), max(largest, len(calls))
 		sizes = append(sizes, len(calls))
-		if len(sizes) <= MaxBatchesInFlight {
+		if len(sizes) <= inFlight {
 			firstRound = append(firstRound, calls...)
 		}
 		mu.Unlock()
@@ -91,22 +94,22 @@ func TestBatchBounds(t *testing.T) {
 		lk.Sent = base.Add(-time.Duration(n-i) * time.Millisecond / 3) // due at base + lease/3 still
 		d.Register(owners[i], lk, i)
 	}
-	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(sizes) == MaxBatchesInFlight })
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(sizes) == inFlight })
 	close(gate)
 	for _, o := range owners {
 		o.awaitRenewed(t)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if busiest > MaxBatchesInFlight || largest > MaxBatchCalls {
-		t.Fatalf("%d batches in flight at once, largest %d calls; want <= %d, <= %d", busiest, largest, MaxBatchesInFlight, MaxBatchCalls)
+	if busiest > inFlight || largest > batchCalls {
+		t.Fatalf("%d batches in flight at once, largest %d calls; want <= %d, <= %d", busiest, largest, inFlight, batchCalls)
 	}
-	if sizes[0] != MaxBatchCalls || len(sizes) < n/MaxBatchCalls {
-		t.Fatalf("batch sizes %v, want full batches of %d", sizes, MaxBatchCalls)
+	if sizes[0] != batchCalls || len(sizes) < n/batchCalls {
+		t.Fatalf("batch sizes %v, want full batches of %d", sizes, batchCalls)
 	}
 	for _, c := range firstRound {
-		if i, _ := strconv.Atoi(c.Keys[0][1 : len(c.Keys[0])-1]); i < n-MaxBatchesInFlight*MaxBatchCalls {
-			t.Fatalf("lock %d in the first %d batches, which should hold the most urgent", i, MaxBatchesInFlight)
+		if i, _ := strconv.Atoi(c.Keys[0][1 : len(c.Keys[0])-1]); i < n-inFlight*batchCalls {
+			t.Fatalf("lock %d in the first %d batches, which should hold the most urgent", i, inFlight)
 		}
 	}
 }
