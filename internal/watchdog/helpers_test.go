@@ -31,7 +31,7 @@ type causeErr struct {
 func (e *causeErr) Error() string { return fmt.Sprintf("reason %d: %v", e.reason, e.err) }
 func (e *causeErr) Unwrap() error { return e.err }
 
-// reasonOf returns the Reason a testOwner's cause carries (-1 if none).
+// reasonOf returns the Reason a testOwner's cause carries (255 if none).
 func reasonOf(err error) Reason {
 	var c *causeErr
 	if errors.As(err, &c) {
