@@ -399,7 +399,7 @@ func (a *acquisition) finish() {
 		a.l.wakeups.Leave(a.w, a.won && a.spec.Kind.family().nudges)
 	}
 	if a.hb != nil {
-		a.l.dog.removeHeartbeat(a.hb)
+		a.l.dog.RemoveHeartbeat(a.hb)
 	}
 }
 

@@ -115,7 +115,7 @@ func (a *acquisition) renewHolder() error {
 		a.l.wakeups.Rename(a.w, holder)
 	}
 	if a.hb != nil {
-		a.l.dog.removeHeartbeat(a.hb)
+		a.l.dog.RemoveHeartbeat(a.hb)
 		a.hb = nil
 	}
 	a.holder, a.registered, a.regSent, a.cleaning = holder, false, time.Time{}, false

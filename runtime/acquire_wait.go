@@ -105,19 +105,19 @@ func (a *acquisition) keepPlace() bool {
 		return false
 	}
 	if a.hb != nil {
-		a.l.dog.touchHeartbeat(a.hb, a.regSent, a.heldBy.serverNow)
+		a.l.dog.TouchHeartbeat(a.hb, a.regSent, a.heldBy.serverNow)
 		return true
 	}
 	// The callbacks capture no *acquisition, which can then stay on the
 	// stack of Acquire.
 	l, w, keptFor := a.l, a.w, a.keptFor()
 	a.hb = &heartbeat{
-		call:    commonCall(a.call, a.spec.Kind.scripts().heartbeat),
-		lease:   a.spec.lease,
-		kept:    func(sent time.Time) { l.wakeups.PlaceKept(w, sent, keptFor) },
-		evicted: func() { w.Signal() },
+		Call:    commonCall(a.call, a.spec.Kind.scripts().heartbeat),
+		Lease:   a.spec.lease,
+		Kept:    func(sent time.Time) { l.wakeups.PlaceKept(w, sent, keptFor) },
+		Evicted: func() { w.Signal() },
 	}
-	a.l.dog.addHeartbeat(a.hb, a.regSent, a.heldBy.serverNow)
+	a.l.dog.AddHeartbeat(a.hb, a.regSent, a.heldBy.serverNow)
 	return true
 }
 

@@ -34,7 +34,7 @@ type busyHolder struct {
 	id   string
 	left time.Duration
 	// serverNow is the server clock (ms) the busy reply said, 0 if none:
-	// for a fair waiter's heartbeats (heartbeat_deadline.go).
+	// for a fair waiter's heartbeats (internal/watchdog, heartbeat.go).
 	serverNow int64
 }
 

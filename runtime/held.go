@@ -100,7 +100,7 @@ func (h *Held) keepAlive(hl *heldLock, expiry *time.Time) error {
 			*expiry = end
 		}
 	default:
-		r, err := h.l.dog.register(h, hl)
+		r, err := h.l.register(h, hl)
 		if err != nil {
 			return err
 		}
@@ -220,10 +220,10 @@ func (l *Locker) releaseOne(h *Held, hl *heldLock) error {
 		// would leave the claim's next waiter unregistered (and the
 		// claim refused): it waits for the claim, a round trip at most
 		// unless Redis fails, never past the offer's lease nor half the
-		// release's own bound (awaitClaim).
+		// release's own bound (AwaitClaim).
 		ctx, giveUp = l.releaseContext(h)
-		l.dog.awaitClaim(hl.renewal, giveUp)
-		lost, inDoubt = l.dog.unregister(h, hl.renewal)
+		l.dog.AwaitClaim(hl.renewal, giveUp)
+		lost, inDoubt = l.dog.Unregister(hl.renewal, h)
 	}
 	if hl.claimed != nil {
 		hl.claimed.unclaim()

@@ -8,6 +8,7 @@ import (
 	"github.com/lockgen/lockgen/goredisbackend"
 	"github.com/lockgen/lockgen/internal/callqueue"
 	"github.com/lockgen/lockgen/internal/wakeup"
+	"github.com/lockgen/lockgen/internal/watchdog"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -39,7 +40,7 @@ type Locker struct {
 	windowMs  string // waiterWindow in ms, the usual ARGV[4] of mutex_acquire
 	constArgs []any  // the above boxed, and "0"
 	wakeups   *wakeup.Lines
-	dog       *watchdog
+	dog       *watchdog.Watchdog
 	holds     holds
 	cleanups  cleanups
 	// Deadlines shared by the calls bounded by the release timeout and by
@@ -103,7 +104,7 @@ func (l *Locker) Close() error {
 	l.closeOnce.Do(func() {
 		close(l.closed)
 		l.wakeups.Close()
-		l.dog.stop()
+		l.dog.Stop()
 		l.cleanups.Close()
 		l.closeErr = l.backend.Close()
 	})

@@ -176,7 +176,7 @@ func TestWatchdogKeepsManyLocksUnderLoad(t *testing.T) {
 		t.Errorf("%d renewals per pipeline, want them batched (>= 100)", per)
 	}
 	// A goroutine per lock would be 10,000; the watchdog's batches (at
-	// most maxBatchesInFlight), go-redis's dials and the clean-up worker
+	// most watchdog.MaxBatchesInFlight), go-redis's dials and the clean-up worker
 	// are a few dozen at most, more when the machine is loaded.
 	if delta > 64 {
 		t.Errorf("goroutine delta %d with %d locks held, want a constant few dozen at most", delta, n)

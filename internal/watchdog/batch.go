@@ -1,4 +1,4 @@
-package runtime
+package watchdog
 
 import (
 	"context"
@@ -13,19 +13,19 @@ import (
 	"github.com/lockgen/lockgen/internal/protocol"
 )
 
-// The watchdog's rounds (watchdog.go): how it picks the renewals and
-// heartbeats that are due into batches, sends each batch, paces the retries
-// of those that failed, and applies the replies.
+// The watchdog's rounds: how it picks the renewals and heartbeats that are
+// due into batches, sends each batch, paces the retries of those that
+// failed, and applies the replies.
 
 // Batching and retry pacing of the watchdog.
 const (
-	// maxBatchCalls bounds one batch: a pipeline of 10,000 calls keeps a
+	// MaxBatchCalls bounds one batch: a pipeline of 10,000 calls keeps a
 	// connection and the server busy for long enough under load that one
 	// timeout would take every lock down at once.
-	maxBatchCalls = 1000
-	// maxBatchesInFlight bounds the batches (and their goroutines and
+	MaxBatchCalls = 1000
+	// MaxBatchesInFlight bounds the batches (and their goroutines and
 	// connections) in flight at once.
-	maxBatchesInFlight = 4
+	MaxBatchesInFlight = 4
 	// retryPauseMin is the pause after a first failure; it doubles with each
 	// further one, up to lease/10 and a quarter of the time left.
 	retryPauseMin = 20 * time.Millisecond
@@ -33,8 +33,8 @@ const (
 
 // batch is what one sender sends: the calls of rs, then those of hbs.
 type batch struct {
-	rs    []*renewal
-	hbs   []*heartbeat
+	rs    []*Renewal
+	hbs   []*Heartbeat
 	calls []backend.Call
 	// by is when the most urgent member's reply stops being of use: its
 	// local deadline, or when its place in the queue runs out.
@@ -43,16 +43,17 @@ type batch struct {
 
 // dueCall is one renewal or heartbeat picked for a batch.
 type dueCall struct {
-	r  *renewal
-	hb *heartbeat
+	r  *Renewal
+	hb *Heartbeat
 	by time.Time
 }
 
 // collect picks what goes out now, for at most free batches, and marks it
 // as sending. If nothing is due yet it returns no batch and when the first
-// thing falls due (and the zero time when it made batches). Once something is due, everything due within its lease/6
-// goes too, most urgent first. d.mu must be held.
-func (d *watchdog) collect(now time.Time, free int) ([]*batch, time.Time) {
+// thing falls due (and the zero time when it made batches). Once something
+// is due, everything due within its lease/6 goes too, most urgent first.
+// d.mu must be held.
+func (d *Watchdog) collect(now time.Time, free int) ([]*batch, time.Time) {
 	firstDue := now.Add(time.Hour)
 	for _, r := range d.renewals {
 		if !r.sending {
@@ -69,19 +70,19 @@ func (d *watchdog) collect(now time.Time, free int) ([]*batch, time.Time) {
 	}
 	var due []dueCall
 	for _, r := range d.renewals {
-		if !r.sending && !r.due.After(now.Add(r.spec.lease/6)) {
+		if !r.sending && !r.due.After(now.Add(r.lease/6)) {
 			due = append(due, dueCall{r: r, by: r.deadline})
 		}
 	}
 	for hb := range d.beats {
-		if !hb.sending && !hb.due.After(now.Add(hb.lease/6)) {
+		if !hb.sending && !hb.due.After(now.Add(hb.Lease/6)) {
 			due = append(due, dueCall{hb: hb, by: hb.answerBy(now)})
 		}
 	}
 	slices.SortFunc(due, func(a, b dueCall) int { return a.by.Compare(b.by) })
-	due = due[:min(len(due), free*maxBatchCalls)]
+	due = due[:min(len(due), free*MaxBatchCalls)]
 	var batches []*batch
-	for chunk := range slices.Chunk(due, maxBatchCalls) {
+	for chunk := range slices.Chunk(due, MaxBatchCalls) {
 		b := &batch{by: chunk[0].by, calls: make([]backend.Call, 0, len(chunk))}
 		for _, c := range chunk {
 			if c.r != nil {
@@ -94,7 +95,7 @@ func (d *watchdog) collect(now time.Time, free int) ([]*batch, time.Time) {
 			if c.hb != nil {
 				c.hb.sending = true
 				b.hbs = append(b.hbs, c.hb)
-				b.calls = append(b.calls, c.hb.call)
+				b.calls = append(b.calls, c.hb.Call)
 			}
 		}
 		batches = append(batches, b)
@@ -105,21 +106,28 @@ func (d *watchdog) collect(now time.Time, free int) ([]*batch, time.Time) {
 // send runs one batch and applies its replies. It may take half the time
 // its most urgent member has left: a reply later than that would leave no
 // time for a retry.
-func (d *watchdog) send(b *batch, done chan<- struct{}) {
+func (d *Watchdog) send(b *batch, done chan<- struct{}) {
 	sent := time.Now()
 	d.heartbeatCalls(b, sent)
 	ctx, cancel := context.WithDeadline(context.Background(), sent.Add(b.by.Sub(sent)/2))
-	replies := d.l.backend.EvalBatch(ctx, b.calls)
+	replies := d.cfg.Send(ctx, b.calls)
 	cancel()
-	if len(replies) != len(b.calls) {
-		err := fmt.Errorf("lockgen: backend returned %d replies to a batch of %d calls", len(replies), len(b.calls))
-		replies = make([]backend.Reply, len(b.calls))
-		for i := range replies {
-			replies[i].Err = err
-		}
-	}
-	d.apply(b, sent, replies)
+	d.apply(b, sent, allReplies(replies, len(b.calls)))
 	done <- struct{}{}
+}
+
+// allReplies returns replies if there is one per call (n), else n replies
+// that each fail: a failure, not a refusal, so that each call is retried.
+func allReplies(replies []backend.Reply, n int) []backend.Reply {
+	if len(replies) == n {
+		return replies
+	}
+	err := fmt.Errorf("lockgen: backend returned %d replies to a batch of %d calls", len(replies), n)
+	replies = make([]backend.Reply, n)
+	for i := range replies {
+		replies[i].Err = err
+	}
+	return replies
 }
 
 // retryPause is how long a call that failed failures times in a row waits
@@ -129,9 +137,9 @@ func retryPause(failures int, lease, left time.Duration) time.Duration {
 	return max(min(pause, lease/10, left/4), 0)
 }
 
-// apply records the replies to a batch sent at sent, then tells holders
+// apply records the replies to a batch sent at sent, then tells owners
 // and waiters what they mean.
-func (d *watchdog) apply(b *batch, sent time.Time, replies []backend.Reply) {
+func (d *Watchdog) apply(b *batch, sent time.Time, replies []backend.Reply) {
 	now := time.Now()
 	d.mu.Lock()
 	renewed, lost := d.applyRenewals(b.rs, sent, now, replies[:len(b.rs)])
@@ -140,10 +148,14 @@ func (d *watchdog) apply(b *batch, sent time.Time, replies []backend.Reply) {
 	d.mu.Unlock()
 
 	for _, r := range renewed {
-		d.l.observe(r.ctx, Event{Kind: EventRenewed, Lock: r.spec.withLease(), Holder: r.key.holder, Fence: r.hold.fence})
+		r.owner.Renewed()
 	}
 	for _, r := range lost {
-		d.lose(r, lostCause(r))
+		if r.denied != nil {
+			d.lose(r, r.owner.Cause(Denied, r.denied))
+		} else {
+			d.lose(r, r.owner.Cause(Refused, nil))
+		}
 	}
 	for _, f := range kept {
 		f(sent)
@@ -155,7 +167,7 @@ func (d *watchdog) apply(b *batch, sent time.Time, replies []backend.Reply) {
 
 // applyRenewals records the replies to renewals sent at sent. d.mu must be
 // held.
-func (d *watchdog) applyRenewals(rs []*renewal, sent, now time.Time, replies []backend.Reply) (renewed, lost []*renewal) {
+func (d *Watchdog) applyRenewals(rs []*Renewal, sent, now time.Time, replies []backend.Reply) (renewed, lost []*Renewal) {
 	for i, r := range rs {
 		rep := replies[i]
 		r.sending = false
@@ -163,7 +175,7 @@ func (d *watchdog) applyRenewals(rs []*renewal, sent, now time.Time, replies []b
 			continue // released or lost meanwhile
 		}
 		switch v, ok := rep.Value.(int64); {
-		case permissionDenied(rep.Err):
+		case d.cfg.Denied(rep.Err):
 			// Retrying cannot help: the holder hears it now.
 			r.denied = rep.Err
 			delete(d.renewals, r.key)
@@ -171,19 +183,19 @@ func (d *watchdog) applyRenewals(rs []*renewal, sent, now time.Time, replies []b
 		case rep.Err != nil || !ok:
 			// Try again soon; the deadline decides when to give up.
 			r.failures++
-			r.due = now.Add(retryPause(r.failures, r.spec.lease, r.deadline.Sub(now)))
+			r.due = now.Add(retryPause(r.failures, r.lease, r.deadline.Sub(now)))
 		case v == 1:
 			r.failures = 0
 			if r.claim.Script != nil {
 				r.claim, r.claimFailed = backend.Call{}, nil
 				close(r.claimDone)
 			}
-			r.due = sent.Add(r.spec.lease / 3)
+			r.due = sent.Add(r.lease / 3)
 			if r.recheck {
 				r.recheck = false
 				r.due = now
 			}
-			r.deadline = callbound.Latest(r.deadline, sent.Add(r.spec.lease-protocol.DriftMargin(r.spec.lease)))
+			r.deadline = callbound.Latest(r.deadline, sent.Add(r.lease-protocol.DriftMargin(r.lease)))
 			renewed = append(renewed, r)
 		default:
 			delete(d.renewals, r.key)
@@ -195,7 +207,7 @@ func (d *watchdog) applyRenewals(rs []*renewal, sent, now time.Time, replies []b
 
 // applyHeartbeats records the replies to heartbeats sent at sent and
 // returns the callbacks to run. d.mu must be held.
-func (d *watchdog) applyHeartbeats(hbs []*heartbeat, sent, now time.Time, replies []backend.Reply) (kept []func(time.Time), evicted []func()) {
+func (d *Watchdog) applyHeartbeats(hbs []*Heartbeat, sent, now time.Time, replies []backend.Reply) (kept []func(time.Time), evicted []func()) {
 	for i, hb := range hbs {
 		rep := replies[i]
 		hb.sending = false
@@ -205,12 +217,12 @@ func (d *watchdog) applyHeartbeats(hbs []*heartbeat, sent, now time.Time, replie
 		switch v, ok := rep.Value.(int64); {
 		case rep.Err != nil || !ok:
 			hb.failures++
-			hb.due = now.Add(retryPause(hb.failures, hb.lease, hb.answerBy(now).Sub(now)))
+			hb.due = now.Add(retryPause(hb.failures, hb.Lease, hb.answerBy(now).Sub(now)))
 			if heartbeatRefused(rep.Err) {
 				// The waiter makes no attempt of its own while its
 				// heartbeat runs: it makes one now, which meets the
 				// refusal (a lock of another protocol, NOPERM) itself.
-				evicted = append(evicted, hb.evicted)
+				evicted = append(evicted, hb.Evicted)
 			}
 		case v >= 1:
 			// v ms: when the lock's lease ends at the latest. The next
@@ -220,25 +232,25 @@ func (d *watchdog) applyHeartbeats(hbs []*heartbeat, sent, now time.Time, replie
 			if hb.refreshing {
 				hb.refreshed = callbound.Latest(hb.refreshed, sent)
 			}
-			hb.due = sent.Add(min(heartbeatEvery(hb.lease), time.Duration(v)*time.Millisecond))
-			hb.placeUntil = callbound.Latest(hb.placeUntil, sent.Add(hb.lease))
-			kept = append(kept, hb.kept)
+			hb.due = sent.Add(min(heartbeatEvery(hb.Lease), time.Duration(v)*time.Millisecond))
+			hb.placeUntil = callbound.Latest(hb.placeUntil, sent.Add(hb.Lease))
+			kept = append(kept, hb.Kept)
 		default:
 			hb.failures = 0
-			hb.due = sent.Add(heartbeatEvery(hb.lease))
+			hb.due = sent.Add(heartbeatEvery(hb.Lease))
 			// The place is gone; the one the next attempt makes may be in
 			// new sets, whose TTLs no refresh has set yet.
 			hb.refreshed = time.Time{}
-			evicted = append(evicted, hb.evicted)
+			evicted = append(evicted, hb.Evicted)
 		}
 	}
 	return kept, evicted
 }
 
-// heartbeatRefused reports whether err, a heartbeat's error, is Redis refusing the
-// call (an error reply), which the next attempt would meet too, rather than
-// a call that failed on the way or ran out of time.
+// heartbeatRefused reports whether err, a heartbeat's error, is Redis
+// refusing the call (an error reply), which the next attempt would meet
+// too, rather than a call that failed on the way or ran out of time.
 func heartbeatRefused(err error) bool {
-	return err != nil && !callerr.IsTransient(err) && !errors.Is(err, errNoReply) &&
+	return err != nil && !callerr.IsTransient(err) && !errors.Is(err, callerr.ErrNoReply) &&
 		!errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
 }
