@@ -1,9 +1,10 @@
 // Package family is the one table of lock kinds that the runtime, the
 // generator, `lockgen locks` and locktest share: how a kind is spelled in an
 // annotation, which runtime.Kind constant stands for it, and where its keys
-// live in Redis (RenderKeys spells a lock's keys out). Each of them used to spell these out on its own; now they
-// read them here, and tests in each check that their own tables (the
-// runtime's scripts, the generator's emitters) have a row for every kind.
+// live in Redis (RenderKeys spells a lock's keys out). Each of them used to
+// spell these out on its own; now they read them here, and tests in each
+// check that their own tables (the runtime's scripts, the generator's
+// emitters) have a row for every kind.
 //
 // Only facts that two or more of those places need belong here. What only
 // one of them needs (the runtime's scripts, whether a busy acquire registers
