@@ -26,7 +26,7 @@ const upperHex = "0123456789ABCDEF"
 func Escape(s string) string {
 	n := 0
 	for i := 0; i < len(s); i++ {
-		if !Unreserved(s[i]) {
+		if !unreserved(s[i]) {
 			n++
 		}
 	}
@@ -37,7 +37,7 @@ func Escape(s string) string {
 	b.Grow(len(s) + 2*n)
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if Unreserved(c) {
+		if unreserved(c) {
 			b.WriteByte(c)
 			continue
 		}
@@ -48,8 +48,8 @@ func Escape(s string) string {
 	return b.String()
 }
 
-// Unreserved reports whether Escape leaves c as it is: A-Z a-z 0-9 - _ . ~.
-func Unreserved(c byte) bool {
+// unreserved reports whether Escape leaves c as it is: A-Z a-z 0-9 - _ . ~.
+func unreserved(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
 		c == '-' || c == '_' || c == '.' || c == '~'
 }
