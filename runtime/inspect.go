@@ -3,10 +3,10 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/lockgen/lockgen/internal/family"
+	"github.com/lockgen/lockgen/internal/inspectwire"
 )
 
 // LockState is what Redis holds for one lock at one moment (Locker.Inspect).
@@ -97,77 +97,33 @@ func (l *Locker) resolveOp(lk Lock) (lockSpec, error) {
 	return l.resolve(lk, nil)
 }
 
-// parseInspect reads { now_ms, last_fence, holders, waiters, claim } (see
-// lua/prelude.lua).
+// parseInspect maps an inspect script's reply (internal/inspectwire reads
+// it) onto a LockState; the caller fills in what describes the lock.
 func parseInspect(reply any) (LockState, error) {
-	bad := fmt.Errorf("unexpected inspect reply %#v", reply)
-	a, ok := reply.([]any)
-	if !ok || len(a) != 5 {
-		return LockState{}, bad
+	r, err := inspectwire.Decode(reply)
+	if err != nil {
+		return LockState{}, err
 	}
-	now, ok1 := a[0].(int64)
-	fence, ok2 := a[1].(int64)
-	hs, ok3 := a[2].([]any)
-	ws, ok4 := a[3].([]any)
-	claim, ok5 := a[4].([]any)
-	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || len(hs)%4 != 0 {
-		return LockState{}, bad
+	st := LockState{LastFence: r.LastFence}
+	for _, h := range r.Holders {
+		kind, _ := kindNamed(h.Side) // Decode let only the family table's names through
+		st.Holders = append(st.Holders, HolderState{ID: h.ID, Kind: kind, Fence: h.Fence, LeaseLeft: h.Left})
 	}
-	st := LockState{LastFence: fence}
-	for i := 0; i < len(hs); i += 4 {
-		id, ok1 := hs[i].(string)
-		side, ok2 := hs[i+1].(string)
-		f, ok3 := hs[i+2].(int64)
-		until, ok4 := hs[i+3].(int64)
-		kind, ok5 := kindNamed(side)
-		if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
-			return LockState{}, bad
-		}
-		st.Holders = append(st.Holders, HolderState{ID: id, Kind: kind, Fence: f, LeaseLeft: msBetween(now, until)})
+	for _, w := range r.Waiters {
+		st.Waiters = append(st.Waiters, WaiterState(w))
 	}
-	var err error
-	if st.Waiters, err = parseWaiters(ws, now); err != nil {
-		return LockState{}, bad
-	}
-	cl, err := parseWaiters(claim, now)
-	if err != nil || len(cl) > 1 {
-		return LockState{}, bad
-	}
-	if len(cl) == 1 {
-		st.WriterWaiting = &cl[0]
+	if r.Claim != nil {
+		claim := WaiterState(*r.Claim)
+		st.WriterWaiting = &claim
 	}
 	return st, nil
 }
 
-// parseWaiters reads a flat list of <id, deadline ms>.
-func parseWaiters(flat []any, now int64) ([]WaiterState, error) {
-	if len(flat)%2 != 0 {
-		return nil, fmt.Errorf("odd list")
-	}
-	var out []WaiterState
-	for i := 0; i < len(flat); i += 2 {
-		id, ok1 := flat[i].(string)
-		until, ok2 := flat[i+1].(int64)
-		if !ok1 || !ok2 {
-			return nil, fmt.Errorf("bad entry")
-		}
-		out = append(out, WaiterState{ID: id, Left: msBetween(now, until)})
-	}
-	return out, nil
-}
-
-func msBetween(now, until int64) time.Duration {
-	return time.Duration(until-now) * time.Millisecond
-}
-
-// kindNamed is the inverse of Kind.String.
+// kindNamed is the inverse of Kind.String: the Kind of a family table row
+// is its position plus one (TestKindTable).
 func kindNamed(name string) (Kind, bool) {
-	for k := Mutex; k <= Semaphore; k++ {
-		if families[k].Name == name {
-			return k, true
-		}
-	}
-	return 0, false
+	i, ok := family.Index(name)
+	return Kind(i + 1), ok
 }
 
 // ParseKind returns the kind named as in annotations: "mutex", "fair",
@@ -180,14 +136,5 @@ func ParseKind(name string) (Kind, error) {
 	if k, ok := kindNamed(name); ok {
 		return k, nil
 	}
-	return 0, fmt.Errorf("%w: unknown kind %q; want one of %s", ErrInvalidLock, name, kindList())
-}
-
-// kindList is the kinds' names for an error message: "mutex, fair, ...".
-func kindList() string {
-	names := make([]string, 0, Semaphore)
-	for k := Mutex; k <= Semaphore; k++ {
-		names = append(names, families[k].Name)
-	}
-	return strings.Join(names, ", ")
+	return 0, fmt.Errorf("%w: unknown kind %q; want one of %s", ErrInvalidLock, name, family.NameList())
 }

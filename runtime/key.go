@@ -3,50 +3,19 @@ package runtime
 import (
 	"encoding"
 	"fmt"
-	"strings"
+
+	"github.com/lockgen/lockgen/internal/keyescape"
 )
 
 // Keys are rendered by generated code (or by hand) from literal template text
-// and placeholder values. Values pass through EscapeKeyPart, which leaves only
-// the RFC 3986 unreserved bytes (A-Z a-z 0-9 - _ . ~) as they are and
-// percent-encodes every other byte. Two properties follow:
-//
-//   - A value can never contain '{' or '}', so it cannot move the Redis
-//     Cluster hash tag that the Locker puts around the whole key.
-//   - As long as the literal text between two placeholders contains at least
-//     one byte outside the unreserved set (the generator insists on it; ':'
-//     is the usual choice), two different argument tuples can never render
-//     the same key: the first such byte after a value marks where it ends.
-
-const upperHex = "0123456789ABCDEF"
+// and placeholder values, each value through EscapeKeyPart, so that a value
+// can never move the hash tag around the key and two different argument
+// tuples can never render the same key (internal/keyescape states when).
 
 // EscapeKeyPart returns s with every byte outside A-Z a-z 0-9 - _ . ~
 // percent-encoded (%XX, upper-case hex). Integers and booleans formatted by
 // strconv need no escaping.
-func EscapeKeyPart(s string) string {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if !unreserved(s[i]) {
-			n++
-		}
-	}
-	if n == 0 {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 2*n)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if unreserved(c) {
-			b.WriteByte(c)
-			continue
-		}
-		b.WriteByte('%')
-		b.WriteByte(upperHex[c>>4])
-		b.WriteByte(upperHex[c&0xF])
-	}
-	return b.String()
-}
+func EscapeKeyPart(s string) string { return keyescape.Escape(s) }
 
 // EscapeText marshals v with MarshalText and escapes the result with
 // EscapeKeyPart. A marshalling error is returned wrapped in ErrInvalidKey.
@@ -56,11 +25,6 @@ func EscapeText(v encoding.TextMarshaler) (string, error) {
 		return "", fmt.Errorf("%w: MarshalText: %w", ErrInvalidKey, err)
 	}
 	return EscapeKeyPart(string(b)), nil
-}
-
-func unreserved(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		c == '-' || c == '_' || c == '.' || c == '~'
 }
 
 // validateKey reports whether a rendered key can be wrapped in a hash tag:

@@ -78,45 +78,8 @@ func (lk *Locker) resolve(l Lock, keyStore []string) (lockSpec, error) {
 	case l.Kind != Semaphore && l.Permits != 0:
 		return lockSpec{}, fmt.Errorf("%w: %s %q: permits is for semaphores only", ErrInvalidLock, l.Kind, l.Key)
 	}
-	keys := familyKeys(lk.prefix+l.Kind.family().Family, l.Key, l.Kind.family().Suffixes, keyStore)
+	keys := l.Kind.family().RenderKeys(lk.prefix, l.Key, keyStore)
 	return lockSpec{Lock: l, base: keys[0], keys: keys, wake: keys[len(keys)-1], lease: lease}, nil
-}
-
-// familyKeys returns the base key B = head + ":{" + key + "}", then B plus
-// each suffix, in store if it has room. They are cut from one string, so
-// that resolving a lock costs one allocation (that string), or two (and
-// the slice), rather than one per key.
-func familyKeys(head, key string, suffixes []string, store []string) []string {
-	baseLen := len(head) + len(":{") + len(key) + len("}")
-	total := baseLen
-	for _, s := range suffixes {
-		total += baseLen + len(s)
-	}
-	var b strings.Builder
-	b.Grow(total)
-	ends := make([]int, 0, 1+len(suffixes)) // where each key ends in b
-	for i := -1; i < len(suffixes); i++ {
-		b.WriteString(head)
-		b.WriteString(":{")
-		b.WriteString(key)
-		b.WriteString("}")
-		if i >= 0 {
-			b.WriteString(suffixes[i])
-		}
-		ends = append(ends, b.Len())
-	}
-	all := b.String()
-	keys := store[:0]
-	if cap(keys) < len(ends) {
-		keys = make([]string, 0, len(ends))
-	}
-	keys = keys[:len(ends)]
-	start := 0
-	for i, end := range ends {
-		keys[i] = all[start:end]
-		start = end
-	}
-	return keys
 }
 
 // resolveAll validates locks, sorts them into the canonical order (base key,

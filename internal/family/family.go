@@ -1,14 +1,17 @@
 // Package family is the one table of lock kinds that the runtime, the
 // generator, `lockgen locks` and locktest share: how a kind is spelled in an
 // annotation, which runtime.Kind constant stands for it, and where its keys
-// live in Redis. Each of them used to spell these out on its own; now they
-// read them here, and tests in each check that their own tables (the
-// runtime's scripts, the generator's emitters) have a row for every kind.
+// live in Redis (RenderKeys spells a lock's keys out). Each of them used to
+// spell these out on its own; now they read them here, and tests in each
+// check that their own tables (the runtime's scripts, the generator's
+// emitters) have a row for every kind.
 //
 // Only facts that two or more of those places need belong here. What only
 // one of them needs (the runtime's scripts, whether a busy acquire registers
 // the caller) stays with it.
 package family
+
+import "strings"
 
 // Kind is one lock kind.
 type Kind struct {
@@ -53,12 +56,31 @@ var (
 
 // Named returns the kind whose Name is name.
 func Named(name string) (Kind, bool) {
-	for _, k := range All {
-		if k.Name == name {
-			return k, true
-		}
+	if i, ok := Index(name); ok {
+		return All[i], true
 	}
 	return Kind{}, false
+}
+
+// Index returns the position in All of the kind whose Name is name: the
+// runtime.Kind constant of that kind is the position plus one.
+func Index(name string) (int, bool) {
+	for i, k := range All {
+		if k.Name == name {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// NameList is the kinds' names in the order of All, for an error message:
+// "mutex, fair, read, write, semaphore".
+func NameList() string {
+	names := make([]string, len(All))
+	for i, k := range All {
+		names[i] = k.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // OfFamily returns the kind that stands for the whole lock of key family
@@ -101,3 +123,43 @@ func (k Kind) Keys() []string {
 
 // Wake is the suffix of k's wake channel, its last KEY.
 func (k Kind) Wake() string { return k.Suffixes[len(k.Suffixes)-1] }
+
+// RenderKeys returns every KEY of k for the rendered key key, in script
+// order: the base key B = prefix + Family + ":{" + key + "}", then B plus
+// each suffix. They go into store if it has room (a caller's array, reused),
+// else into a slice of their own; all are cut from one string, so that
+// rendering costs one allocation (that string), or two (and the slice),
+// rather than one per key: the runtime renders them on every Acquire.
+func (k Kind) RenderKeys(prefix, key string, store []string) []string {
+	baseLen := len(prefix) + len(k.Family) + len(":{") + len(key) + len("}")
+	total := baseLen
+	for _, s := range k.Suffixes {
+		total += baseLen + len(s)
+	}
+	var b strings.Builder
+	b.Grow(total)
+	ends := make([]int, 0, 1+len(k.Suffixes)) // where each key ends in b
+	for i := -1; i < len(k.Suffixes); i++ {
+		b.WriteString(prefix)
+		b.WriteString(k.Family)
+		b.WriteString(":{")
+		b.WriteString(key)
+		b.WriteString("}")
+		if i >= 0 {
+			b.WriteString(k.Suffixes[i])
+		}
+		ends = append(ends, b.Len())
+	}
+	all := b.String()
+	keys := store[:0]
+	if cap(keys) < len(ends) {
+		keys = make([]string, 0, len(ends))
+	}
+	keys = keys[:len(ends)]
+	start := 0
+	for i, end := range ends {
+		keys[i] = all[start:end]
+		start = end
+	}
+	return keys
+}

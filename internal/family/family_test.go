@@ -99,3 +99,40 @@ func TestLookups(t *testing.T) {
 		t.Errorf("Fair.Keys() = %q, Wake %q", got, Fair.Wake())
 	}
 }
+
+// Index is the position in All (runtime.Kind minus one), NameList the
+// names in that order, as error messages list them.
+func TestIndexAndNameList(t *testing.T) {
+	for i, k := range All {
+		if got, ok := Index(k.Name); !ok || got != i {
+			t.Errorf("Index(%q) = %d, %v; want %d", k.Name, got, ok, i)
+		}
+	}
+	for _, bad := range []string{"", "rw", "sem", "Mutex"} {
+		if _, ok := Index(bad); ok {
+			t.Errorf("Index(%q) found a kind", bad)
+		}
+	}
+	if got, want := NameList(), "mutex, fair, read, write, semaphore"; got != want {
+		t.Errorf("NameList() = %q, want %q", got, want)
+	}
+}
+
+// RenderKeys puts the key in one hash tag after the prefix and family, and
+// every other KEY is the base key plus its suffix, in script order; a store
+// with room is used as it is.
+func TestRenderKeys(t *testing.T) {
+	want := []string{"p:fair:{order:1}", "p:fair:{order:1}:queue", "p:fair:{order:1}:alive", "p:fair:{order:1}:wake"}
+	if got := Fair.RenderKeys("p:", "order:1", nil); !slices.Equal(got, want) {
+		t.Errorf("RenderKeys = %q, want %q", got, want)
+	}
+	var store [4]string
+	got := Fair.RenderKeys("p:", "order:1", store[:])
+	if !slices.Equal(got, want) || &got[0] != &store[0] {
+		t.Errorf("RenderKeys into a store with room = %q (in store: %v)", got, &got[0] == &store[0])
+	}
+	small := make([]string, 1)
+	if got := Read.RenderKeys("", "k", small); !slices.Equal(got, []string{"rw:{k}", "rw:{k}:readers", "rw:{k}:wake"}) || small[0] != "" {
+		t.Errorf("RenderKeys with a small store = %q, store %q", got, small)
+	}
+}
