@@ -103,7 +103,7 @@ func closedBy(value string, q byte) bool {
 
 // apply checks one option's value and records it in a.
 func (p *parser) apply(a *Annotation, o *options, op opt) {
-	name, value, valueOffset := op.name, op.value, op.valueOffset
+	name := op.name
 	if op.diagnosed {
 		// Already reported (a typo of the name, a quoted value): the
 		// option counts as given, and nothing more is said about it.
@@ -118,53 +118,71 @@ func (p *parser) apply(a *Annotation, o *options, op opt) {
 	if name == "permits" {
 		o.permitsOffset = op.offset
 	}
-	if value == "" {
+	if op.value == "" {
 		p.errorf(op.offset, "empty value for option "+name)
 		return
 	}
 	switch name {
 	case "key":
-		if t, ok := p.parseTemplate(value, valueOffset); ok {
+		if t, ok := p.parseTemplate(op.value, op.valueOffset); ok {
 			a.Keys = append(a.Keys, t)
 		}
-	case "lease":
-		d, ok := p.parseDuration(name, value, valueOffset)
-		switch {
-		case !ok:
-		case d < MinLease:
-			p.errorf(valueOffset, "lease must be at least "+MinLease.String()+", got "+value)
-		case d > MaxLease:
-			p.errorf(valueOffset, "lease must be at most "+MaxLease.String()+", got "+value)
-		default:
-			a.Lease = d
-		}
-	case "wait":
-		d, ok := p.parseDuration(name, value, valueOffset)
-		switch {
-		case !ok:
-		case d < 0:
-			p.errorf(valueOffset, "wait must not be negative, got "+value+" (wait=0 tries once)")
-		default:
-			a.Wait, a.HasWait = d, true
-		}
+	case "lease", "wait":
+		p.setDuration(a, op)
+	case "permits":
+		p.setPermits(a, op)
+	case "renew", "onbusy", "order":
+		p.setChoice(a, op)
+	}
+}
+
+// setDuration sets lease or wait: a Go duration within the option's
+// bounds (a lease Redis can hold, a wait that is not negative).
+func (p *parser) setDuration(a *Annotation, op opt) {
+	value, at := op.value, op.valueOffset
+	d, ok := p.parseDuration(op.name, value, at)
+	switch {
+	case !ok:
+	case op.name == "wait" && d < 0:
+		p.errorf(at, "wait must not be negative, got "+value+" (wait=0 tries once)")
+	case op.name == "wait":
+		a.Wait, a.HasWait = d, true
+	case d < MinLease:
+		p.errorf(at, "lease must be at least "+MinLease.String()+", got "+value)
+	case d > MaxLease:
+		p.errorf(at, "lease must be at most "+MaxLease.String()+", got "+value)
+	default:
+		a.Lease = d
+	}
+}
+
+// setPermits sets permits: an integer the scripts take (1..2^31-1).
+func (p *parser) setPermits(a *Annotation, op opt) {
+	value, at := op.value, op.valueOffset
+	n, err := strconv.ParseInt(value, 10, 32)
+	switch {
+	case err != nil:
+		p.errorf(at, "bad permits value "+strconv.Quote(value)+"; want an integer from 1 to 2147483647")
+	case n < 1:
+		p.errorf(at, "permits must be at least 1, got "+value)
+	default:
+		a.Permits = int(n)
+	}
+}
+
+// setChoice sets renew, onbusy or order: each takes one of two words.
+func (p *parser) setChoice(a *Annotation, op opt) {
+	value, at := op.value, op.valueOffset
+	bad := func(want string) {
+		p.errorf(at, "bad "+op.name+" value "+strconv.Quote(value)+"; want "+want)
+	}
+	switch op.name {
 	case "renew":
 		switch value {
-		case "true":
-			a.Renew = true
-		case "false":
-			a.Renew = false
+		case "true", "false":
+			a.Renew = value == "true"
 		default:
-			p.errorf(valueOffset, "bad renew value "+strconv.Quote(value)+"; want true or false")
-		}
-	case "permits":
-		n, err := strconv.ParseInt(value, 10, 32)
-		switch {
-		case err != nil:
-			p.errorf(valueOffset, "bad permits value "+strconv.Quote(value)+"; want an integer from 1 to 2147483647")
-		case n < 1:
-			p.errorf(valueOffset, "permits must be at least 1, got "+value)
-		default:
-			a.Permits = int(n)
+			bad("true or false")
 		}
 	case "onbusy":
 		a.OnBusyOffset = op.offset
@@ -172,7 +190,7 @@ func (p *parser) apply(a *Annotation, o *options, op opt) {
 		case OnBusyError, OnBusySkip:
 			a.OnBusy = OnBusy(value)
 		default:
-			p.errorf(valueOffset, "bad onbusy value "+strconv.Quote(value)+"; want error or skip")
+			bad("error or skip")
 		}
 	case "order":
 		switch value {
@@ -180,7 +198,7 @@ func (p *parser) apply(a *Annotation, o *options, op opt) {
 		case "ignore":
 			a.OrderIgnore = true
 		default:
-			p.errorf(valueOffset, "bad order value "+strconv.Quote(value)+"; want check or ignore")
+			bad("check or ignore")
 		}
 	}
 }

@@ -48,26 +48,9 @@ func (a *analysis) locks(am *annotatedMethod, sig *types.Signature, params []tem
 				HasWait:  ann.HasWait || ann.OnBusy == annotation.OnBusySkip, // skip without wait= tries once
 				Permits:  ann.Permits,
 			}
-			var firstSlice *annotation.Placeholder
-			for _, part := range tmpl.Parts {
-				if part.Placeholder == nil {
-					l.Parts = append(l.Parts, templates.KeyPart{Literal: part.Literal})
-					continue
-				}
-				v, vOK := a.placeholder(part.Placeholder, sig, params, at)
-				if !vOK {
-					ok = false
-					continue
-				}
-				if v.Slice {
-					if firstSlice != nil {
-						a.errorf(at(part.Offset), "key template "+tmpl.Source+" has two slice placeholders, <"+firstSlice.Source+"> and <"+part.Placeholder.Source+">; at most one may expand into several keys")
-						ok = false
-						continue
-					}
-					firstSlice = part.Placeholder
-				}
-				l.Parts = append(l.Parts, templates.KeyPart{Value: v})
+			var partsOK bool
+			if l.Parts, partsOK = a.keyParts(tmpl, sig, params, at); !partsOK {
+				ok = false
 			}
 			lk.Locks = append(lk.Locks, l)
 		}
@@ -99,4 +82,35 @@ func methodName(am *annotatedMethod) string {
 		return tn.Name() + "." + am.name.Name
 	}
 	return am.name.Name
+}
+
+// keyParts resolves the parts of one key template: literals as they are,
+// placeholders to the values the wrapper reads (placeholder). It reports
+// each bad placeholder, and a second slice placeholder: a template may
+// expand into several keys along one slice only.
+func (a *analysis) keyParts(tmpl annotation.Template, sig *types.Signature, params []templates.Var, at func(int) token.Pos) ([]templates.KeyPart, bool) {
+	ok := true
+	var parts []templates.KeyPart
+	var firstSlice *annotation.Placeholder
+	for _, part := range tmpl.Parts {
+		if part.Placeholder == nil {
+			parts = append(parts, templates.KeyPart{Literal: part.Literal})
+			continue
+		}
+		v, vOK := a.placeholder(part.Placeholder, sig, params, at)
+		if !vOK {
+			ok = false
+			continue
+		}
+		if v.Slice {
+			if firstSlice != nil {
+				a.errorf(at(part.Offset), "key template "+tmpl.Source+" has two slice placeholders, <"+firstSlice.Source+"> and <"+part.Placeholder.Source+">; at most one may expand into several keys")
+				ok = false
+				continue
+			}
+			firstSlice = part.Placeholder
+		}
+		parts = append(parts, templates.KeyPart{Value: v})
+	}
+	return parts, ok
 }

@@ -40,71 +40,95 @@ func (a *analysis) placeholder(ph *annotation.Placeholder, sig *types.Signature,
 		return nil, false
 	}
 	v := &templates.Value{Source: ph.Source, Root: params[idx].Name}
-	t := sig.Params().At(idx).Type()
 	if sig.Variadic() && idx == sig.Params().Len()-1 && len(ph.Selectors) > 0 {
 		a.errorf(at(ph.Selectors[0].Offset), "placeholder <"+ph.Source+">: "+ph.Root+" is variadic; use it whole (one key per element)")
 		return nil, false
 	}
-	addressable := true
-	display := ph.Root
+	w := selectorWalk{t: sig.Params().At(idx).Type(), addressable: true, display: ph.Root}
 	for _, sel := range ph.Selectors {
-		obj, index, _ := types.LookupFieldOrMethod(t, addressable, a.pkg.Types, sel.Name)
-		if obj == nil {
-			msg := "placeholder <" + ph.Source + ">: " + display + " (type " + a.typeString(t) + ") has no field or method " + sel.Name
-			if index != nil {
-				msg = "placeholder <" + ph.Source + ">: method " + sel.Name + " has a pointer receiver but " + display + " is not addressable"
-			} else if p := a.otherPackageDeclaring(t, sel.Name); p != nil {
-				msg = "placeholder <" + ph.Source + ">: " + sel.Name + " is unexported in package " + p.Path() + ", so the wrapper in package " + a.pkg.Types.Path() + " cannot read it"
-			}
-			a.errorf(at(sel.Offset), msg)
+		if !a.selectOne(&w, v, ph, sel, at) {
 			return nil, false
 		}
-		// Walk embedded fields explicitly so every pointer on the way is
-		// checked for nil.
-		for _, fi := range index[:len(index)-1] {
-			st, _ := derefStruct(t)
-			if st == nil {
-				break
-			}
-			f := st.Field(fi)
-			v.Steps = append(v.Steps, templates.Step{Name: f.Name(), NilCheck: nilable(t), Display: display})
-			if _, isPtr := types.Unalias(t).Underlying().(*types.Pointer); isPtr {
-				addressable = true
-			}
-			display += "." + f.Name()
-			t = f.Type()
-		}
-		step := templates.Step{Name: sel.Name, Call: sel.Call, NilCheck: nilable(t), Display: display}
-		if _, isPtr := types.Unalias(t).Underlying().(*types.Pointer); isPtr {
-			addressable = true
-		}
-		switch obj := obj.(type) {
-		case *types.Var:
-			if sel.Call {
-				a.errorf(at(sel.Offset), "placeholder <"+ph.Source+">: "+sel.Name+" is a field, not a method; write it without ()")
-				return nil, false
-			}
-			t = obj.Type()
-			display += "." + sel.Name
-		case *types.Func:
-			// A method may be written without (), as text/template does.
-			step.Call = true
-			msig := obj.Type().(*types.Signature)
-			if msig.Params().Len() != 0 || msig.Results().Len() != 1 {
-				a.errorf(at(sel.Offset), "placeholder <"+ph.Source+">: method "+sel.Name+" must take no arguments and return exactly one value")
-				return nil, false
-			}
-			t = msig.Results().At(0).Type()
-			addressable = false
-			display += "." + sel.Name + "()"
-		}
-		v.Steps = append(v.Steps, step)
 	}
-	if !a.format(v, t, addressable) {
-		a.errorf(at(ph.Offset+1), "placeholder <"+ph.Source+"> has type "+a.typeString(t)+"; "+a.unsupported(t))
+	if !a.format(v, w.t, w.addressable) {
+		a.errorf(at(ph.Offset+1), "placeholder <"+ph.Source+"> has type "+a.typeString(w.t)+"; "+a.unsupported(w.t))
 		return nil, false
 	}
 	return v, true
+}
+
+// selectorWalk is where a placeholder's selectors have got to: the type
+// reached, whether a value of it is addressable (a pointer on the way
+// makes it so, a method result does not), and how it reads in messages.
+type selectorWalk struct {
+	t           types.Type
+	addressable bool
+	display     string
+}
+
+// selectOne follows one selector of ph from w: a field or a method with
+// no arguments and one result, through embedded fields, each pointer on
+// the way a step of v checked for nil. It reports what it cannot follow.
+func (a *analysis) selectOne(w *selectorWalk, v *templates.Value, ph *annotation.Placeholder, sel annotation.Selector, at func(int) token.Pos) bool {
+	obj, index, _ := types.LookupFieldOrMethod(w.t, w.addressable, a.pkg.Types, sel.Name)
+	if obj == nil {
+		a.errorf(at(sel.Offset), a.missingSelector(w, ph, sel, index))
+		return false
+	}
+	// Walk embedded fields explicitly so every pointer on the way is
+	// checked for nil.
+	for _, fi := range index[:len(index)-1] {
+		st, _ := derefStruct(w.t)
+		if st == nil {
+			break
+		}
+		f := st.Field(fi)
+		v.Steps = append(v.Steps, templates.Step{Name: f.Name(), NilCheck: nilable(w.t), Display: w.display})
+		if _, isPtr := types.Unalias(w.t).Underlying().(*types.Pointer); isPtr {
+			w.addressable = true
+		}
+		w.display += "." + f.Name()
+		w.t = f.Type()
+	}
+	step := templates.Step{Name: sel.Name, Call: sel.Call, NilCheck: nilable(w.t), Display: w.display}
+	if _, isPtr := types.Unalias(w.t).Underlying().(*types.Pointer); isPtr {
+		w.addressable = true
+	}
+	switch obj := obj.(type) {
+	case *types.Var:
+		if sel.Call {
+			a.errorf(at(sel.Offset), "placeholder <"+ph.Source+">: "+sel.Name+" is a field, not a method; write it without ()")
+			return false
+		}
+		w.t = obj.Type()
+		w.display += "." + sel.Name
+	case *types.Func:
+		// A method may be written without (), as text/template does.
+		step.Call = true
+		msig := obj.Type().(*types.Signature)
+		if msig.Params().Len() != 0 || msig.Results().Len() != 1 {
+			a.errorf(at(sel.Offset), "placeholder <"+ph.Source+">: method "+sel.Name+" must take no arguments and return exactly one value")
+			return false
+		}
+		w.t = msig.Results().At(0).Type()
+		w.addressable = false
+		w.display += "." + sel.Name + "()"
+	}
+	v.Steps = append(v.Steps, step)
+	return true
+}
+
+// missingSelector says why sel is not found on w's type: a pointer method
+// on a value that is not addressable, a name unexported in another
+// package, or no such field or method.
+func (a *analysis) missingSelector(w *selectorWalk, ph *annotation.Placeholder, sel annotation.Selector, index []int) string {
+	if index != nil {
+		return "placeholder <" + ph.Source + ">: method " + sel.Name + " has a pointer receiver but " + w.display + " is not addressable"
+	}
+	if p := a.otherPackageDeclaring(w.t, sel.Name); p != nil {
+		return "placeholder <" + ph.Source + ">: " + sel.Name + " is unexported in package " + p.Path() + ", so the wrapper in package " + a.pkg.Types.Path() + " cannot read it"
+	}
+	return "placeholder <" + ph.Source + ">: " + w.display + " (type " + a.typeString(w.t) + ") has no field or method " + sel.Name
 }
 
 // format picks how a value of type t is rendered; false when it cannot be.

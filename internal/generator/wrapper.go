@@ -37,13 +37,7 @@ func (a *analysis) wrapper(tn *types.TypeName, reserved []string) (templates.Wra
 				recvTParams = append(recvTParams, rtp.At(i).Obj().Name())
 			}
 		}
-		names := templates.NewNames(reserved...)
-		for _, n := range recvTParams {
-			names.Reserve(n)
-		}
-		for _, n := range []string{"w", "held", "err", "locks"} {
-			names.Reserve(n)
-		}
+		names := methodNames(reserved, recvTParams)
 		m := templates.Method{Name: fn.Name(), Recv: "w", RecvTypeParams: recvTParams, Variadic: sig.Variadic(), Names: names}
 		m.Params = a.params(sig, names, am != nil)
 		if am == nil {
@@ -76,6 +70,20 @@ func (a *analysis) wrapper(tn *types.TypeName, reserved []string) (templates.Wra
 type wrapperMethod struct {
 	fn *types.Func
 	am *annotatedMethod
+}
+
+// methodNames is the namespace of one wrapper method's generated code:
+// the names the file reserves, the receiver's type parameters, and the
+// wrapper's own locals, which a parameter must not shadow.
+func methodNames(reserved, recvTParams []string) *templates.Names {
+	names := templates.NewNames(reserved...)
+	for _, n := range recvTParams {
+		names.Reserve(n)
+	}
+	for _, n := range []string{"w", "held", "err", "locks"} {
+		names.Reserve(n)
+	}
+	return names
 }
 
 // wrapperMethods lists the wrapper's methods in a fixed order (by name, as
