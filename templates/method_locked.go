@@ -47,23 +47,7 @@ func lockedMethod(wr *Wrapper, m *Method) jen.Code {
 				c.stmts = append(c.stmts, jen.Id(locks).Op("=").Append(jen.Id(locks), lit))
 				continue
 			}
-			scalars := c.scalarParts(l, true)
-			slice := c.materialize(c.value(sv, l.Template), "v")
-			// An empty slice would lock nothing and run the method
-			// unprotected; refuse instead.
-			c.stmts = append(c.stmts, jen.If(jen.Len(slice.code()).Op("==").Lit(0)).Block(
-				c.fail(invalidKey(l.Template, sv.Source+" is empty"))))
-			elem := m.Names.Fresh("e")
-			outer := c.stmts
-			c.stmts = nil
-			eo := operand{ident: elem}
-			if sv.NilCheck {
-				eo = c.nilCheck(eo, l.Template, "an element of "+sv.Source)
-			}
-			text := c.formatted(sv, eo, l.Template)
-			c.stmts = append(c.stmts, jen.Id(locks).Op("=").Append(jen.Id(locks), lockLiteral(l, method, c.keyExpr(l, scalars, text))))
-			loop := jen.For(jen.List(jen.Id("_"), jen.Id(elem)).Op(":=").Range().Add(slice.code())).Block(c.stmts...)
-			c.stmts = append(outer, loop)
+			c.appendSliceLocks(l, sv, method, locks)
 		}
 		acquireArgs = append(acquireArgs, jen.Id(ctx), jen.Id(locks).Op("..."))
 	}
@@ -85,4 +69,27 @@ func lockedMethod(wr *Wrapper, m *Method) jen.Code {
 		jen.Return(innerCall(wr, m, jen.Id(held).Dot("Context").Call())),
 	)
 	return methodDecl(wr, m, true).Block(body...)
+}
+
+// appendSliceLocks adds the Locks of l, whose key template expands along
+// the slice sv, to locks: one per element, in a loop of the generated
+// code, after a check that refuses an empty slice.
+func (c *chainEval) appendSliceLocks(l *Lock, sv *Value, method, locks string) {
+	scalars := c.scalarParts(l, true)
+	slice := c.materialize(c.value(sv, l.Template), "v")
+	// An empty slice would lock nothing and run the method
+	// unprotected; refuse instead.
+	c.stmts = append(c.stmts, jen.If(jen.Len(slice.code()).Op("==").Lit(0)).Block(
+		c.fail(invalidKey(l.Template, sv.Source+" is empty"))))
+	elem := c.m.Names.Fresh("e")
+	outer := c.stmts
+	c.stmts = nil
+	eo := operand{ident: elem}
+	if sv.NilCheck {
+		eo = c.nilCheck(eo, l.Template, "an element of "+sv.Source)
+	}
+	text := c.formatted(sv, eo, l.Template)
+	c.stmts = append(c.stmts, jen.Id(locks).Op("=").Append(jen.Id(locks), lockLiteral(l, method, c.keyExpr(l, scalars, text))))
+	loop := jen.For(jen.List(jen.Id("_"), jen.Id(elem)).Op(":=").Range().Add(slice.code())).Block(c.stmts...)
+	c.stmts = append(outer, loop)
 }

@@ -32,65 +32,87 @@ func typeCode(t types.Type) *jen.Statement {
 	case *types.Map:
 		return jen.Map(typeCode(t.Key())).Add(typeCode(t.Elem()))
 	case *types.Chan:
-		switch t.Dir() {
-		case types.SendOnly:
-			return jen.Chan().Op("<-").Add(typeCode(t.Elem()))
-		case types.RecvOnly:
-			return jen.Op("<-").Chan().Add(typeCode(t.Elem()))
-		default:
-			return jen.Chan().Add(typeCode(t.Elem()))
-		}
+		return chanCode(t)
 	case *types.Signature:
 		return jen.Func().Add(signatureCode(t))
 	case *types.Struct:
-		fields := make([]jen.Code, t.NumFields())
-		for i := range t.NumFields() {
-			f := t.Field(i)
-			var c *jen.Statement
-			if f.Embedded() {
-				c = typeCode(f.Type())
-			} else {
-				c = jen.Id(f.Name()).Add(typeCode(f.Type()))
-			}
-			if tag := t.Tag(i); tag != "" {
-				c = c.Add(jen.Lit(tag))
-			}
-			fields[i] = c
-		}
-		return jen.Struct(fields...)
+		return structCode(t)
 	case *types.Interface:
-		if t.IsImplicit() && t.NumEmbeddeds() == 1 {
-			return typeCode(t.EmbeddedType(0))
-		}
-		var elems []jen.Code
-		for i := range t.NumEmbeddeds() {
-			elems = append(elems, typeCode(t.EmbeddedType(i)))
-		}
-		for i := range t.NumExplicitMethods() {
-			m := t.ExplicitMethod(i)
-			elems = append(elems, jen.Id(m.Name()).Add(signatureCode(m.Type().(*types.Signature))))
-		}
-		return jen.Interface(elems...)
+		return interfaceCode(t)
 	case *types.Union:
-		var s *jen.Statement
-		for i := range t.Len() {
-			term := t.Term(i)
-			if s == nil {
-				s = jen.Null()
-			} else {
-				s = s.Op("|")
-			}
-			if term.Tilde() {
-				s = s.Op("~")
-			}
-			s = s.Add(typeCode(term.Type()))
-		}
-		return s
+		return unionCode(t)
 	}
 	// Every type that can appear in a signature is handled above; this keeps
 	// an unforeseen one visible in the output (and the build) rather than
 	// panicking.
 	return jen.Id(types.TypeString(t, nil))
+}
+
+// chanCode spells a channel type with its direction.
+func chanCode(t *types.Chan) *jen.Statement {
+	switch t.Dir() {
+	case types.SendOnly:
+		return jen.Chan().Op("<-").Add(typeCode(t.Elem()))
+	case types.RecvOnly:
+		return jen.Op("<-").Chan().Add(typeCode(t.Elem()))
+	default:
+		return jen.Chan().Add(typeCode(t.Elem()))
+	}
+}
+
+// structCode spells a struct type literal: fields in order, embedded ones
+// by their type alone, tags kept.
+func structCode(t *types.Struct) *jen.Statement {
+	fields := make([]jen.Code, t.NumFields())
+	for i := range t.NumFields() {
+		f := t.Field(i)
+		var c *jen.Statement
+		if f.Embedded() {
+			c = typeCode(f.Type())
+		} else {
+			c = jen.Id(f.Name()).Add(typeCode(f.Type()))
+		}
+		if tag := t.Tag(i); tag != "" {
+			c = c.Add(jen.Lit(tag))
+		}
+		fields[i] = c
+	}
+	return jen.Struct(fields...)
+}
+
+// interfaceCode spells an interface literal; an implicit one (a bare
+// constraint such as ~int in a type parameter list) is its one element.
+func interfaceCode(t *types.Interface) *jen.Statement {
+	if t.IsImplicit() && t.NumEmbeddeds() == 1 {
+		return typeCode(t.EmbeddedType(0))
+	}
+	var elems []jen.Code
+	for i := range t.NumEmbeddeds() {
+		elems = append(elems, typeCode(t.EmbeddedType(i)))
+	}
+	for i := range t.NumExplicitMethods() {
+		m := t.ExplicitMethod(i)
+		elems = append(elems, jen.Id(m.Name()).Add(signatureCode(m.Type().(*types.Signature))))
+	}
+	return jen.Interface(elems...)
+}
+
+// unionCode spells a union of constraint terms, ~ kept.
+func unionCode(t *types.Union) *jen.Statement {
+	var s *jen.Statement
+	for i := range t.Len() {
+		term := t.Term(i)
+		if s == nil {
+			s = jen.Null()
+		} else {
+			s = s.Op("|")
+		}
+		if term.Tilde() {
+			s = s.Op("~")
+		}
+		s = s.Add(typeCode(term.Type()))
+	}
+	return s
 }
 
 func objectCode(obj *types.TypeName) *jen.Statement {
