@@ -36,7 +36,15 @@ func run(addr string) error {
 	}
 	defer locker.Close()
 	ctx := context.Background()
+	if err := holdOne(ctx, locker); err != nil {
+		return err
+	}
+	return transfers(ctx, locker)
+}
 
+// holdOne takes one lock around a piece of work, re-enters it from the
+// held context, shows that another caller is refused, and gives it back.
+func holdOne(ctx context.Context, locker *runtime.Locker) error {
 	// One lock, held around a piece of work. The key's variable part goes
 	// through EscapeKeyPart, as generated code does.
 	userID := "u:17/eu" // ':' and '/' are escaped, so no other user's key can collide
@@ -80,7 +88,12 @@ func run(addr string) error {
 	if !errors.Is(again, runtime.ErrNotHeld) {
 		return fmt.Errorf("a second release returned %v, want ErrNotHeld", again)
 	}
+	return nil
+}
 
+// transfers takes two accounts' locks in two goroutines that list them in
+// opposite orders: neither deadlocks.
+func transfers(ctx context.Context, locker *runtime.Locker) error {
 	// Several keys, all or nothing, taken in one canonical order whatever
 	// order they are listed in, so two transfers can never deadlock.
 	var wg sync.WaitGroup
