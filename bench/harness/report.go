@@ -15,10 +15,21 @@ import (
 // the chart's file name relative to the report ("" for none).
 func WriteMarkdown(w io.Writer, res *Results, svgName string) error {
 	var b strings.Builder
-	o := res.Opts
-	m := res.Machine
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	writeHeader(p, res)
+	writeTargets(p, res)
+	writeSettings(p, res.Opts)
+	writeSections(p, res)
+	writeCharts(p, res.Opts, svgName)
+	writeErrors(p, res)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
 
+// writeHeader writes the title, how to read the report, and the machine,
+// server and command it ran on.
+func writeHeader(p func(string, ...any), res *Results) {
+	o, m := res.Opts, res.Machine
 	p("# Benchmarks: lockgen next to the Go Redis lock libraries")
 	p("")
 	p("Written by `bench/cmd/lockbench`; do not edit by hand, run `make bench`. Each cell is the median over the repetitions of its workload (%s), with [min–max] over them where the spread matters. Ratios are taken inside one repetition (against the PING floor and the other libraries measured in that same repetition), then aggregated. Numbers from a shared machine are noisy: compare ratios, not absolute times. The targets' reps column is how many repetitions measured the row: its verdict is on their median.", repsText(o))
@@ -32,7 +43,12 @@ func WriteMarkdown(w io.Writer, res *Results, svgName string) error {
 	p("| command | `%s` |", m.Command)
 	p("| run time | %v |", res.Elapsed.Round(time.Second))
 	p("")
+}
 
+// writeTargets writes lockgen's targets with their verdicts, then each
+// lockgen peer's script floor.
+func writeTargets(p func(string, ...any), res *Results) {
+	o := res.Opts
 	p("## Targets for lockgen")
 	p("")
 	p("| lockgen | target | limit | measured | reps | result |")
@@ -54,7 +70,11 @@ func WriteMarkdown(w io.Writer, res *Results, svgName string) error {
 		p("Script floor, %s pass: two EVALSHAs of an empty script took %s × two PINGs; the cycle took %s × those two empty script calls (section 1).", lp, fmtSpread(floor, 2), fmtSpread(own, 2))
 		p("")
 	}
+}
 
+// writeSettings writes every peer measured, once, with how it waits,
+// renews and is set up.
+func writeSettings(p func(string, ...any), o Options) {
 	p("## Libraries and settings")
 	p("")
 	p("| peer | waiters | lease renewal | settings |")
@@ -71,7 +91,11 @@ func WriteMarkdown(w io.Writer, res *Results, svgName string) error {
 	p("")
 	p("\"default\" is what the library does with no options (for redislock, whose default is a single try, the retry its README shows); \"tuned\" is what a user reading its documentation would set for low latency.")
 	p("")
+}
 
+// writeSections writes the section of each workload that ran.
+func writeSections(p func(string, ...any), res *Results) {
+	o := res.Opts
 	if o.UncontendedIters > 0 {
 		writeUncontended(p, res)
 	}
@@ -96,6 +120,10 @@ func WriteMarkdown(w io.Writer, res *Results, svgName string) error {
 	if o.IdleWaiters > 0 && len(o.IdleRows) > 0 && len(o.IdleProcs) > 0 {
 		writeIdleWaiters(p, res)
 	}
+}
+
+// writeCharts links the charts drawn beside the report.
+func writeCharts(p func(string, ...any), o Options, svgName string) {
 	if svgName != "" && len(o.Goroutines) > 0 {
 		p("## Handoff latency chart")
 		p("")
@@ -114,9 +142,6 @@ func WriteMarkdown(w io.Writer, res *Results, svgName string) error {
 		p("![cycles per second against goroutines, every library on many keys](%s)", besideHandoffChart(svgName, ManyKeysChartFile))
 		p("")
 	}
-	writeErrors(p, res)
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 func writeUncontended(p func(string, ...any), res *Results) {
