@@ -145,30 +145,38 @@ func manyKeysTargets(res *Results) []Target {
 				}), func(v float64) bool { return v <= 1.1 })
 		}
 	}
-	if o.MemoryLocks > 0 {
-		// Default ids name the host and the process (Inspect, `lockgen
-		// locks` and busy errors show them): worth their bytes up to 1.4 ×;
-		// short ids set through WithHolderIDs come within 1.1 ×.
-		limits := map[string]float64{"lockgen/mutex": 1.4, "lockgen/mutex-shortids": 1.1, "lockgen/fair": 1.4}
-		for _, lp := range []string{"lockgen/mutex", "lockgen/mutex-shortids", "lockgen/fair"} {
-			if !hasPeer(o.MemoryPeers, lp) {
-				continue
-			}
-			limit := limits[lp]
-			ids := ""
-			if lp == "lockgen/mutex-shortids" {
-				ids = ", short holder ids (WithHolderIDs)"
-			}
-			t := newTarget(lp, fmt.Sprintf("Redis memory per held lock (MEMORY USAGE, %d held%s) ÷ redislock/default's", o.MemoryLocks, ids), fmt.Sprintf("≤ %.1f", limit), "×",
-				overReps(res.Reps, func(r Rep) float64 {
-					usage := func(h HeldMemoryResult) float64 { return h.UsagePerLock }
-					return ratio(memoryMetric(lp, usage)(r), memoryMetric("redislock/default", usage)(r))
-				}), func(v float64) bool { return v <= limit })
-			if lp == "lockgen/fair" {
-				t = limitOnlyForMutex(t)
-			}
-			out = append(out, t)
+	return append(out, memoryTargets(res)...)
+}
+
+// memoryTargets are the limits on Redis memory per held lock: default ids
+// name the host and the process (Inspect, `lockgen locks` and busy errors
+// show them) and are worth their bytes up to 1.4 ×; short ids set through
+// WithHolderIDs come within 1.1 ×.
+func memoryTargets(res *Results) []Target {
+	o := res.Opts
+	if o.MemoryLocks == 0 {
+		return nil
+	}
+	var out []Target
+	limits := map[string]float64{"lockgen/mutex": 1.4, "lockgen/mutex-shortids": 1.1, "lockgen/fair": 1.4}
+	for _, lp := range []string{"lockgen/mutex", "lockgen/mutex-shortids", "lockgen/fair"} {
+		if !hasPeer(o.MemoryPeers, lp) {
+			continue
 		}
+		limit := limits[lp]
+		ids := ""
+		if lp == "lockgen/mutex-shortids" {
+			ids = ", short holder ids (WithHolderIDs)"
+		}
+		t := newTarget(lp, fmt.Sprintf("Redis memory per held lock (MEMORY USAGE, %d held%s) ÷ redislock/default's", o.MemoryLocks, ids), fmt.Sprintf("≤ %.1f", limit), "×",
+			overReps(res.Reps, func(r Rep) float64 {
+				usage := func(h HeldMemoryResult) float64 { return h.UsagePerLock }
+				return ratio(memoryMetric(lp, usage)(r), memoryMetric("redislock/default", usage)(r))
+			}), func(v float64) bool { return v <= limit })
+		if lp == "lockgen/fair" {
+			t = limitOnlyForMutex(t)
+		}
+		out = append(out, t)
 	}
 	return out
 }

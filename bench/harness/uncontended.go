@@ -76,16 +76,25 @@ func runUncontended(ctx context.Context, addr string, rdb *redis.Client, p peers
 		return res
 	}
 
+	if err := timedPass(lctx, addr, key, cycle, n, &res); err != nil {
+		res.Err = err.Error()
+	}
+	return res
+}
+
+// timedPass times n cycles, each followed by a PING and an empty script
+// on a connection of the harness's own, so that the floors are measured
+// under the same load as the cycles, and stores the three summaries in
+// res.
+func timedPass(lctx context.Context, addr, key string, cycle func() error, n int, res *UncontendedResult) error {
 	pinger := redis.NewClient(&redis.Options{Addr: addr})
 	defer pinger.Close()
 	if err := pinger.Ping(lctx).Err(); err != nil {
-		res.Err = fmt.Sprintf("ping: %v", err)
-		return res
+		return fmt.Errorf("ping: %v", err)
 	}
 	empty := redis.NewScript("return 1")
 	if err := empty.Load(lctx, pinger).Err(); err != nil {
-		res.Err = fmt.Sprintf("script load: %v", err)
-		return res
+		return fmt.Errorf("script load: %v", err)
 	}
 	sample := make([]time.Duration, 0, n)
 	pings := make([]time.Duration, 0, n)
@@ -93,18 +102,15 @@ func runUncontended(ctx context.Context, addr string, rdb *redis.Client, p peers
 	for i := 0; i < n; i++ {
 		t0 := time.Now()
 		if err := cycle(); err != nil {
-			res.Err = err.Error()
-			return res
+			return err
 		}
 		t1 := time.Now()
 		if err := pinger.Ping(lctx).Err(); err != nil {
-			res.Err = fmt.Sprintf("ping: %v", err)
-			return res
+			return fmt.Errorf("ping: %v", err)
 		}
 		t2 := time.Now()
 		if err := empty.EvalSha(lctx, pinger, []string{key}).Err(); err != nil {
-			res.Err = fmt.Sprintf("empty script: %v", err)
-			return res
+			return fmt.Errorf("empty script: %v", err)
 		}
 		sample = append(sample, t1.Sub(t0))
 		pings = append(pings, t2.Sub(t1))
@@ -113,7 +119,7 @@ func runUncontended(ctx context.Context, addr string, rdb *redis.Client, p peers
 	res.Cycle = summarize(sample)
 	res.Ping = summarize(pings)
 	res.EmptyScript = summarize(scripts)
-	return res
+	return nil
 }
 
 // quietPass runs n cycles with nothing else going on: what a cycle
