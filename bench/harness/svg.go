@@ -26,34 +26,7 @@ func WriteHandoffSVG(w io.Writer, res *Results) error {
 		barH    = 14.0
 		minTick = 1.0 // µs
 	)
-	type row struct {
-		name     string
-		p50, p99 float64 // µs, NaN when not measured
-	}
-	type group struct {
-		title string
-		rows  []row
-	}
-	var groups []group
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, n := range res.Opts.Goroutines {
-		g := group{title: fmt.Sprintf("%d goroutines in 2 processes, hold %v", n, res.Opts.Hold)}
-		for _, p := range res.Opts.Peers {
-			name := p.Name()
-			r := row{
-				name: name,
-				p50:  overReps(res.Reps, contendedMetric(name, n, func(c ContendedResult, _ Rep) float64 { return handoffMicros(c, 50) })).Median,
-				p99:  overReps(res.Reps, contendedMetric(name, n, func(c ContendedResult, _ Rep) float64 { return handoffMicros(c, 99) })).Median,
-			}
-			for _, v := range []float64{r.p50, r.p99} {
-				if !math.IsNaN(v) && v > 0 {
-					lo, hi = math.Min(lo, v), math.Max(hi, v)
-				}
-			}
-			g.rows = append(g.rows, r)
-		}
-		groups = append(groups, g)
-	}
+	groups, lo, hi := handoffGroups(res)
 	if math.IsInf(lo, 1) { // nothing measured: one decade to draw an empty axis
 		lo, hi = 10, 100
 	}
@@ -108,6 +81,44 @@ func WriteHandoffSVG(w io.Writer, res *Results) error {
 		p(`<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, tx, y+20, fmtMicros(math.Pow(10, d)))
 	}
 	return c.writeTo(w)
+}
+
+// handoffRow is one library's bar in the handoff chart.
+type handoffRow struct {
+	name     string
+	p50, p99 float64 // µs, NaN when not measured
+}
+
+// handoffGroup is the bars of one goroutine count.
+type handoffGroup struct {
+	title string
+	rows  []handoffRow
+}
+
+// handoffGroups gathers the handoff chart's bars, medians over the
+// repetitions, and the least and greatest value measured (for the axis;
+// +Inf and -Inf if none).
+func handoffGroups(res *Results) (groups []handoffGroup, lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, n := range res.Opts.Goroutines {
+		g := handoffGroup{title: fmt.Sprintf("%d goroutines in 2 processes, hold %v", n, res.Opts.Hold)}
+		for _, p := range res.Opts.Peers {
+			name := p.Name()
+			r := handoffRow{
+				name: name,
+				p50:  overReps(res.Reps, contendedMetric(name, n, func(c ContendedResult, _ Rep) float64 { return handoffMicros(c, 50) })).Median,
+				p99:  overReps(res.Reps, contendedMetric(name, n, func(c ContendedResult, _ Rep) float64 { return handoffMicros(c, 99) })).Median,
+			}
+			for _, v := range []float64{r.p50, r.p99} {
+				if !math.IsNaN(v) && v > 0 {
+					lo, hi = math.Min(lo, v), math.Max(hi, v)
+				}
+			}
+			g.rows = append(g.rows, r)
+		}
+		groups = append(groups, g)
+	}
+	return groups, lo, hi
 }
 
 // fmtMicros prints a duration given in µs with a readable unit.
