@@ -70,9 +70,9 @@ type selectorWalk struct {
 // no arguments and one result, through embedded fields, each pointer on
 // the way a step of v checked for nil. It reports what it cannot follow.
 func (a *analysis) selectOne(w *selectorWalk, v *templates.Value, ph *annotation.Placeholder, sel annotation.Selector, at func(int) token.Pos) bool {
-	obj, index, _ := types.LookupFieldOrMethod(w.t, w.addressable, a.pkg.Types, sel.Name)
+	obj, index, indirect := types.LookupFieldOrMethod(w.t, w.addressable, a.pkg.Types, sel.Name)
 	if obj == nil {
-		a.errorf(at(sel.Offset), a.missingSelector(w, ph, sel, index))
+		a.errorf(at(sel.Offset), a.missingSelector(w, ph, sel, index != nil, indirect))
 		return false
 	}
 	// Walk embedded fields explicitly so every pointer on the way is
@@ -118,12 +118,17 @@ func (a *analysis) selectOne(w *selectorWalk, v *templates.Value, ph *annotation
 	return true
 }
 
-// missingSelector says why sel is not found on w's type: a pointer method
-// on a value that is not addressable, a name unexported in another
-// package, or no such field or method.
-func (a *analysis) missingSelector(w *selectorWalk, ph *annotation.Placeholder, sel annotation.Selector, index []int) string {
-	if index != nil {
+// missingSelector says why sel is not found on w's type (go/types'
+// LookupFieldOrMethod: ambiguous, index set; indirect, a pointer method
+// on a value that is not addressable): the name at the same depth of two
+// embedded fields, a pointer method on a value, a name unexported in
+// another package, or no such field or method.
+func (a *analysis) missingSelector(w *selectorWalk, ph *annotation.Placeholder, sel annotation.Selector, ambiguous, indirect bool) string {
+	switch {
+	case indirect:
 		return "placeholder <" + ph.Source + ">: method " + sel.Name + " has a pointer receiver but " + w.display + " is not addressable"
+	case ambiguous:
+		return "placeholder <" + ph.Source + ">: " + sel.Name + " is ambiguous in " + w.display + " (type " + a.typeString(w.t) + "): embedded fields at the same depth both provide it; select it through the embedded field meant"
 	}
 	if p := a.otherPackageDeclaring(w.t, sel.Name); p != nil {
 		return "placeholder <" + ph.Source + ">: " + sel.Name + " is unexported in package " + p.Path() + ", so the wrapper in package " + a.pkg.Types.Path() + " cannot read it"

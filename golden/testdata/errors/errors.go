@@ -70,3 +70,26 @@ type T struct{}
 func stray() {
 	//lock:mutex key=inside
 }
+
+type A struct{ X string }
+
+type B struct{ X string }
+
+type Both struct {
+	A
+	B
+}
+
+//lock:mutex key=<b.X>
+func (S) Ambiguous(ctx context.Context, b Both) error { return nil }
+
+type V struct{ N int }
+
+func (v *V) P() string { return "" }
+
+type G struct{}
+
+func (G) Get() V { return V{} }
+
+//lock:mutex key=<g.Get.P>
+func (S) PointerMethodOnValue(ctx context.Context, g G) error { return nil }
