@@ -25,13 +25,14 @@ func lockKeys(prefix string, kind runtime.Kind, key string) (keys, types []strin
 	if !ok {
 		panic(fmt.Sprintf("backendtest: kind %v has no family row", kind))
 	}
-	base := prefix + fam.Family + ":{" + key + "}"
-	keys, types = []string{base}, []string{"string"}
+	keys = fam.RenderKeys(prefix, key, nil)
+	keys = keys[:len(keys)-1] // the wake channel
+	types = []string{"string"}
 	if fam.Family == family.Read.Family || fam.Family == family.Semaphore.Family {
 		types[0] = "hash"
 	}
-	for _, s := range fam.Suffixes[:len(fam.Suffixes)-1] {
-		keys, types = append(keys, base+s), append(types, "zset")
+	for range keys[1:] {
+		types = append(types, "zset")
 	}
 	return keys, types
 }
