@@ -129,6 +129,7 @@ func useEveryKind(ctx context.Context, ca, cb redis.UniversalClient) error {
 
 // The same on a 3-master Cluster, with the rules Cluster adds.
 func TestACLClusterUserUsesEveryKind(t *testing.T) {
+	t.Parallel()
 	cl := redistest.StartCluster(t, 3)
 	ctx := ctxTimeout(t, 60*time.Second)
 	o, err := cl.AddUser(ctx, "lockgen", "pw", append(append([]string(nil), aclSingle...), aclCluster...)...)
@@ -177,6 +178,7 @@ func aclWithout(drop ...string) []string {
 // carries it, long before the lease would end) and a waiter's SUBSCRIBE
 // (the acquire fails rather than wait on its timers).
 func TestACLDenialSurfacesAtOnce(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := ctxTimeout(t, 60*time.Second)
 	full, err := srv.AddUser(ctx, "full", "pw", aclSingle...)

@@ -13,6 +13,7 @@ import (
 // Every kind works on a 3-master Cluster: exclusion, wake-ups by sharded
 // Pub/Sub, and one call over keys on different masters.
 func TestClusterEveryKind(t *testing.T) {
+	t.Parallel()
 	cl := redistest.StartCluster(t, 3)
 	rdb := cl.Client(t)
 	prefix := uniquePrefix(t)

@@ -103,6 +103,7 @@ func waitBeats(t *testing.T, log *beatLog, n int, within time.Duration) []sentBe
 // clock (learnt from its busy reply) and a TTL refresh at least every 1.5
 // leases; the waiter that came later stays behind it.
 func TestFairWaiterKeepsItsPlaceAcrossHeartbeats(t *testing.T) {
+	t.Parallel()
 	forEachTarget(t, func(t *testing.T, tg target) {
 		ctx := ctxTimeout(t, 30*time.Second)
 		lock := runtime.Lock{Kind: runtime.Fair, Key: "beats", Lease: 300 * time.Millisecond}

@@ -45,6 +45,7 @@ func (s *fencedStore) write(fence int64, v string) error {
 // a new holder takes the lock there: its fence is above the stale one,
 // whose late write the fenced store refuses.
 func TestFenceRisesAcrossFailoverToAClockBehind(t *testing.T) {
+	t.Parallel()
 	master, replica := startReplicated(t)
 	prefix := uniquePrefix(t)
 	ctx := ctxTimeout(t, 30*time.Second)

@@ -198,6 +198,7 @@ func lostGrantSetup(t *testing.T, tg target, ctx, waitCtx context.Context, lock 
 // The grant message is lost: the waiter still gets the lock, from its next
 // attempt (or fair heartbeat), as one hold (its release frees the lock).
 func TestLostGrantIsClaimed(t *testing.T) {
+	t.Parallel()
 	forEachTarget(t, func(t *testing.T, tg target) {
 		for _, kind := range exclusiveKinds {
 			t.Run(kind.String(), func(t *testing.T) {
@@ -269,6 +270,7 @@ func TestGrantGivenBackOnGiveUp(t *testing.T) {
 // claims it before Acquire returns, so it gets its full lease, and its
 // context still ends before Redis's key does.
 func TestHandedOverRenewFalseGetsFullLease(t *testing.T) {
+	t.Parallel()
 	forEachTarget(t, func(t *testing.T, tg target) {
 		for _, kind := range exclusiveKinds {
 			t.Run(kind.String(), func(t *testing.T) {
@@ -372,6 +374,7 @@ func (s *stallHeartbeats) EvalBatch(ctx context.Context, calls []backend.Call) [
 // already past, fail at once and be retried at once, over and over, and
 // the waiter never learnt that the release had handed it the lock.
 func TestFairWaiterHeartbeatsAfterItsPlaceRanOut(t *testing.T) {
+	t.Parallel()
 	forEachTarget(t, func(t *testing.T, tg target) {
 		ctx := ctxTimeout(t, 10*time.Second)
 		lock := runtime.Lock{Kind: runtime.Fair, Key: "ranout", Lease: 600 * time.Millisecond}

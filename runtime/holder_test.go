@@ -176,6 +176,7 @@ func TestDeletedLockCancelsHolder(t *testing.T) {
 
 // The watchdog keeps a lock alive well past its lease.
 func TestWatchdogRenews(t *testing.T) {
+	t.Parallel()
 	forEachTarget(t, func(t *testing.T, tg target) {
 		renewed := make(chan struct{}, 100)
 		l := tg.newLocker(t, runtime.WithObserver(func(e runtime.Event) {

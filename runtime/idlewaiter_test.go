@@ -14,6 +14,7 @@ import (
 // one attempt per lease. Protocol 1 re-registered every window/3 (about 6
 // attempts a second at the default window): 36 over this test's 6 s.
 func TestIdleMutexWaiterDoesNotPoll(t *testing.T) {
+	t.Parallel()
 	const lease = 3 * time.Second
 	const watched = 2 * lease
 	prefix := uniquePrefix(t)
@@ -70,6 +71,7 @@ func fairCountedLocker(t *testing.T, prefix string, opts ...runtime.Option) (*ru
 // made one attempt per lease and a heartbeat every lease/3 before, about
 // 5 calls over this test's 2 leases, each of 8 or 9 commands).
 func TestIdleFairWaiterOnlyHeartbeats(t *testing.T) {
+	t.Parallel()
 	const lease = 3 * time.Second
 	const watched = 2 * lease
 	prefix := uniquePrefix(t)
@@ -116,6 +118,7 @@ func TestIdleFairWaiterOnlyHeartbeats(t *testing.T) {
 // heartbeat falls due when the holder's lease ends (the previous
 // heartbeat's reply said when), not 2/3 of a lease after the last one.
 func TestFairWaiterTakesOverWhenTheHolderStops(t *testing.T) {
+	t.Parallel()
 	const lease = 3 * time.Second
 	prefix := uniquePrefix(t)
 	holder := runtime.New(redisClient(t), runtime.WithKeyPrefix(prefix))

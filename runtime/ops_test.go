@@ -125,6 +125,7 @@ func gotLock(t *testing.T, res <-chan acquired, floor int64) *runtime.Held {
 // waiter gets the lock at once with a higher fence, and the holder's
 // watchdog cancels its context at its next renewal.
 func TestInspectAndForceReleaseMutex(t *testing.T) {
+	t.Parallel()
 	forEachTarget(t, func(t *testing.T, tg target) {
 		ctx := ctxTimeout(t, 30*time.Second)
 		const lease = 6 * time.Second
@@ -171,6 +172,7 @@ func TestInspectAndForceReleaseMutex(t *testing.T) {
 // A fair lock: Inspect lists the queue in arrival order; ForceRelease
 // hands the lock to its head.
 func TestInspectAndForceReleaseFair(t *testing.T) {
+	t.Parallel()
 	forEachTarget(t, func(t *testing.T, tg target) {
 		ctx := ctxTimeout(t, 30*time.Second)
 		const lease = 3 * time.Second
@@ -208,6 +210,7 @@ func TestInspectAndForceReleaseFair(t *testing.T) {
 // A read/write lock: Inspect shows the readers and the waiting writer;
 // ForceRelease removes every reader, and the writer gets in.
 func TestInspectAndForceReleaseReadWrite(t *testing.T) {
+	t.Parallel()
 	forEachTarget(t, func(t *testing.T, tg target) {
 		ctx := ctxTimeout(t, 30*time.Second)
 		const lease = 3 * time.Second
@@ -244,6 +247,7 @@ func TestInspectAndForceReleaseReadWrite(t *testing.T) {
 // A semaphore: Inspect counts the permits in use; ForceRelease takes them
 // all back. A busy reply names no holder (there are several).
 func TestInspectAndForceReleaseSemaphore(t *testing.T) {
+	t.Parallel()
 	forEachTarget(t, func(t *testing.T, tg target) {
 		ctx := ctxTimeout(t, 30*time.Second)
 		const lease = 3 * time.Second
@@ -371,6 +375,7 @@ func hostInID(host string) string {
 // again once it is back; it also checks the Pub/Sub connection waiters
 // use, which it opens if none has.
 func TestPingServerDown(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	l := runtime.New(srv.Client(t))
 	t.Cleanup(func() { l.Close() })
@@ -443,6 +448,7 @@ func TestPingChecksPubSub(t *testing.T) {
 // On a Cluster, Ping asks every master, and Inspect and ForceRelease find
 // each lock's node.
 func TestOpsOnCluster(t *testing.T) {
+	t.Parallel()
 	cl := redistest.StartCluster(t, 3)
 	l := runtime.New(cl.Client(t), holderNamed("C"))
 	t.Cleanup(func() { l.Close() })

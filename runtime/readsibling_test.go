@@ -19,6 +19,7 @@ import (
 // id, and the clean-up of the failed one must not give back the read side
 // the other one holds (before: it did, and the holder lost it).
 func TestFailedSiblingReadKeepsWritersReadSide(t *testing.T) {
+	t.Parallel()
 	forEachTarget(t, func(t *testing.T, tg target) {
 		var mu sync.Mutex
 		cleaned := make(chan runtime.Event, 4)

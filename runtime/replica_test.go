@@ -35,6 +35,7 @@ func startReplicated(t *testing.T) (master, replica *redis.Client) {
 }
 
 func TestReplicaSafety(t *testing.T) {
+	t.Parallel()
 	master, replica := startReplicated(t)
 	prefix := uniquePrefix(t)
 	kinds := []runtime.Lock{

@@ -18,6 +18,7 @@ import (
 // grant); with WithRestartGuard(L) never before the old lease ended, and
 // still within about L of the restart.
 func TestRestartGuardRefusesEarlyGrants(t *testing.T) {
+	t.Parallel()
 	const lease, trials = 3 * time.Second, 3
 	srv := redistest.Start(t)
 	prefix := uniquePrefix(t)
@@ -114,6 +115,7 @@ func TestRestartGuardOptionErrors(t *testing.T) {
 // On Cluster every master is asked: a guarded Locker grants nothing before
 // the cluster's nodes have been up for the guard's lease.
 func TestRestartGuardOnClusterWaitsForTheMasters(t *testing.T) {
+	t.Parallel()
 	const longest = 4 * time.Second
 	before := time.Now() // every node starts after this
 	cl := redistest.StartCluster(t, 3)

@@ -150,6 +150,7 @@ func TestRestartNoticedWhenTheFirstChecksFail(t *testing.T) {
 // while it tries) cannot tell whether the server is the one it knew: it
 // must verify the held locks rather than wait for their renewals.
 func TestRestartNoticedWhenEveryCheckFails(t *testing.T) {
+	t.Parallel()
 	s, h, failing := holdWithFailingInfos(t, 0)
 	waitForCommand(t, s, "info")
 
@@ -196,6 +197,7 @@ func quietAfter(t *testing.T, failing *failInfos, quiet, limit time.Duration) {
 // the server was killed while the first check was under way). The first
 // run_id read then cannot tell the restart apart from the server before.
 func TestRestartNoticedWhenTheRunIDWasNeverRead(t *testing.T) {
+	t.Parallel()
 	s, h, failing := holdWithFailingInfos(t, 1<<40)
 	// The first check gives up after its first try and one per pause.
 	deadline := time.Now().Add(30 * time.Second)

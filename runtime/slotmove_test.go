@@ -84,6 +84,7 @@ func spublish(t *testing.T, addr, channel, payload string) int64 {
 // channels of several slots on one node survive a reconnection, which
 // go-redis resubscribes in one command the node refuses (CROSSSLOT).
 func TestSlotMoves(t *testing.T) {
+	t.Parallel()
 	cl := redistest.StartCluster(t, 3)
 	rdb := cl.Client(t)
 	b := goredisbackend.New(rdb)
@@ -205,6 +206,7 @@ func TestSlotMoves(t *testing.T) {
 // retry timers (mutex window/3, fair heartbeat 2/3 lease: 20s) and the lease
 // (30s) are far too long to let them in within the seconds allowed here.
 func TestWaitersFollowTheirSlotToAnotherMaster(t *testing.T) {
+	t.Parallel()
 	cl := redistest.StartCluster(t, 3)
 	rdb := cl.Client(t)
 	prefix := uniquePrefix(t)

@@ -94,6 +94,7 @@ func (f *freezingBackend) Subscribe(ctx context.Context, channel string, deliver
 // enough, and a message dated from the wrong registration made two
 // holders.)
 func TestStaleGrantAfterALapsedOfferIsNotAHandOver(t *testing.T) {
+	t.Parallel()
 	forEachTarget(t, func(t *testing.T, tg target) {
 		const offer = 600 * time.Millisecond // the offer's lease and a margin
 		lock := runtime.Lock{Kind: runtime.Mutex, Key: "stale-grant", Lease: 10 * time.Second}

@@ -29,6 +29,13 @@ type target struct {
 
 // sharedRedis is the package's redis-server; each test keeps to its own
 // key prefix (uniquePrefix).
+//
+// Tests that spend their time waiting on leases, heartbeats or restarts,
+// on their own servers or their own key prefix, call t.Parallel: the
+// package's tests would otherwise take minutes of timers end to end. Tests
+// that watch process-wide state (goroutine counts, allocations, CPU
+// burners, CLIENT KILL on the shared server) stay sequential; Go runs the
+// parallel tests only after the sequential ones have finished.
 var sharedRedis redistest.Shared
 
 // TestMain stops the redis-server shared by the tests of this package.

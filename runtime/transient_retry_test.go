@@ -62,6 +62,7 @@ func (r *retrySignal) sameHolder() bool {
 // its subscription's reconnection woke it: the test would wait for a
 // retry that need not come.)
 func TestWaiterRetriesWhileTheServerRestarts(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	prefix := uniquePrefix(t)
 	holder := runtime.New(srv.Client(t), runtime.WithKeyPrefix(prefix))

@@ -47,6 +47,7 @@ const defaultUnreachableTimeout = 15 * time.Second
 // over a server that refuses every connection, gives up within the default
 // unreachable timeout with the refused dial, not at the end of ctx.
 func TestUnreachableServerEndsAnUnboundedWait(t *testing.T) {
+	t.Parallel()
 	l := refusedLocker(t)
 	err, took := backendtest.AcquireWithin(t, l, context.Background(), runtime.Lock{Kind: runtime.Mutex, Key: "x"}, defaultUnreachableTimeout+10*time.Second)
 	if !errors.Is(err, syscall.ECONNREFUSED) {
@@ -64,6 +65,7 @@ func TestUnreachableServerEndsAnUnboundedWait(t *testing.T) {
 // WithUnreachableTimeout sets the bound; a context that ends first still
 // names the last failure, and a try-once Acquire returns it at once.
 func TestUnreachableTimeoutOption(t *testing.T) {
+	t.Parallel()
 	const bound = 800 * time.Millisecond
 	l := refusedLocker(t, runtime.WithUnreachableTimeout(bound))
 	lock := runtime.Lock{Kind: runtime.Mutex, Key: "x"}
