@@ -78,9 +78,10 @@ func TestQuorumClusterMemberWakes(t *testing.T) {
 		return l
 	}
 	observe, busy := backendtest.BusySignal()
-	// A quorum's subscription returns once a majority confirmed (here the
-	// two deaf servers): the release must come once the Cluster has the
-	// waiter's shard channel too, or nothing can wake it.
+	// A quorum's subscription and its busy reply come once a majority
+	// answered (here the two deaf servers): the release must come once the
+	// Cluster has the waiter's shard channel and its registration too (its
+	// attempt there may still be on the way), or nothing can wake it.
 	shardSubscribed := func() {
 		rdb := cl.Client(t)
 		deadline := time.Now().Add(10 * time.Second)
@@ -94,12 +95,13 @@ func TestQuorumClusterMemberWakes(t *testing.T) {
 				mu.Unlock()
 				return err
 			})
-			if n > 0 {
+			registered, _ := rdb.ZCard(context.Background(), "lockgen:mutex:{c}:waiters").Result()
+			if n > 0 && registered > 0 {
 				return
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		t.Fatal("the waiter's shard channel is not subscribed on the Cluster 10 s after its busy reply")
+		t.Fatal("the waiter's shard channel or registration is not on the Cluster 10 s after its busy reply")
 	}
 	holder, waiter := newLockerOn(holderBackends), newLockerOn(backends, observe)
 	// Registered after the Lockers, so it runs before they close.
