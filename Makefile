@@ -65,7 +65,9 @@ test-offline:
 golden:
 	$(GO) test ./golden/... -update
 
-## bench: runtime micro-benchmarks, then lockgen against redsync, redislock and rueidislock
+## bench: runtime micro-benchmarks, then lockgen against redsync, redislock and rueidislock, into
+## docs/benchmarks.md (about 70 minutes on 2 cores, most of it workload 8's one-minute idle windows;
+## `cd bench && go run ./cmd/lockbench -workloads ...` runs a part)
 bench: ensure-redis
 	$(GO) test -run '^$$' -bench . -benchmem ./runtime/ ./internal/generator/
 	cd bench && $(GO) run ./cmd/lockbench -out ../docs/benchmarks.md
