@@ -89,6 +89,9 @@ func TestQuorumServerKilledWhileHeld(t *testing.T) {
 			t.Logf("the holder's context: %v", context.Cause(held.Context()))
 		}
 	})
+	// Held on two servers only (the third's call still on its way, as
+	// under load), the holder would lose its majority with server 1.
+	q.waitHeldOnAll(t, "{a}")
 	fence1, _ := runtime.Fence(held.Context())
 	q.servers[0].Kill()
 
@@ -213,6 +216,11 @@ func TestQuorumServerRestartedEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The grant needs a majority only: under load the third server's call
+	// may still be on its way when Acquire returns. With the lock on two
+	// servers, one of them restarting empty frees it on a majority (the
+	// restart guard's case, not this test's), so wait for all three.
+	q.waitHeldOnAll(t, "{a}")
 	tryOnce := runtime.Lock{Kind: runtime.Mutex, Key: "a", Lease: lease, Wait: runtime.NoWait}
 	restart := func(i int) {
 		q.servers[i].Kill()
@@ -327,6 +335,33 @@ func TestQuorumFrozenServers(t *testing.T) {
 // last dial error, without dialling, until a background dial succeeds
 // (about a second later), so a restarted server is not enough: the client
 // must have noticed. Nothing signals that, hence the pause between PINGs.
+// waitHeldOnAll waits until every server holds the mutex whose key ends in
+// suffix (a value that is not a tombstone), failing the test after 5 s.
+func (q *deployments) waitHeldOnAll(t *testing.T, suffix string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		missing := -1
+		for i := range q.clients {
+			held := false
+			for k, v := range q.lockValues(t, i) {
+				held = held || strings.HasSuffix(k, suffix) && !strings.HasPrefix(v, "! ")
+			}
+			if !held {
+				missing = i
+				break
+			}
+		}
+		if missing < 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server %d does not hold the lock 5 s after the grant", missing+1)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func waitAnswers(t *testing.T, client redis.UniversalClient, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
