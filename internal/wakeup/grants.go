@@ -145,11 +145,12 @@ func (m *Lines) ReleaseStarts(channel string, near bool) (Release, string) {
 // message, which comes later to the same effect (or came first, and was
 // held back for this reply); and it knows the grant was current when the
 // release was sent (a mutex waiter may count the offer held from then:
-// Grant.ReleaseSent).
-func (m *Lines) ReleaseEnds(r Release, grant string, sent time.Time) {
+// Grant.ReleaseSent). It reports whether the grant went to a waiter of
+// this Locker, which it has woken.
+func (m *Lines) ReleaseEnds(r Release, grant string, sent time.Time) (handedHere bool) {
 	wc := r.wc
 	if wc == nil {
-		return
+		return false
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -157,12 +158,13 @@ func (m *Lines) ReleaseEnds(r Release, grant string, sent time.Time) {
 	if grant != "" {
 		if _, mine, _ := wc.grantAt(grant, sent); mine {
 			wc.nearRun++
+			handedHere = true
 		} else {
 			wc.nearRun = 0
 		}
 	}
 	if wc.releasing > 0 {
-		return
+		return handedHere
 	}
 	for _, w := range wc.waiters {
 		if w.heldBack {
@@ -170,6 +172,7 @@ func (m *Lines) ReleaseEnds(r Release, grant string, sent time.Time) {
 			trySignal(w)
 		}
 	}
+	return handedHere
 }
 
 // grant marks and wakes the waiter that payload, "grant:<fence>:<holder>",

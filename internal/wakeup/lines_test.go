@@ -331,18 +331,24 @@ func TestNearHandOversAreBounded(t *testing.T) {
 		if near != "h1" {
 			t.Fatalf("release %d named %q, want the first in line, h1", i+1, near)
 		}
-		m.ReleaseEnds(wc, fmt.Sprintf("grant:%d:h1", 100+i), time.Now())
+		if !m.ReleaseEnds(wc, fmt.Sprintf("grant:%d:h1", 100+i), time.Now()) {
+			t.Fatalf("release %d handed the lock to h1, a waiter here, and ReleaseEnds said it did not", i+1)
+		}
 		m.TakeGrant(w)
 	}
 	wc, near := m.ReleaseStarts(ch, true)
 	if near != "" {
 		t.Fatalf("release %d named %q after %d hand-overs in a row in the process", nearHandOvers+1, near, nearHandOvers)
 	}
-	m.ReleaseEnds(wc, "grant:200:other", time.Now()) // to another process
+	if m.ReleaseEnds(wc, "grant:200:other", time.Now()) { // to another process
+		t.Error("ReleaseEnds said a grant to another process's waiter went to a waiter here")
+	}
 	if wc, near = m.ReleaseStarts(ch, true); near != "h1" {
 		t.Errorf("after a hand-over to another process the release named %q, want h1", near)
 	}
-	m.ReleaseEnds(wc, "", time.Time{})
+	if m.ReleaseEnds(wc, "", time.Time{}) {
+		t.Error("ReleaseEnds said a release without a grant handed the lock over here")
+	}
 	if _, near = m.ReleaseStarts(ch, false); near != "" {
 		t.Errorf("a release of another kind named %q", near)
 	}
