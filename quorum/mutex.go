@@ -233,7 +233,7 @@ func (q *quorumBackend) renew(ctx context.Context, calls []backend.Call) []backe
 	}
 	answers := q.fanOut(ctx, nil, floors, bound, settled)
 	out := make([]backend.Reply, len(calls))
-	for i := range calls {
+	for i, c := range calls {
 		switch ok, unknown := count(answers, i); {
 		case ok >= q.majority:
 			out[i] = backend.Reply{Value: int64(1)}
@@ -241,9 +241,29 @@ func (q *quorumBackend) renew(ctx context.Context, calls []backend.Call) []backe
 			out[i] = backend.Reply{Err: q.noQuorum("renew", answersFor(answers, i))}
 		default:
 			out[i] = backend.Reply{Value: int64(0)}
+			q.dropLost(ctx, c, answers, i)
 		}
 	}
 	return out
+}
+
+// dropLost forgets a lock that a majority no longer confirms (its holder
+// is told it is lost and never releases it) and gives it back on the
+// servers that did renew it: they still hold it in the holder's name, for
+// a whole lease (an acquire that landed there late, after the lock was
+// deleted or had expired on the others). Left there, it would outlive the
+// holder and hold up every later grant on those servers.
+func (q *quorumBackend) dropLost(ctx context.Context, c backend.Call, answers []memberAnswer, i int) {
+	q.dropHeld(keyOf(c))
+	var renewed []memberFence
+	for m, a := range answers {
+		if r, ok := a.reply(i); ok {
+			if v, isInt := r.Value.(int64); isInt && v > 0 {
+				renewed = append(renewed, memberFence{member: m})
+			}
+		}
+	}
+	q.giveBack(ctx, c, renewed)
 }
 
 // answersFor keeps the replies to call i only.
