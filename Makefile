@@ -35,7 +35,7 @@ test: ensure-redis
 # real-server suites spend most of their time waiting on leases, restarts
 # and failovers rather than on the CPU, so on a 2-core machine four at a
 # time take a third off the Redis step and nearly half off the Valkey one
-# (with two busy loops: 474-492 s to 307-324 s, 264 s to 145 s); the tests
+# (with two busy loops: 474-492 s to 299-324 s, 264 s to 142-166 s); the tests
 # hold under that load as well.
 TEST_P  ?= 4
 

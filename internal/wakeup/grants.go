@@ -146,7 +146,7 @@ func (m *Lines) ReleaseStarts(channel string, near bool) (Release, string) {
 // held back for this reply); and it knows the grant was current when the
 // release was sent (a mutex waiter may count the offer held from then:
 // Grant.ReleaseSent). It reports whether the grant went to a waiter of
-// this Locker, which it has woken.
+// this Locker (woken now, or already by the message).
 func (m *Lines) ReleaseEnds(r Release, grant string, sent time.Time) (handedHere bool) {
 	wc := r.wc
 	if wc == nil {
