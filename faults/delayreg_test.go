@@ -44,8 +44,12 @@ import (
 // was then accepted: Acquire returned nil with the old fence while the
 // key named the direct client. A release hands the lock to the waiter
 // whose registration is oldest, the one most likely to be in such a gap,
-// which is why a lane has several waiters. Since protocol 2 only a reply
-// of the waiter's own acquire script grants it the lock.
+// which is why a lane has several waiters. Since protocol 2 a message
+// counts only while it is provably current: a waiter takes an offer
+// message for a hand-over only within half an offer of the first send of
+// a request that could register its holder id (every offer to that id is
+// younger, and lasts the whole offer), and otherwise claims it first. The
+// delays here put messages on both sides of that line.
 func TestDelayedRegistrationsNeverTwoHolders(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

@@ -94,15 +94,15 @@ func edgeScenarios() []*scenario {
 				{at: 101 * ms, script: macq, holder: "C", lease: 100 * ms, extra: registers, want: granted(),
 					expect: []keyWant{{holder: "C", waiters: "0"}, {suffix: ":waiters", absent: true}}},
 				// Offered in the microsecond of the grant: the fence still
-				// rises. The offer lasts the releaser's lease when that is
-				// shorter than LG_OFFER_MS.
+				// rises. The offer lasts LG_OFFER_MS though the releaser's
+				// lease is shorter: the waiter may count it held that long.
 				{at: 101 * ms, script: macq, holder: "D", lease: 100 * ms, extra: registers, want: busy(100)},
 				{at: 101 * ms, script: mrel, holder: "C", lease: 100 * ms, want: handedTo("D"),
-					expect: []keyWant{{holder: "D", waiters: "1", ttl: 100 * ms, handed: true}}},
+					expect: []keyWant{{holder: "D", waiters: "1", ttl: offer, handed: true}}},
 				// Declined in that microsecond, nobody registered: a
-				// tombstone again.
+				// tombstone again, which keeps the offer's TTL.
 				{at: 101 * ms, script: mrel, holder: "D", lease: 100 * ms, want: integer(1),
-					expect: []keyWant{{holder: tombstone, ttl: 100 * ms}, {suffix: ":waiters", absent: true}}},
+					expect: []keyWant{{holder: tombstone, ttl: offer}, {suffix: ":waiters", absent: true}}},
 				{at: 101 * ms, script: macq, holder: "E", lease: 100 * ms, extra: registers, want: granted()},
 			},
 			wakes: []string{grantWake("D"), "all"},
@@ -119,9 +119,9 @@ func edgeScenarios() []*scenario {
 				{at: 20 * ms, script: macq, holder: "B", lease: 100 * ms, extra: registers, want: granted()},
 				{at: 20 * ms, script: macq, holder: "C", lease: 100 * ms, extra: registers, want: busy(100)},
 				{at: 20 * ms, script: mrel, holder: "B", lease: 100 * ms, want: handedTo("C"),
-					expect: []keyWant{{holder: "C", waiters: "1", ttl: 100 * ms, handed: true}}},
+					expect: []keyWant{{holder: "C", waiters: "1", ttl: offer, handed: true}}},
 				{at: 20 * ms, script: mrel, holder: "C", lease: 100 * ms, want: integer(1),
-					expect: []keyWant{{holder: tombstone, ttl: 100 * ms}}},
+					expect: []keyWant{{holder: tombstone, ttl: offer}}},
 				// Back at A's microsecond, the tombstone frees the lock
 				// with a fence above all of them.
 				{at: 50 * ms, script: macq, holder: "D", lease: 100 * ms, extra: registers, want: granted(),

@@ -10,7 +10,9 @@ import "time"
 const FenceFloor = 10 * time.Second
 
 // MutexOffer is how long a mutex release offers the lock to the first
-// registered waiter (LG_OFFER_MS in prelude.lua; at most the lease): the
-// runtime counts an offer it learnt from its own release reply held for
-// that long from the release's send time.
+// registered waiter (LG_OFFER_MS in prelude.lua), whatever the releaser's
+// lease: the runtime counts an offer held for that long (at most its own
+// lease) from a moment before Redis made it, the send time of the first
+// request that could register the waiter, or of the release whose reply
+// told of the offer.
 const MutexOffer = 500 * time.Millisecond

@@ -4,7 +4,8 @@
 -- or registered is given back.
 --
 -- KEYS[1] B, KEYS[2] B:waiters, KEYS[3] B:wake
--- ARGV[1] holder id, ARGV[2] lease ms (bounds the offer), ARGV[3] PUBLISH | SPUBLISH
+-- ARGV[1] holder id, ARGV[2] lease ms (checked only: an offer no longer
+--         depends on it, and callers keep sending it), ARGV[3] PUBLISH | SPUBLISH
 -- ARGV[4] (optional) the fence of the caller's grant, sent by a holder
 --         that believes it holds the lock: the usual release is then one
 --         write. A wrong guess costs a write more and changes nothing else.
@@ -30,12 +31,15 @@
 -- flag said registrations but the set had none left (it expired).
 --
 -- An offer is the lock in the waiter's name with the next fence, for
--- LG_OFFER_MS (at most the lease) plus the floor: the waiter claims it
--- with mutex_acquire, which finds the lock its own and gives it the full
--- lease. A waiter that died never claims: the offer lapses, and the other
--- processes, which saw the offer go by and no "taken" after it, try then.
--- So a dead waiter holds the lock up for an offer, not for a lease, and
--- the lock never counts as a waiter's in the runtime before Redis says so.
+-- LG_OFFER_MS plus the floor, whatever the releaser's lease: the waiter
+-- may count it held for LG_OFFER_MS from a moment before it was made (the
+-- send of its first registration, or of this release), and its own lease
+-- may be longer than the releaser's. It claims the offer (mutex_acquire,
+-- or mutex_renew with its ARGV[4]), which finds the lock its own and gives
+-- it the full lease. A waiter that died never claims: the offer lapses,
+-- and the other processes, which saw the offer go by and no "taken" after
+-- it, try then. So a dead waiter holds the lock up for an offer, not for
+-- a lease.
 --
 -- The tombstone keeps B's TTL: it lives until the lease would have ended,
 -- plus the floor, which is at least the floor after the release.
@@ -110,7 +114,7 @@ if waiters == '+' then
   if first then
     -- Others may still be registered: the flag stays.
     fence = string.format('%d', fence + 1)
-    redis.call('SET', KEYS[1], first .. ' ' .. fence .. ' +', 'PX', math.min(lease, LG_OFFER_MS) + LG_FLOOR_MS)
+    redis.call('SET', KEYS[1], first .. ' ' .. fence .. ' +', 'PX', LG_OFFER_MS + LG_FLOOR_MS)
     local grant = 'grant:' .. fence .. ':' .. first
     redis.call(pub, KEYS[3], grant)
     return grant

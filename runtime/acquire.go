@@ -119,6 +119,7 @@ type acquisition struct {
 	hb          *heartbeat
 	registered  bool      // a busy reply registered the holder id in Redis (family.registers)
 	regSent     time.Time // when the latest attempt that registered a mutex waiter was sent
+	firstSent   time.Time // when the first attempt under the holder id was sent (wakeup.Lines.Named)
 	busyReplies int
 	heldBy      busyHolder // who held the lock at the last busy reply, if it said
 	cleaning    bool       // a clean-up of the holder id has been started
@@ -329,6 +330,14 @@ func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err 
 	}
 	call, after := a.withNextWaiter()
 	sent := a.now()
+	if a.firstSent.IsZero() {
+		a.firstSent = sent
+	}
+	if after != nil {
+		// Named before the call goes out: a call whose reply never comes
+		// may still register it.
+		a.l.wakeups.Named(after, call.Args[len(call.Args)-1], sent)
+	}
 	bounds := callBounds{now: sent, deadline: a.callDeadline(), orphan: a.spec.lease, values: a.held.detached()}
 	reply, acked, p, err := a.l.evalBounded(a.wctx, bounds, call, a.l.replicas > 0)
 	if err != nil && a.mayRecover(err, sent) {
@@ -364,6 +373,7 @@ func (a *acquisition) attempt() (g granted, busy bool, retry time.Duration, err 
 		a.regSent = sent
 		if a.w != nil {
 			a.l.wakeups.PlaceKept(a.w, sent, a.keptFor())
+			a.l.wakeups.Named(a.w, a.holder, a.firstSent)
 		}
 	}
 	retry = time.Duration(max(n, 1)) * time.Millisecond

@@ -118,7 +118,7 @@ func (a *acquisition) renewHolder() error {
 		a.l.dog.RemoveHeartbeat(a.hb)
 		a.hb = nil
 	}
-	a.holder, a.registered, a.regSent, a.cleaning = holder, false, time.Time{}, false
+	a.holder, a.registered, a.regSent, a.firstSent, a.cleaning = holder, false, time.Time{}, time.Time{}, false
 	// The next attempt makes its call for the new id, in storage of its
 	// own: the call in doubt may still be read by its goroutine.
 	a.call, a.argv = backend.Call{}, new(argStorage)

@@ -25,6 +25,7 @@ func (a *acquisition) awaitWake(live bool, retry time.Duration) (tryNow bool, er
 	if a.w == nil {
 		a.w = a.l.wakeups.Join(a.spec.wake, a.holder, a.spec.Kind == Mutex, true)
 		a.l.wakeups.PlaceKept(a.w, a.regSent, a.keptFor())
+		a.l.wakeups.Named(a.w, a.holder, a.firstSent)
 	}
 	if !live && a.subscribe(retry) {
 		return true, nil
@@ -177,26 +178,32 @@ func (a *acquisition) handedOver() (granted, bool) {
 }
 
 // offerHeld reports whether the mutex offer seen counts as held before it
-// is claimed. A release only offers the lock; an offer learnt from a
-// message is claimed with the waiter's next attempt, which finds the lock
-// its own (or, if the offer lapsed and another took it, busy): a message
-// may be late. One learnt from the reply of a release of this Locker is
-// dated: Redis put the lock in the waiter's name for the offer's lease
-// (lua.MutexOffer, at most the lease) after that release was sent, so the
-// waiter holds it until then, like a grant whose lease counts from the
-// send time of its request. It returns at once, and the claim follows as
-// the first renewal (claimLater). A renew=false lock, a lock under replica
-// safety, and an offer with less than half its lease left are claimed
-// first, as a message's.
+// is claimed. Redis keeps an offer in the waiter's name for the offer's
+// lease (lua.MutexOffer) from the moment it is made, and it is made after
+// two moments the waiter knows: the send time of the first request that
+// could register its holder id (Grant.Since; a message, however late,
+// cannot be older), and, for an offer learnt from the reply of a release
+// of this Locker, that release's send time. Counted from the later of the
+// two, the offer is the waiter's until then: like a grant whose lease
+// counts from the send time of its request. It returns at once, and the
+// claim follows as the first renewal (claimLater). A renew=false lock, a
+// lock under replica safety, and an offer with less than half its lease
+// left by that count (a waiter that waited long, or a message that came
+// late) are claimed first, with the waiter's next attempt, which finds the
+// lock its own (or, if the offer lapsed and another took it, busy).
 func (a *acquisition) offerHeld(seen wakeup.Grant) (granted, bool) {
-	if seen.ReleaseSent.IsZero() || a.spec.NoRenew || a.l.replicas > 0 {
+	from := seen.ReleaseSent
+	if seen.Since.After(from) {
+		from = seen.Since
+	}
+	if from.IsZero() || a.spec.NoRenew || a.l.replicas > 0 {
 		return granted{}, false
 	}
 	validFor := min(a.spec.lease, lua.MutexOffer)
-	if time.Until(seen.ReleaseSent.Add(validFor)) < validFor/2 {
+	if time.Until(from.Add(validFor)) < validFor/2 {
 		return granted{}, false
 	}
-	g := granted{fence: seen.Fence, from: seen.ReleaseSent, validFor: validFor, unclaimed: true}
+	g := granted{fence: seen.Fence, from: from, validFor: validFor, unclaimed: true}
 	if a.call.Script == nil {
 		// Registered by the call ahead, this waiter made no call: the
 		// hold's calls are made from this one.
@@ -205,6 +212,7 @@ func (a *acquisition) offerHeld(seen wakeup.Grant) (granted, bool) {
 	// The claim registers the next waiter of this process, which must
 	// know it before this one leaves the line and gives it its turn.
 	if after, holder := a.l.wakeups.NextInLine(a.w); after != nil {
+		a.l.wakeups.Named(after, holder, time.Now()) // the claim goes out later
 		a.l.wakeups.Registered(after, holder)
 		g.next, g.nextHolder = after, holder
 	}

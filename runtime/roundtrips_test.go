@@ -107,7 +107,10 @@ var _ redis.Hook = (*scriptCalls)(nil)
 // the lock (its next attempt is not due for a lease).
 //
 // Which waiter is offered the lock first is not part of the guarantee:
-// registrations under one holder queue by holder id.
+// registrations under one holder queue by holder id. Nor is how a waiter
+// claims its offer: with its next attempt, or, when the offer comes within
+// half an offer of its first registration (as it usually does here), as
+// its first renewal, after it returned.
 func TestMutexWaitersAreRegistered(t *testing.T) {
 	const window = 30 * time.Second
 	prefix := uniquePrefix(t)
@@ -153,10 +156,16 @@ func TestMutexWaitersAreRegistered(t *testing.T) {
 		}
 	}
 	ms := strconv.FormatInt(window.Milliseconds(), 10)
-	if got, want := firstCalls.argv4(), []string{ms, ms, ms}; !slices.Equal(got, want) {
-		t.Errorf("first waiter's ARGV[4] per attempt: %q, want %q (first attempt, again after subscribing, the claim)", got, want)
+	if got := firstCalls.argv4(); !waiterAttempts(got, ms) {
+		t.Errorf("first waiter's ARGV[4] per attempt: %q, want %q twice or three times (first attempt, again after subscribing, and the claim if it was not a renewal)", got, ms)
 	}
-	if got, want := secondCalls.argv4(), []string{"0", ms, ms, ms}; !slices.Equal(got, want) {
-		t.Errorf("second Locker's ARGV[4] per attempt: %q, want %q (try-once, then a waiter's first attempt, again after subscribing, the claim)", got, want)
+	if got := secondCalls.argv4(); len(got) == 0 || got[0] != "0" || !waiterAttempts(got[1:], ms) {
+		t.Errorf("second Locker's ARGV[4] per attempt: %q, want \"0\" (try-once), then %q twice or three times (a waiter's first attempt, again after subscribing, and the claim if it was not a renewal)", got, ms)
 	}
+}
+
+// waiterAttempts reports whether argv4 holds the attempts of one waiter
+// that was offered the lock: 2 or 3, each with the registration window ms.
+func waiterAttempts(argv4 []string, ms string) bool {
+	return (len(argv4) == 2 || len(argv4) == 3) && !slices.ContainsFunc(argv4, func(v string) bool { return v != ms })
 }

@@ -92,7 +92,9 @@ func (f *freezingBackend) Subscribe(ctx context.Context, channel string, deliver
 // lock. It gets the lock when the other releases, with a higher fence.
 // (Protocol 1 took a grant message for a hand-over when it looked recent
 // enough, and a message dated from the wrong registration made two
-// holders.)
+// holders. Protocol 2 dates a message from the waiter's first
+// registration, which no offer to it can precede: this one comes more
+// than an offer after that, so it is claimed.)
 func TestStaleGrantAfterALapsedOfferIsNotAHandOver(t *testing.T) {
 	t.Parallel()
 	forEachTarget(t, func(t *testing.T, tg target) {

@@ -100,7 +100,9 @@ func evaluateTargets(res *Results) []Target {
 // maxHandoffRTT is workload 2's limit on the handoff p50 in PING round
 // trips: 3 for every lockgen kind, and 2 for the mutex at 8 goroutines,
 // whose hand-over within a process is the release's reply and whose
-// hand-over across processes is the wake message and a claim.
+// hand-over across processes is the wake message (the claim follows after
+// the waiter returned when the waiter's first registration dates the
+// offer, as it does on a hot key).
 func maxHandoffRTT(peer string, goroutines int) float64 {
 	if peer == "lockgen/mutex" && goroutines == 8 {
 		return 2

@@ -45,10 +45,15 @@
 //     is only a hint, to be claimed with an attempt before it counts.
 //   - Grant.ReleaseSent: set only for a grant learnt from the reply of a
 //     release of this Locker, which dates it (Redis made the grant after
-//     that release was sent). A grant from a message carries no date and
-//     may be late. While a release of this Locker on the lock is in
+//     that release was sent). A grant message carries no date of its own
+//     and may be late. While a release of this Locker on the lock is in
 //     flight, a grant message is held back until the release's reply (or
 //     its failure) so that the reply can date it.
+//   - Grant.Since: the send time of the first request that could
+//     register the waiter's holder id in Redis (Named): its own attempt,
+//     or the call ahead of it that named it. Redis cannot have offered the
+//     lock to that id before, so Since dates a mutex offer however late
+//     its message comes.
 //   - Rename: a waiter that goes on under a new holder id no longer owns
 //     a grant to its old one.
 //

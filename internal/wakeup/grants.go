@@ -83,6 +83,21 @@ func (m *Lines) PlaceKept(w *Waiter, sent time.Time, keptFor time.Duration) {
 	}
 }
 
+// Named records that a request naming w's holder id is sent at sent:
+// one that may register it in Redis (its own attempt, or the call of the
+// waiter ahead of it that names it, whatever that call's outcome). Redis
+// can offer the lock to a holder id only once the first such request has
+// reached it, so the earliest of them dates every offer to that id, even
+// one whose message comes late (Grant.Since). Record it before the
+// request goes out, or at least before the waiter takes a grant.
+func (m *Lines) Named(w *Waiter, holder string, sent time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if w.holder == holder && (w.since.IsZero() || sent.Before(w.since)) {
+		w.since = sent
+	}
+}
+
 // TakeGrant reports whether a message (or a release reply, ReleaseEnds)
 // handed the lock to w since the last call, and what w knows of that
 // grant; the grant is w's to act on once.
@@ -92,7 +107,7 @@ func (m *Lines) TakeGrant(w *Waiter) (g Grant, ok bool) {
 	ok, w.granted = w.granted, false
 	sent := w.grantSent
 	w.grantSent = time.Time{}
-	return Grant{w.grantFence, w.placeKept, w.lapsed, sent}, ok
+	return Grant{w.grantFence, w.placeKept, w.lapsed, sent, w.since}, ok
 }
 
 // Grant is what a waiter knows of a grant addressed to it.
@@ -109,6 +124,10 @@ type Grant struct {
 	// ReleaseSent: the grant was learnt from the reply of a release of
 	// this Locker sent then; zero if from a message, which may be late.
 	ReleaseSent time.Time
+	// Since is when the first request that could register the waiter's
+	// holder id in Redis was sent (Named); zero if none was recorded.
+	// Every offer to that id, late message or not, was made after it.
+	Since time.Time
 }
 
 // Release is a release of this Locker's hold, recorded by ReleaseStarts

@@ -80,6 +80,9 @@ type Waiter struct {
 	// or heartbeat that kept its place). See PlaceKept.
 	placeKept time.Time
 	lapsed    bool // a request kept the place after it may have lapsed
+	// since is when the first request that could register the waiter's
+	// holder id was sent (see Named).
+	since time.Time
 	// granted says that a "grant:<fence>:<holder>" message handed the lock
 	// to this waiter, with fence grantFence.
 	granted    bool
@@ -181,7 +184,7 @@ func (w *Waiter) open() {
 func (m *Lines) Rename(w *Waiter, holder string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	w.holder, w.granted, w.placeKept, w.grantSent = holder, false, time.Time{}, time.Time{}
+	w.holder, w.granted, w.placeKept, w.grantSent, w.since = holder, false, time.Time{}, time.Time{}, time.Time{}
 }
 
 // Leave removes w. The next waiter in line gets its turn; a wake w did not

@@ -282,6 +282,35 @@ func TestPlaceKeptAfterALapseMarksGrantsStale(t *testing.T) {
 	}
 }
 
+// Grant.Since is the earliest send of a request that named the waiter's
+// holder id, whatever order they are recorded in, and only for that id: a
+// waiter renamed (a new holder id after a transient error) starts afresh,
+// and a request naming its old id does not count.
+func TestNamedKeepsTheEarliestRequestOfTheHolderID(t *testing.T) {
+	m := New(&subscribeRecorder{}, nil)
+	w := m.Join("mutex:{k}:wake", "h1", true, true)
+	t0 := time.Now()
+	m.Named(w, "h1", t0.Add(20*time.Millisecond)) // its own attempt, recorded after its reply
+	m.Named(w, "h1", t0)                          // the call ahead that named it went out first
+	m.Named(w, "h1", t0.Add(40*time.Millisecond))
+	m.deliver(w.ch, &subscription{}, "grant:7:h1")
+	if g, ok := m.TakeGrant(w); !ok || !g.Since.Equal(t0) {
+		t.Fatalf("grant: %+v %v, want Since the earliest request, %v", g, ok, t0)
+	}
+
+	m.Rename(w, "h2")
+	m.Named(w, "h1", t0) // a request for the old id
+	m.deliver(w.ch, &subscription{}, "grant:8:h2")
+	if g, ok := m.TakeGrant(w); !ok || !g.Since.IsZero() {
+		t.Fatalf("grant after the rename: %+v %v, want no Since (no request named h2)", g, ok)
+	}
+	m.Named(w, "h2", t0.Add(time.Second))
+	m.deliver(w.ch, &subscription{}, "grant:9:h2")
+	if g, ok := m.TakeGrant(w); !ok || !g.Since.Equal(t0.Add(time.Second)) {
+		t.Fatalf("grant after h2 was named: %+v %v, want Since %v", g, ok, t0.Add(time.Second))
+	}
+}
+
 // A subscription the server ends (PayloadUnsubscribed) is no longer taken
 // as live, every waiter of the channel is woken, and the next subscribe
 // asks the backend again.

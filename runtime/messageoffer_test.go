@@ -1,0 +1,108 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/lockgen/lockgen/backend"
+	"github.com/lockgen/lockgen/lua"
+	"github.com/lockgen/lockgen/runtime"
+)
+
+// A waiter offered the lock by another process's release (here another
+// Locker's) soon after it first registered counts the offer held from the
+// wake message: every offer to its holder id was made after that
+// registration was sent, and lives the offer's lease from then. It returns
+// before its claim reaches Redis and makes no acquire call for it; the
+// claim goes as its first renewal and gives it the full lease.
+//
+// A run tells anything only if the waiter returned within half an offer of
+// starting its Acquire (a slow machine may take longer, and then rightly
+// claims first): one that did not is tried again, 5 times at most.
+func TestOfferMessageSoonAfterRegisteringIsHeldBeforeItsClaim(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, tg target) {
+		playInTime(t, "message-offer", func(lock runtime.Lock) bool {
+			return messageOfferHeld(t, tg, lock)
+		})
+	})
+}
+
+// messageOfferHeld plays one run of
+// TestOfferMessageSoonAfterRegisteringIsHeldBeforeItsClaim and reports
+// whether it could tell anything.
+func messageOfferHeld(t *testing.T, tg target, lock runtime.Lock) (told bool) {
+	ctx := ctxTimeout(t, 30*time.Second)
+	gate := &batchGate{held: make(chan struct{}, 1)}
+	observe, busy := busySignal()
+	waiter := tg.newLockerVia(t, func(b backend.Backend) backend.Backend {
+		gate.Backend = b
+		return gate
+	}, runtime.WithObserver(observe))
+	first, err := tg.newLocker(t).Acquire(ctx, lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstFence, _ := runtime.Fence(first.Context())
+
+	start := time.Now() // the waiter's first request goes out after this
+	got := acquireAsync(ctx, waiter, lock)
+	waitBusy(t, busy, 2) // registered, and subscribed
+	gate.close()
+	if err := first.Release(); err != nil {
+		t.Fatal(err) // offers the lock to the waiter, by a message only
+	}
+	var a acquired
+	select {
+	case a = <-got:
+	case <-time.After(5 * time.Second):
+		gate.open()
+		t.Fatal("the waiter offered the lock by another Locker's release did not return within 5s")
+	}
+	returned := time.Since(start)
+	if a.err != nil {
+		gate.open()
+		t.Fatal(a.err)
+	}
+	defer a.h.Release()
+	gate.mu.Lock()
+	calls := gate.calls
+	gate.mu.Unlock()
+	if calls != 0 {
+		gate.open()
+		if returned >= lua.MutexOffer/2 {
+			t.Logf("the waiter returned %v after it started, past half an offer, and claimed first (%d acquire calls); trying again", returned, calls)
+			return false
+		}
+		t.Fatalf("the waiter made %d acquire calls between the release and its return, %v after it started; want none: an offer made within half an offer of its first registration is its own until the offer's lease ends", calls, returned)
+	}
+	if fence, _ := runtime.Fence(a.h.Context()); fence != firstFence+1 {
+		t.Errorf("fence %d, want the offer's %d", fence, firstFence+1)
+	}
+	awaitClosedOrSignal(t, gate.held, "the claim")
+	margin := time.Until(start.Add(lua.MutexOffer - lua.MutexOffer/100 - 2*time.Millisecond))
+	gate.open()
+
+	// Past the offer's lease, the lock is still the waiter's: the claim
+	// gave it the full lease.
+	time.Sleep(800 * time.Millisecond)
+	if err := context.Cause(a.h.Context()); err != nil && margin < inTime {
+		t.Logf("the gate opened %v before the offer's deadline, and the hold ended: %v; trying again", margin, err)
+		return false
+	} else if err != nil {
+		t.Fatalf("the hold ended after the offer's lease: %v", err)
+	}
+	tryOnce := lock
+	tryOnce.Wait = runtime.NoWait
+	if o, err := tg.newLocker(t).Acquire(ctx, tryOnce); err == nil {
+		o.Release()
+		t.Fatal("another Locker took the lock past the offer's lease: the claim did not extend it")
+	} else if !errors.Is(err, runtime.ErrNotAcquired) {
+		t.Fatal(err)
+	}
+	if err := a.h.Release(); err != nil {
+		t.Errorf("release after the claim: %v", err)
+	}
+	return true
+}
