@@ -34,6 +34,11 @@ type batchGate struct {
 	// released is when the test let go of the first holder's lock, just
 	// before its release was sent.
 	released time.Time
+	// otherReleaser: gatedHandOver takes the first lock with a Locker of
+	// its own (another process), whose release offers the lock by the
+	// wake message only. waiterStarted is when the waiter's Acquire began.
+	otherReleaser bool
+	waiterStarted time.Time
 }
 
 func (g *batchGate) note(what string) {
@@ -100,11 +105,11 @@ func (g *batchGate) EvalBatch(ctx context.Context, calls []backend.Call) []backe
 }
 
 // gatedHandOver has a waiter of one Locker wait behind a holder of the
-// same Locker, closes the gate and releases: the release's reply offers
-// the lock to the waiter. It returns the waiter's hold, acquired while
-// the gate held its claim back, and the first holder's fence. gate, if
-// not nil, is the gate to use (its held channel is made here); opts go
-// to the Locker.
+// same Locker (or of another, with gate.otherReleaser), closes the gate
+// and releases: the release's reply (or its message) offers the lock to
+// the waiter. It returns the waiter's hold, acquired while the gate held
+// its claim back, and the first holder's fence. gate, if not nil, is the
+// gate to use (its held channel is made here); opts go to the Locker.
 func gatedHandOver(t *testing.T, ctx context.Context, tg target, lock runtime.Lock, gate *batchGate, opts ...runtime.Option) (*runtime.Held, *batchGate, int64) {
 	t.Helper()
 	if gate == nil {
@@ -116,11 +121,16 @@ func gatedHandOver(t *testing.T, ctx context.Context, tg target, lock runtime.Lo
 		gate.Backend = b
 		return gate
 	}, append([]runtime.Option{runtime.WithObserver(observe)}, opts...)...)
-	first, err := l.Acquire(ctx, lock)
+	releaser := l
+	if gate.otherReleaser {
+		releaser = tg.newLocker(t)
+	}
+	first, err := releaser.Acquire(ctx, lock)
 	if err != nil {
 		t.Fatal(err)
 	}
 	firstFence, _ := runtime.Fence(first.Context())
+	gate.waiterStarted = time.Now() // its first request goes out after this
 	got := acquireAsync(ctx, l, lock)
 	waitBusy(t, busy, 2) // registered, and subscribed
 
@@ -134,7 +144,7 @@ func gatedHandOver(t *testing.T, ctx context.Context, tg target, lock runtime.Lo
 	case a = <-got:
 	case <-time.After(5 * time.Second):
 		gate.open()
-		t.Fatal("the waiter offered the lock by its own Locker's release did not return within 5s while its claim was held back")
+		t.Fatalf("the waiter offered the lock by a release (another Locker's: %v) did not return within 5s while its claim was held back", gate.otherReleaser)
 	}
 	if a.err != nil {
 		gate.open()

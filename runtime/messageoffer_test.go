@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockgen/lockgen/backend"
 	"github.com/lockgen/lockgen/lua"
 	"github.com/lockgen/lockgen/runtime"
 )
@@ -34,38 +33,9 @@ func TestOfferMessageSoonAfterRegisteringIsHeldBeforeItsClaim(t *testing.T) {
 // whether it could tell anything.
 func messageOfferHeld(t *testing.T, tg target, lock runtime.Lock) (told bool) {
 	ctx := ctxTimeout(t, 30*time.Second)
-	gate := &batchGate{held: make(chan struct{}, 1)}
-	observe, busy := busySignal()
-	waiter := tg.newLockerVia(t, func(b backend.Backend) backend.Backend {
-		gate.Backend = b
-		return gate
-	}, runtime.WithObserver(observe))
-	first, err := tg.newLocker(t).Acquire(ctx, lock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	firstFence, _ := runtime.Fence(first.Context())
-
-	start := time.Now() // the waiter's first request goes out after this
-	got := acquireAsync(ctx, waiter, lock)
-	waitBusy(t, busy, 2) // registered, and subscribed
-	gate.close()
-	if err := first.Release(); err != nil {
-		t.Fatal(err) // offers the lock to the waiter, by a message only
-	}
-	var a acquired
-	select {
-	case a = <-got:
-	case <-time.After(5 * time.Second):
-		gate.open()
-		t.Fatal("the waiter offered the lock by another Locker's release did not return within 5s")
-	}
-	returned := time.Since(start)
-	if a.err != nil {
-		gate.open()
-		t.Fatal(a.err)
-	}
-	defer a.h.Release()
+	h, gate, firstFence := gatedHandOver(t, ctx, tg, lock, &batchGate{otherReleaser: true})
+	returned := time.Since(gate.waiterStarted)
+	defer h.Release()
 	gate.mu.Lock()
 	calls := gate.calls
 	gate.mu.Unlock()
@@ -77,17 +47,17 @@ func messageOfferHeld(t *testing.T, tg target, lock runtime.Lock) (told bool) {
 		}
 		t.Fatalf("the waiter made %d acquire calls between the release and its return, %v after it started; want none: an offer made within half an offer of its first registration is its own until the offer's lease ends", calls, returned)
 	}
-	if fence, _ := runtime.Fence(a.h.Context()); fence != firstFence+1 {
+	if fence, _ := runtime.Fence(h.Context()); fence != firstFence+1 {
 		t.Errorf("fence %d, want the offer's %d", fence, firstFence+1)
 	}
 	awaitClosedOrSignal(t, gate.held, "the claim")
-	margin := time.Until(start.Add(lua.MutexOffer - lua.MutexOffer/100 - 2*time.Millisecond))
+	margin := time.Until(gate.waiterStarted.Add(lua.MutexOffer - lua.MutexOffer/100 - 2*time.Millisecond))
 	gate.open()
 
 	// Past the offer's lease, the lock is still the waiter's: the claim
 	// gave it the full lease.
 	time.Sleep(800 * time.Millisecond)
-	if err := context.Cause(a.h.Context()); err != nil && margin < inTime {
+	if err := context.Cause(h.Context()); err != nil && margin < inTime {
 		t.Logf("the gate opened %v before the offer's deadline, and the hold ended: %v; trying again", margin, err)
 		return false
 	} else if err != nil {
@@ -101,7 +71,7 @@ func messageOfferHeld(t *testing.T, tg target, lock runtime.Lock) (told bool) {
 	} else if !errors.Is(err, runtime.ErrNotAcquired) {
 		t.Fatal(err)
 	}
-	if err := a.h.Release(); err != nil {
+	if err := h.Release(); err != nil {
 		t.Errorf("release after the claim: %v", err)
 	}
 	return true
