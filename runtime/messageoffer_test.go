@@ -1,8 +1,6 @@
 package runtime_test
 
 import (
-	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -53,26 +51,5 @@ func messageOfferHeld(t *testing.T, tg target, lock runtime.Lock) (told bool) {
 	awaitClosedOrSignal(t, gate.held, "the claim")
 	margin := time.Until(gate.waiterStarted.Add(lua.MutexOffer - lua.MutexOffer/100 - 2*time.Millisecond))
 	gate.open()
-
-	// Past the offer's lease, the lock is still the waiter's: the claim
-	// gave it the full lease.
-	time.Sleep(800 * time.Millisecond)
-	if err := context.Cause(h.Context()); err != nil && margin < inTime {
-		t.Logf("the gate opened %v before the offer's deadline, and the hold ended: %v; trying again", margin, err)
-		return false
-	} else if err != nil {
-		t.Fatalf("the hold ended after the offer's lease: %v", err)
-	}
-	tryOnce := lock
-	tryOnce.Wait = runtime.NoWait
-	if o, err := tg.newLocker(t).Acquire(ctx, tryOnce); err == nil {
-		o.Release()
-		t.Fatal("another Locker took the lock past the offer's lease: the claim did not extend it")
-	} else if !errors.Is(err, runtime.ErrNotAcquired) {
-		t.Fatal(err)
-	}
-	if err := h.Release(); err != nil {
-		t.Errorf("release after the claim: %v", err)
-	}
-	return true
+	return claimKeptTheLock(t, ctx, tg, lock, h, margin)
 }
