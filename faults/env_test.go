@@ -122,15 +122,32 @@ func (s *idSource) last() string {
 // round trip.
 func warmScripts(t *testing.T, l *subject, locks ...runtime.Lock) {
 	t.Helper()
+	if err := warm(t, l, locks...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func warm(t *testing.T, l *subject, locks ...runtime.Lock) error {
 	for _, lk := range locks {
 		lk.Key = "warm-" + lk.Key
 		h, err := l.Acquire(ctxFor(t, 10*time.Second), lk)
 		if err != nil {
-			t.Fatalf("warm-up acquire %v %q: %v", lk.Kind, lk.Key, err)
+			return fmt.Errorf("warm-up acquire %v %q: %w", lk.Kind, lk.Key, err)
 		}
 		if err := h.Release(); err != nil {
-			t.Fatalf("warm-up release %v %q: %v", lk.Kind, lk.Key, err)
+			return fmt.Errorf("warm-up release %v %q: %w", lk.Kind, lk.Key, err)
 		}
+	}
+	return nil
+}
+
+// warmThroughProxy is warmScripts for a subject that reaches the server
+// through proxy; if the warm-up fails, it says what the proxy refused.
+func warmThroughProxy(t *testing.T, l *subject, proxy *redistest.Proxy, locks ...runtime.Lock) {
+	t.Helper()
+	if err := warm(t, l, locks...); err != nil {
+		n, last := proxy.Refused()
+		t.Fatalf("%v (its proxy closed %d connections on arrival; the last because: %v)", err, n, last)
 	}
 }
 

@@ -33,7 +33,7 @@ func TestLateBytesCannotOvertakeCleanUp(t *testing.T) {
 	watch := newReleaseWatch(goredisbackend.New(e.client(proxy.Addr, both(readTimeout(500*time.Millisecond), noRetries))))
 	s := e.lockerOn(watch, "lb")
 	lock := runtime.Lock{Kind: runtime.Mutex, Key: "late", Lease: lease, Wait: 300 * time.Millisecond}
-	warmScripts(t, s, lock)
+	warmThroughProxy(t, s, proxy, lock)
 
 	released := watch.arm()
 	proxy.SetMode(redistest.Blackhole())

@@ -81,7 +81,7 @@ func retryEnv(t *testing.T, lock runtime.Lock) (*env, *redistest.Proxy, *subject
 	p := redistest.StartProxy(t, e.srv.Addr)
 	s := e.locker(e.client(p.Addr, nil), "f")
 	lock.Wait = 0
-	warmScripts(t, s, lock)
+	warmThroughProxy(t, s, p, lock)
 	return e, p, s
 }
 

@@ -36,6 +36,9 @@ type Proxy struct {
 	changed chan struct{} // closed and replaced at every mode change
 	pairs   map[*proxyPair]struct{}
 	closed  bool
+
+	refused    int   // client connections closed on arrival
+	lastRefuse error // why the latest was
 }
 
 // Bounds of a Proxy.
@@ -216,6 +219,23 @@ func (p *Proxy) Conns() int {
 	return len(p.pairs)
 }
 
+// Refused returns how many client connections the proxy closed as soon
+// as it accepted them (its dial to the server failed, or it carried
+// maxProxyConns already), and why it closed the latest: what a client
+// whose new connection ended at once (EOF, a reset) ran into.
+func (p *Proxy) Refused() (n int, last error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.refused, p.lastRefuse
+}
+
+func (p *Proxy) refuse(why error) {
+	p.mu.Lock()
+	p.refused++
+	p.lastRefuse = why
+	p.mu.Unlock()
+}
+
 // Close stops accepting, closes every connection (held bytes are dropped)
 // and returns when every goroutine of the proxy has ended. It is
 // idempotent.
@@ -249,12 +269,18 @@ func (p *Proxy) accept() {
 		}
 		server, err := net.DialTimeout("tcp", p.target, 2*time.Second)
 		if err != nil {
+			// Counted before the close: a client that sees it finds it.
+			p.refuse(fmt.Errorf("dial the server: %w", err))
 			client.Close() // the server is down: the client sees a reset
 			continue
 		}
 		pp := &proxyPair{p: p, client: client, server: server, done: make(chan struct{})}
 		p.mu.Lock()
 		if p.closed || len(p.pairs) >= maxProxyConns {
+			if !p.closed {
+				p.refused++
+				p.lastRefuse = fmt.Errorf("%d connections open, the most a proxy carries", maxProxyConns)
+			}
 			p.mu.Unlock()
 			client.Close()
 			server.Close()

@@ -72,6 +72,31 @@ func TestProxyForwards(t *testing.T) {
 	}
 }
 
+// A proxy whose server cannot be reached closes each client connection on
+// arrival, and says so.
+func TestProxyRefusedSaysWhy(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // a free port nobody listens on: every dial is refused
+	p := redistest.StartProxy(t, addr)
+	if n, last := p.Refused(); n != 0 || last != nil {
+		t.Fatalf("Refused() = %d, %v before any connection; want 0, nil", n, last)
+	}
+	for i := 1; i <= 2; i++ {
+		c := dialRaw(t, p.Addr)
+		if _, err := c.line(5 * time.Second); err == nil || isTimeout(err) {
+			t.Fatalf("connection %d: read = %v; want the connection closed", i, err)
+		}
+		n, last := p.Refused()
+		if n != i || last == nil || !strings.Contains(last.Error(), "dial the server") {
+			t.Fatalf("Refused() = %d, %v after %d connections; want %d and the dial's error", n, last, i, i)
+		}
+	}
+}
+
 // A blackhole neither answers nor closes; the bytes it held arrive once the
 // proxy forwards again.
 func TestProxyBlackholeHoldsBytesAndNeverCloses(t *testing.T) {
