@@ -151,7 +151,8 @@ var costCases = []costCase{
 
 	{"semaphore uncontended acquire", semFamily, nil, nil, []string{"semaphore_acquire", "A", "1000", "2"}, 8},
 	{"semaphore acquire, own permit", semFamily, [][]string{{"semaphore_acquire", "A", "1000", "2"}}, nil, []string{"semaphore_acquire", "A", "1000", "2"}, 7},
-	{"semaphore busy", semFamily, [][]string{{"semaphore_acquire", "A", "1000", "1"}}, nil, []string{"semaphore_acquire", "B", "1000", "1"}, 8},
+	{"semaphore busy", semFamily, [][]string{{"semaphore_acquire", "A", "1000", "1"}}, nil, []string{"semaphore_acquire", "B", "1000", "1"}, 7},
+	{"semaphore busy, a waiter's retry", semFamily, [][]string{{"semaphore_acquire", "A", "1000", "1"}, {"semaphore_acquire", "B", "1000", "1"}}, nil, []string{"semaphore_acquire", "B", "1000", "1"}, 4},
 	{"semaphore renew", semFamily, [][]string{{"semaphore_acquire", "A", "1000", "1"}}, nil, []string{"semaphore_renew", "A", "1000"}, 7},
 	{"semaphore release, last holder", semFamily, [][]string{{"semaphore_acquire", "A", "1000", "1"}}, nil, []string{"semaphore_release", "A", "1000"}, 9},
 

@@ -206,7 +206,10 @@
 //
 // semaphore: the same shape: B holds h:<holder> = "<fence>", f, wq, exp;
 // B:holds scores each holder by its deadline. A holder id holds at most one
-// permit.
+// permit. semaphore_acquire reads the first holder (ZRANGE 0 0) first, as
+// write_acquire does: the purge runs only when that one is dead, and a
+// busy reply's wait comes from the same read, so a waiter's retry is
+// TIME, ZRANGE, HMGET and ZCARD.
 //
 // latch: B is a hash: c = the count left, g = the generation (server µs
 // when it was set), s = the id of the TrySetCount call that set it,
@@ -287,7 +290,8 @@
 //	write release, claim withdrawn        7   TIME ZRANGEBYSCORE HMGET HDEL PUBLISH HDEL ZCARD
 //	semaphore uncontended acquire         8
 //	semaphore acquire, own permit         7
-//	semaphore busy                        8
+//	semaphore busy                        7   TIME ZRANGE HMGET ZCARD HSET PEXPIREAT PEXPIREAT
+//	semaphore busy, a waiter's retry      4   TIME ZRANGE HMGET ZCARD
 //	semaphore renew                       7
 //	semaphore release, last holder        9
 //	latch set                             4   HMGET TIME HSET PEXPIRE

@@ -425,12 +425,6 @@ local function lg_shared_renew(hash, set, prefix, holder, lease)
   return 1
 end
 
--- The deadline of the holder whose lease ends first, in ms from now.
-local function lg_first_deadline_in(set, now_ms)
-  local first = redis.call('ZRANGE', set, 0, 0, 'WITHSCORES')
-  return tonumber(first[2]) - now_ms
-end
-
 -- Records that a caller got busy, so the next release wakes waiters.
 local function lg_mark_waiting(hash, set, wq, exp, now_ms)
   if not wq then lg_shared_write(hash, set, { 'wq', '1' }, exp, now_ms) end
