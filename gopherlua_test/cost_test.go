@@ -138,9 +138,9 @@ var costCases = []costCase{
 	{"read renew", rwFamily, [][]string{{"read_acquire", "R", "1000"}}, nil, []string{"read_renew", "R", "1000"}, 7},
 	{"read release, last reader", rwFamily, [][]string{{"read_acquire", "R", "1000"}}, nil, []string{"read_release", "R", "1000"}, 9},
 	{"write uncontended acquire", rwFamily, nil, nil, []string{"write_acquire", "W", "1000"}, 6},
-	{"write acquire, own hold", rwFamily, [][]string{{"write_acquire", "W", "1000"}}, nil, []string{"write_acquire", "W", "1000"}, 6},
+	{"write acquire, own hold", rwFamily, [][]string{{"write_acquire", "W", "1000"}}, nil, []string{"write_acquire", "W", "1000"}, 5},
 	{"write busy (readers)", rwFamily, [][]string{{"read_acquire", "R", "1000"}}, nil, []string{"write_acquire", "W", "1000"}, 4},
-	{"write busy (writer)", rwFamily, [][]string{{"write_acquire", "A", "1000"}}, nil, []string{"write_acquire", "W", "1000"}, 4},
+	{"write busy (writer)", rwFamily, [][]string{{"write_acquire", "A", "1000"}}, nil, []string{"write_acquire", "W", "1000"}, 3},
 	// A claim a lease of 20 s long ends past the floor after the reader's
 	// deadline: it moves both keys' TTLs.
 	{"write busy, claim past the floor", rwFamily, [][]string{{"read_acquire", "R", "1000"}}, nil, []string{"write_acquire", "W", "20000"}, 6},

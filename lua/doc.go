@@ -195,8 +195,9 @@
 // deadline the TTL covers. B:readers scores each reader by the deadline of
 // its own lease; readers past it are purged before any decision, so a
 // vanished reader blocks a writer for one lease at most. write_acquire
-// reads the first reader (ZRANGE 0 0) before anything else: the purge runs
-// only when that one is dead. A waiting writer's retry writes its claim
+// reads the readers only when no other writer holds the lock, and then the
+// first reader (ZRANGE 0 0) first: the purge runs only when that one is
+// dead. A waiting writer's retry writes its claim
 // with one HSET when it ends within the floor after exp (the keys live
 // that long already): exp then covers the holders, not the claim, which
 // outlives exp by less than the floor. write_release by
@@ -280,10 +281,10 @@
 //	read acquire, own hold                7   TIME ZRANGEBYSCORE HMGET ZADD HSET PEXPIREAT×2
 //	read renew                            7
 //	read release, last reader             9
-//	write uncontended acquire             6   TIME ZRANGE HMGET HSET PEXPIREAT×2
-//	write acquire, own hold               6   TIME ZRANGE HMGET HSET PEXPIREAT×2
-//	write busy (readers)                  4   TIME ZRANGE HMGET HSET
-//	write busy (writer)                   4   TIME ZRANGE HMGET HSET
+//	write uncontended acquire             6   TIME HMGET ZRANGE HSET PEXPIREAT×2
+//	write acquire, own hold               5   TIME HMGET HSET PEXPIREAT×2
+//	write busy (readers)                  4   TIME HMGET ZRANGE HSET
+//	write busy (writer)                   3   TIME HMGET HSET
 //	write busy, claim past the floor      6   TIME ZRANGE HMGET HSET PEXPIREAT×2
 //	write renew                           5
 //	write release, no waiters             8

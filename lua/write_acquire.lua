@@ -21,14 +21,6 @@ local holder, lease, _, err = lg_args(3, 3)
 if err then return err end
 
 local now_ms, now_us = lg_now()
--- The reader whose lease ends first, read before anything else: if it is
--- live, no reader has died, and one ZRANGE both skips the purge and says
--- whether (and until when) readers block this writer.
-local first = redis.call('ZRANGE', readers, 0, 0, 'WITHSCORES')
-if first[2] and first[2] + 0 <= now_ms then
-  lg_shared_purge(KEYS[1], readers, 'r:', now_ms)
-  first = redis.call('ZRANGE', readers, 0, 0, 'WITHSCORES')
-end
 local st = redis.call('HMGET', KEYS[1], 'w', 'ww', 'f', 'exp')
 local writer = lg_writer_decode(st[1], now_ms)
 local exp = tonumber(st[4]) or 0
@@ -40,11 +32,22 @@ if writer and writer.holder == holder then
   return { 1, writer.fence }
 end
 
+-- Another writer's hold decides the wait, whatever the readers: they are
+-- read only when no writer holds the lock (dead ones are purged then, or
+-- by the writer's release). The reader whose lease ends first comes
+-- first: if it is live, no reader has died, and one ZRANGE both skips
+-- the purge and says whether (and until when) readers block this writer.
+-- So a writer waiting behind a writer costs TIME, HMGET and HSET.
 local wait, by
 if writer then
   wait, by = writer.deadline - now_ms, writer.holder
-elseif first[2] then
-  wait = first[2] - now_ms
+else
+  local first = redis.call('ZRANGE', readers, 0, 0, 'WITHSCORES')
+  if first[2] and first[2] + 0 <= now_ms then
+    lg_shared_purge(KEYS[1], readers, 'r:', now_ms)
+    first = redis.call('ZRANGE', readers, 0, 0, 'WITHSCORES')
+  end
+  if first[2] then wait = first[2] - now_ms end
 end
 if wait then
   -- Hold new readers back for one lease; every retry extends it. wwh names
