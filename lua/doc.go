@@ -285,7 +285,7 @@
 //	write acquire, own hold               5   TIME HMGET HSET PEXPIREAT×2
 //	write busy (readers)                  4   TIME HMGET ZRANGE HSET
 //	write busy (writer)                   3   TIME HMGET HSET
-//	write busy, claim past the floor      6   TIME ZRANGE HMGET HSET PEXPIREAT×2
+//	write busy, claim past the floor      6   TIME HMGET ZRANGE HSET PEXPIREAT×2
 //	write renew                           5
 //	write release, no waiters             8
 //	write release, claim withdrawn        7   TIME ZRANGEBYSCORE HMGET HDEL PUBLISH HDEL ZCARD

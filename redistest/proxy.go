@@ -231,9 +231,13 @@ func (p *Proxy) Refused() (n int, last error) {
 
 func (p *Proxy) refuse(why error) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refuseLocked(why)
+}
+
+func (p *Proxy) refuseLocked(why error) {
 	p.refused++
 	p.lastRefuse = why
-	p.mu.Unlock()
 }
 
 // Close stops accepting, closes every connection (held bytes are dropped)
@@ -278,8 +282,7 @@ func (p *Proxy) accept() {
 		p.mu.Lock()
 		if p.closed || len(p.pairs) >= maxProxyConns {
 			if !p.closed {
-				p.refused++
-				p.lastRefuse = fmt.Errorf("%d connections open, the most a proxy carries", maxProxyConns)
+				p.refuseLocked(fmt.Errorf("%d connections open, the most a proxy carries", maxProxyConns))
 			}
 			p.mu.Unlock()
 			client.Close()
