@@ -130,6 +130,12 @@ func warmScripts(t *testing.T, l *subject, locks ...runtime.Lock) {
 func warm(t *testing.T, l *subject, locks ...runtime.Lock) error {
 	for _, lk := range locks {
 		lk.Key = "warm-" + lk.Key
+		// Not the case's own Wait, which may be a few hundred ms: on a
+		// loaded machine a first call (a connection, then NOSCRIPT and the
+		// script's source) can take longer, and the runtime retries a
+		// transient failure within the wait. The key is free, so nothing
+		// waits for the lock; the context bounds the warm-up.
+		lk.Wait = 0
 		h, err := l.Acquire(ctxFor(t, 10*time.Second), lk)
 		if err != nil {
 			return fmt.Errorf("warm-up acquire %v %q: %w", lk.Kind, lk.Key, err)
