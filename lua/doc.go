@@ -193,15 +193,15 @@
 // writer in (set and extended by the writer's busy retries), wwh = the
 // writer that set ww, wq = someone got busy since the last wake, exp = the
 // deadline the TTL covers. B:readers scores each reader by the deadline of
-// its own lease; readers past it are purged before any decision, so a
-// vanished reader blocks a writer for one lease at most. write_acquire
-// reads the readers only when no other writer holds the lock, and then the
-// first reader (ZRANGE 0 0) first: the purge runs only when that one is
-// dead. A waiting writer's retry writes its claim
-// with one HSET when it ends within the floor after exp (the keys live
-// that long already): exp then covers the holders, not the claim, which
-// outlives exp by less than the floor. write_release by
-// the writer named in wwh, when it does not hold the lock, withdraws that
+// its own lease; readers past it are purged before any decision that
+// reads the readers, so a vanished reader blocks a writer for one lease at
+// most. write_acquire reads the readers only when no other writer holds
+// the lock, and then the first reader (ZRANGE 0 0) first: the purge runs
+// only when that one is dead (lg_shared_first). A waiting writer's retry
+// writes its claim with one HSET when it ends within the floor after exp
+// (the keys live that long already): exp then covers the holders, not the
+// claim, which outlives exp by less than the floor. write_release by the
+// writer named in wwh, when it does not hold the lock, withdraws that
 // claim (reply 0), so a writer that gives up does not keep readers out for
 // the rest of its lease; another writer's claim stays.
 //
@@ -291,7 +291,7 @@
 //	write release, claim withdrawn        7   TIME ZRANGEBYSCORE HMGET HDEL PUBLISH HDEL ZCARD
 //	semaphore uncontended acquire         8
 //	semaphore acquire, own permit         7
-//	semaphore busy                        7   TIME ZRANGE HMGET ZCARD HSET PEXPIREAT PEXPIREAT
+//	semaphore busy                        7   TIME ZRANGE HMGET ZCARD HSET PEXPIREAT×2
 //	semaphore busy, a waiter's retry      4   TIME ZRANGE HMGET ZCARD
 //	semaphore renew                       7
 //	semaphore release, last holder        9

@@ -381,6 +381,20 @@ local function lg_shared_purge(hash, set, prefix, now_ms)
   return #dead
 end
 
+-- The holder whose lease ends first, as ZRANGE 0 0 WITHSCORES replies
+-- ({} when none), after the holders whose lease ended are purged. That
+-- one is read first: if it is live, none has ended, and the purge (a
+-- ZRANGEBYSCORE) is skipped; a busy caller takes its wait from the same
+-- reply.
+local function lg_shared_first(hash, set, prefix, now_ms)
+  local first = redis.call('ZRANGE', set, 0, 0, 'WITHSCORES')
+  if first[2] and first[2] + 0 <= now_ms then
+    lg_shared_purge(hash, set, prefix, now_ms)
+    first = redis.call('ZRANGE', set, 0, 0, 'WITHSCORES')
+  end
+  return first
+end
+
 -- A holder's entry in a shared lock's hash is its fence; nil when absent.
 local function lg_hold_decode(v)
   return tonumber(v)

@@ -21,16 +21,11 @@ local permits = lg_positive(ARGV[4], 2147483648)
 if not permits then return lg_error('permits must be an integer in 1..2^31') end
 
 local now_ms, now_us = lg_now()
--- The hold whose lease ends first, read before anything else (as
--- write_acquire reads its first reader): if it is live, no hold has
--- ended, so there is nothing to purge, and when every permit is taken
--- the same reply says how long to wait. A waiter's retry then costs one
--- ZRANGE where a purge's ZRANGEBYSCORE and the wait's ZRANGE were two.
-local first = redis.call('ZRANGE', holds, 0, 0, 'WITHSCORES')
-if first[2] and first[2] + 0 <= now_ms then
-  lg_shared_purge(KEYS[1], holds, 'h:', now_ms)
-  first = nil
-end
+-- The hold whose lease ends first, read before anything else: when
+-- every permit is taken it says how long to wait, so a waiter's retry
+-- costs one ZRANGE where a purge's ZRANGEBYSCORE and the wait's ZRANGE
+-- were two.
+local first = lg_shared_first(KEYS[1], holds, 'h:', now_ms)
 local st = redis.call('HMGET', KEYS[1], 'h:' .. holder, 'f', 'exp', 'wq')
 local exp = tonumber(st[3]) or 0
 local deadline = now_ms + lease
@@ -40,8 +35,6 @@ if mine then return lg_shared_hold(KEYS[1], holds, holder, mine, {}, exp, deadli
 
 if redis.call('ZCARD', holds) >= permits then
   lg_mark_waiting(KEYS[1], holds, st[4], exp, now_ms)
-  -- Busy after a purge: the first hold is another than the one read.
-  if not first then first = redis.call('ZRANGE', holds, 0, 0, 'WITHSCORES') end
   return { 0, lg_wait(first[2] - now_ms, lease) }
 end
 

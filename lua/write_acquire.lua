@@ -34,19 +34,14 @@ end
 
 -- Another writer's hold decides the wait, whatever the readers: they are
 -- read only when no writer holds the lock (dead ones are purged then, or
--- by the writer's release). The reader whose lease ends first comes
--- first: if it is live, no reader has died, and one ZRANGE both skips
--- the purge and says whether (and until when) readers block this writer.
--- So a writer waiting behind a writer costs TIME, HMGET and HSET.
+-- by the writer's release), and then the first reader says whether (and
+-- until when) readers block this writer. So a writer waiting behind a
+-- writer costs TIME, HMGET and HSET.
 local wait, by
 if writer then
   wait, by = writer.deadline - now_ms, writer.holder
 else
-  local first = redis.call('ZRANGE', readers, 0, 0, 'WITHSCORES')
-  if first[2] and first[2] + 0 <= now_ms then
-    lg_shared_purge(KEYS[1], readers, 'r:', now_ms)
-    first = redis.call('ZRANGE', readers, 0, 0, 'WITHSCORES')
-  end
+  local first = lg_shared_first(KEYS[1], readers, 'r:', now_ms)
   if first[2] then wait = first[2] - now_ms end
 end
 if wait then
