@@ -24,7 +24,8 @@
 // says what to install. `make test` installs it where it can.
 //
 // For fault tests, a Server can be killed and restarted on the same port
-// (Kill, Restart), frozen (DebugSleep, with EnableDebugCommand) or made to
+// (Kill, Restart; no other Server, in any test process, gets the port in
+// between, so nothing else answers at a killed server's address), frozen (DebugSleep, with EnableDebugCommand) or made to
 // hold writes (PauseWrites), and a Proxy in front of it forwards, delays,
 // blackholes or cuts a client's connection as the test switches it:
 //

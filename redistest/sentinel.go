@@ -101,20 +101,22 @@ func launchSentinel(masterPort int) (*Server, error) {
 	}
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
-		port, err := freePort(false)
+		ports, err := freePort(false)
 		if err != nil {
 			return nil, err
 		}
-		s, err := startSentinelAt(bin, port, masterPort)
+		s, err := startSentinelAt(bin, ports, masterPort)
 		if err == nil {
 			return s, nil
 		}
+		ports.release()
 		lastErr = err
 	}
 	return nil, lastErr
 }
 
-func startSentinelAt(bin string, port, masterPort int) (*Server, error) {
+func startSentinelAt(bin string, ports *portReservation, masterPort int) (*Server, error) {
+	port := ports.port
 	dir, err := os.MkdirTemp("", "redistest-sentinel-")
 	if err != nil {
 		return nil, err
@@ -137,7 +139,7 @@ func startSentinelAt(bin string, port, masterPort int) (*Server, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Port: port, Dir: dir, bin: bin, args: []string{path, "--sentinel"}}
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Port: port, Dir: dir, bin: bin, args: []string{path, "--sentinel"}, ports: ports}
 	p, err := s.run()
 	if err != nil {
 		os.RemoveAll(dir)

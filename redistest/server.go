@@ -28,8 +28,9 @@ type Server struct {
 	Port int
 	Dir  string // working directory (logs, cluster config)
 
-	bin  string   // the server's program, for Restart
-	args []string // its arguments, for Restart
+	bin   string           // the server's program, for Restart
+	args  []string         // its arguments, for Restart
+	ports *portReservation // its port, kept through Kill until Close
 
 	mu      sync.Mutex // guards the running process: Kill and Restart replace it
 	proc    *process
@@ -72,20 +73,22 @@ func launch(clusterMode bool, extraArgs []string) (*Server, error) {
 	// attempts make that race harmless.
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
-		port, err := freePort(clusterMode)
+		ports, err := freePort(clusterMode)
 		if err != nil {
 			return nil, err
 		}
-		s, err := startAt(bin, port, clusterMode, extraArgs)
+		s, err := startAt(bin, ports, clusterMode, extraArgs)
 		if err == nil {
 			return s, nil
 		}
+		ports.release()
 		lastErr = err
 	}
 	return nil, lastErr
 }
 
-func startAt(bin string, port int, clusterMode bool, extraArgs []string) (*Server, error) {
+func startAt(bin string, ports *portReservation, clusterMode bool, extraArgs []string) (*Server, error) {
+	port := ports.port
 	dir, err := os.MkdirTemp("", "redistest-")
 	if err != nil {
 		return nil, err
@@ -108,7 +111,7 @@ func startAt(bin string, port int, clusterMode bool, extraArgs []string) (*Serve
 		)
 	}
 	args = append(args, extraArgs...)
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Port: port, Dir: dir, bin: bin, args: args}
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Port: port, Dir: dir, bin: bin, args: args, ports: ports}
 	p, err := s.run()
 	if err != nil {
 		os.RemoveAll(dir)
@@ -181,8 +184,9 @@ func (s *Server) Client(tb testing.TB) *redis.Client {
 func (s *Server) Options() *redis.Options { return &redis.Options{Addr: s.Addr} }
 
 // Kill stops the server abruptly (SIGKILL), as a crash would, and waits for
-// the process to end. Restart brings it back; Close is still safe to call
-// afterwards.
+// the process to end. Its port stays reserved (no other Server gets it, see
+// ports.go), so until Restart brings it back nothing answers at its address;
+// Close is still safe to call afterwards.
 func (s *Server) Kill() {
 	s.mu.Lock()
 	p := s.proc
@@ -229,8 +233,8 @@ func (s *Server) Pid() int {
 	return s.proc.cmd.Process.Pid
 }
 
-// Close stops the server (SIGTERM, then SIGKILL after 5 s) and removes its
-// directory. It is idempotent.
+// Close stops the server (SIGTERM, then SIGKILL after 5 s), removes its
+// directory and gives its port back. It is idempotent.
 func (s *Server) Close() {
 	s.closeMu.Do(func() {
 		s.mu.Lock()
@@ -247,6 +251,7 @@ func (s *Server) Close() {
 			}
 		}
 		os.RemoveAll(s.Dir)
+		s.ports.release()
 	})
 }
 
@@ -291,32 +296,4 @@ func (s *Server) Identify(ctx context.Context) (Identity, error) {
 		return Identity{}, errors.New("no redis_version in INFO server")
 	}
 	return id, nil
-}
-
-// freePort asks the kernel for a free loopback port. In cluster mode the
-// cluster bus port (port+10000) must be free as well.
-func freePort(clusterMode bool) (int, error) {
-	for attempt := 0; attempt < 50; attempt++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, err
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		if !clusterMode {
-			ln.Close()
-			return port, nil
-		}
-		if port+10000 > 65535 {
-			ln.Close()
-			continue
-		}
-		bus, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+10000))
-		ln.Close()
-		if err != nil {
-			continue
-		}
-		bus.Close()
-		return port, nil
-	}
-	return 0, errors.New("redistest: no free loopback port pair for a cluster node")
 }

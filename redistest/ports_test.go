@@ -1,0 +1,93 @@
+package redistest
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// reserveChildEnv makes the test binary, run again as a child, only try to
+// reserve the port it names and print what happened: another test process.
+const reserveChildEnv = "LOCKGEN_REDISTEST_RESERVE_PORT"
+
+func TestReservePortInChild(t *testing.T) {
+	v := os.Getenv(reserveChildEnv)
+	if v == "" {
+		return // only the child of TestKilledServerKeepsItsPort does this
+	}
+	port, err := strconv.Atoi(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok, err := reservePorts(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.release()
+	os.Stdout.WriteString("reserved=" + strconv.FormatBool(ok) + "\n")
+}
+
+// reserveFromAnotherProcess reports whether another process could reserve
+// port now, as a server started by another test binary would.
+func reserveFromAnotherProcess(t *testing.T, port int) bool {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^TestReservePortInChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), reserveChildEnv+"="+strconv.Itoa(port))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	switch {
+	case strings.Contains(string(out), "reserved=true"):
+		return true
+	case strings.Contains(string(out), "reserved=false"):
+		return false
+	}
+	t.Fatalf("child said neither:\n%s", out)
+	return false
+}
+
+// A killed server's port is no other server's until its Close, in this
+// process or another: a server started meanwhile would answer for the dead
+// one at its address.
+func TestKilledServerKeepsItsPort(t *testing.T) {
+	s := Start(t)
+	s.Kill()
+	if _, ok, err := reservePorts(s.Port); err != nil || ok {
+		t.Fatalf("reserve the killed server's port %d in its process: ok=%v err=%v; want refused", s.Port, ok, err)
+	}
+	if reserveFromAnotherProcess(t, s.Port) {
+		t.Fatalf("another process reserved the killed server's port %d", s.Port)
+	}
+	if err := s.Restart(); err != nil {
+		t.Fatalf("restart on the kept port: %v", err)
+	}
+	s.Close()
+	if !reserveFromAnotherProcess(t, s.Port) {
+		t.Fatalf("port %d still reserved after Close", s.Port)
+	}
+}
+
+// A cluster node's bus port is reserved with its port.
+func TestClusterPortReservesBusPort(t *testing.T) {
+	r, err := freePort(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.release()
+	if _, ok, err := reservePorts(r.port + 10000); err != nil || ok {
+		t.Fatalf("reserve bus port %d of a reserved node: ok=%v err=%v; want refused", r.port+10000, ok, err)
+	}
+	r.release()
+	again, ok, err := reservePorts(r.port, r.port+10000)
+	if err != nil || !ok {
+		t.Fatalf("reserve ports %d and %d after release: ok=%v err=%v", r.port, r.port+10000, ok, err)
+	}
+	again.release()
+}
