@@ -2,7 +2,6 @@ package faults
 
 import (
 	"errors"
-	"net"
 	"testing"
 	"time"
 
@@ -57,7 +56,7 @@ func TestCloseAfterRefusals(t *testing.T) {
 	}{
 		{"NOAUTH", &redis.Options{Addr: srv.Addr}},
 		{"WRONGPASS", &redis.Options{Addr: srv.Addr, Password: "wrong"}},
-		{"refused dial", &redis.Options{Addr: closedPort(t)}},
+		{"refused dial", &redis.Options{Addr: redistest.ReserveAddr(t)}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -82,17 +81,4 @@ func TestCloseAfterRefusals(t *testing.T) {
 			}
 		})
 	}
-}
-
-// closedPort returns a loopback address where nothing listens: a dial
-// there is refused.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }

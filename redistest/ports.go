@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"testing"
 )
 
 // A port stays a Server's from its start to its Close, Kill and Restart
@@ -126,4 +127,18 @@ func kernelFreePort(clusterMode bool) (int, error) {
 	}
 	bus.Close()
 	return port, nil
+}
+
+// ReserveAddr returns a loopback address ("127.0.0.1:port") where nothing
+// listens, reserved until the test ends: no Server of any test process gets
+// its port, so a dial there is refused until the test itself starts
+// something on it (a program of its own, say).
+func ReserveAddr(tb testing.TB) string {
+	tb.Helper()
+	r, err := freePort(false)
+	if err != nil {
+		tb.Fatalf("redistest: %v", err)
+	}
+	tb.Cleanup(r.release)
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(r.port))
 }

@@ -1,11 +1,13 @@
 package redistest
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // reserveChildEnv makes the test binary, run again as a child, only try to
@@ -90,4 +92,18 @@ func TestClusterPortReservesBusPort(t *testing.T) {
 		t.Fatalf("reserve ports %d and %d after release: ok=%v err=%v", r.port, r.port+10000, ok, err)
 	}
 	again.release()
+}
+
+// ReserveAddr's address refuses dials, and no Server can take its port.
+func TestReserveAddrIsClosedAndKept(t *testing.T) {
+	addr := ReserveAddr(t)
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Fatalf("dial %s succeeded; want refused", addr)
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	p, _ := strconv.Atoi(port)
+	if reserveFromAnotherProcess(t, p) {
+		t.Fatalf("another process reserved %s", addr)
+	}
 }

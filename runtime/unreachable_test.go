@@ -3,7 +3,6 @@ package runtime_test
 import (
 	"context"
 	"errors"
-	"net"
 	"syscall"
 	"testing"
 	"time"
@@ -11,26 +10,14 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockgen/lockgen/backendtest"
+	"github.com/lockgen/lockgen/redistest"
 	"github.com/lockgen/lockgen/runtime"
 )
-
-// closedAddr returns a loopback address nothing listens on: a port that was
-// free a moment ago (a dial to it is refused).
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
 
 // refusedLocker returns a Locker over a client of a closed port.
 func refusedLocker(t *testing.T, opts ...runtime.Option) *runtime.Locker {
 	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: closedAddr(t), DialTimeout: 300 * time.Millisecond})
+	c := redis.NewClient(&redis.Options{Addr: redistest.ReserveAddr(t), DialTimeout: 300 * time.Millisecond})
 	t.Cleanup(func() { c.Close() })
 	// A short release timeout: Close waits that long for the clean-ups
 	// that cannot reach the server.
@@ -90,7 +77,7 @@ func TestUnreachableTimeoutOption(t *testing.T) {
 		t.Errorf("try-once over a closed port: %v after %v, want the refused dial at once", err, took)
 	}
 
-	bad := runtime.New(redis.NewClient(&redis.Options{Addr: closedAddr(t)}), runtime.WithUnreachableTimeout(0))
+	bad := runtime.New(redis.NewClient(&redis.Options{Addr: redistest.ReserveAddr(t)}), runtime.WithUnreachableTimeout(0))
 	defer bad.Close()
 	if _, err := bad.Acquire(context.Background(), lock); !errors.Is(err, runtime.ErrInvalidLock) {
 		t.Errorf("WithUnreachableTimeout(0): %v, want ErrInvalidLock", err)

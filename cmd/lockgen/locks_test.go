@@ -188,12 +188,7 @@ func TestLocksSentinel(t *testing.T) {
 // returns its address once it knows the master.
 func startSentinel(t *testing.T, name, master string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := redistest.ReserveAddr(t)
 	host, port, _ := net.SplitHostPort(master)
 	_, sport, _ := net.SplitHostPort(addr)
 	conf := filepath.Join(t.TempDir(), "sentinel.conf")
