@@ -38,23 +38,7 @@ func WriteManyKeysSVG(w io.Writer, res *Results) error {
 		plotW, plotH  = width - left - right, height - top - bottom
 	)
 	o := res.Opts
-	type series struct {
-		peer   string
-		values []float64
-	}
-	var all []series
-	peak := 1.0
-	for _, pr := range o.ManyPeers {
-		s := series{peer: pr.Name()}
-		for _, g := range o.ManyGoroutines {
-			v := overReps(res.Reps, manyKeysMetric(pr.Name(), g, func(m ManyKeysResult) float64 { return m.Throughput })).Median
-			s.values = append(s.values, v)
-			if !math.IsNaN(v) {
-				peak = math.Max(peak, v)
-			}
-		}
-		all = append(all, s)
-	}
+	all, peak := manyKeysSeries(res)
 	step := niceStep(peak * 1.1 / 6)
 	yMax := math.Ceil(peak*1.1/step) * step
 	n := max(len(o.ManyGoroutines), 2)
@@ -91,4 +75,29 @@ func WriteManyKeysSVG(w io.Writer, res *Results) error {
 		p(`<text x="%.1f" y="%.1f">%s</text>`, left+plotW+46, ly+4, html.EscapeString(s.peer))
 	}
 	return c.writeTo(w)
+}
+
+// manyKeysLine is one peer's line of the many-keys chart: its throughput
+// (median over repetitions) at each goroutine count, NaN where unmeasured.
+type manyKeysLine struct {
+	peer   string
+	values []float64
+}
+
+// manyKeysSeries gathers the chart's lines and the greatest throughput
+// measured (1 at the least, for the axis).
+func manyKeysSeries(res *Results) (all []manyKeysLine, peak float64) {
+	peak = 1.0
+	for _, pr := range res.Opts.ManyPeers {
+		s := manyKeysLine{peer: pr.Name()}
+		for _, g := range res.Opts.ManyGoroutines {
+			v := overReps(res.Reps, manyKeysMetric(pr.Name(), g, func(m ManyKeysResult) float64 { return m.Throughput })).Median
+			s.values = append(s.values, v)
+			if !math.IsNaN(v) {
+				peak = math.Max(peak, v)
+			}
+		}
+		all = append(all, s)
+	}
+	return all, peak
 }

@@ -21,6 +21,12 @@ type processSeries struct {
 	values []float64
 }
 
+// The processes chart's kinds and their colours.
+const (
+	processMutexPeer, processFairPeer     = "lockgen/mutex", "lockgen/fair"
+	processMutexColour, processFairColour = "#d62728", "#9467bd"
+)
+
 // WriteProcessesSVG draws workload 5: commands Redis executed per grant
 // against the number of processes, for lockgen's mutex and fair kinds, on a
 // linear scale with lockgen/mutex's two limits (the absolute one at the most
@@ -28,36 +34,17 @@ type processSeries struct {
 // lockgen/fair's absolute one.
 func WriteProcessesSVG(w io.Writer, res *Results) error {
 	const (
-		width, height           = 720.0, 380.0
-		left, right             = 70.0, 200.0
-		top, bottom             = 50.0, 50.0
-		plotW, plotH            = width - left - right, height - top - bottom
-		mutexName, fairName     = "lockgen/mutex", "lockgen/fair"
-		mutexColour, fairColour = "#d62728", "#9467bd"
+		width, height = 720.0, 380.0
+		left, right   = 70.0, 200.0
+		top, bottom   = 50.0, 50.0
+		plotW, plotH  = width - left - right, height - top - bottom
 	)
 	o := res.Opts
 	lo, hi, ok := processRange(o)
 	if !ok {
 		lo, hi = 1, 2
 	}
-	series := []processSeries{
-		{peer: mutexName, colour: mutexColour, dash: "none"},
-		{peer: fairName, colour: fairColour, dash: "6 4"},
-	}
-	peak := float64(max(maxExecutedPerGrant, maxFairExecutedPerGrant))
-	for i := range series {
-		for _, procs := range o.Processes {
-			v := overReps(res.Reps, processesMetric(series[i].peer, procs, func(c ContendedResult, _ Rep) float64 { return c.ExecutedPerGrant })).Median
-			series[i].values = append(series[i].values, v)
-			if !math.IsNaN(v) {
-				peak = math.Max(peak, v)
-			}
-		}
-	}
-	mutexAtLo := overReps(res.Reps, processesMetric(mutexName, lo, func(c ContendedResult, _ Rep) float64 { return c.ExecutedPerGrant })).Median
-	if !math.IsNaN(mutexAtLo) {
-		peak = math.Max(peak, maxExecutedGrowth*mutexAtLo)
-	}
+	series, mutexAtLo, peak := processesSeries(res, lo)
 	step := niceStep(peak * 1.1 / 6)
 	yMax := math.Ceil(peak*1.1/step) * step
 	x := func(procs int) float64 { return left + plotW*float64(procs)/float64(hi) }
@@ -72,35 +59,8 @@ func WriteProcessesSVG(w io.Writer, res *Results) error {
 
 	p(`<text transform="translate(16 %.1f) rotate(-90)" text-anchor="middle">executed / grant</text>`, top+plotH/2)
 
-	// The limits, in grey for lockgen/mutex and in fair's colour for
-	// lockgen/fair, labelled in the right margin (a label moved down when it
-	// would overlap one placed before).
-	var labels []float64
-	label := func(at float64, colour, text string) {
-		for moved := true; moved; {
-			moved = false
-			for _, l := range labels {
-				if math.Abs(at-l) < 14 {
-					at, moved = l+14, true
-				}
-			}
-		}
-		labels = append(labels, at)
-		p(`<text x="%.1f" y="%.1f" fill="%s">%s</text>`, left+plotW+8, at+4, colour, html.EscapeString(text))
-	}
-	absY := y(maxExecutedPerGrant)
-	p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#777" stroke-dasharray="2 3"/>`, left, absY, left+plotW, absY)
-	label(absY, "#555", fmt.Sprintf("mutex limit at %d processes: %d", hi, maxExecutedPerGrant))
-	if !math.IsNaN(mutexAtLo) && hi > lo {
-		endY := y(maxExecutedGrowth * mutexAtLo)
-		p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#777" stroke-dasharray="2 3"/>`, x(lo), y(mutexAtLo), x(hi), endY)
-		label(endY, "#555", fmt.Sprintf("mutex limit: %.1f × at %d", maxExecutedGrowth, lo))
-	}
-	if hasPeer(o.ProcPeers, fairName) {
-		fairY := y(maxFairExecutedPerGrant)
-		p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-dasharray="2 3"/>`, left, fairY, left+plotW, fairY, fairColour)
-		label(fairY, fairColour, fmt.Sprintf("fair limit at %d processes: %d", hi, maxFairExecutedPerGrant))
-	}
+	lim := processLimits{p: p, left: left, right: left + plotW, x: x, y: y}
+	lim.draw(lo, hi, mutexAtLo, hasPeer(o.ProcPeers, processFairPeer))
 	for i, s := range series {
 		writeProcessSeries(p, s, o.Processes, x, y)
 		lx := left + 160*float64(i)
@@ -108,6 +68,76 @@ func WriteProcessesSVG(w io.Writer, res *Results) error {
 		p(`<text x="%.1f" y="42">%s</text>`, lx+36, html.EscapeString(s.peer))
 	}
 	return c.writeTo(w)
+}
+
+// processesSeries gathers the chart's lines, the mutex's value at the
+// fewest processes lo (NaN if unmeasured) and the greatest value the
+// y axis must reach, limits included.
+func processesSeries(res *Results, lo int) (series []processSeries, mutexAtLo, peak float64) {
+	executed := func(c ContendedResult, _ Rep) float64 { return c.ExecutedPerGrant }
+	series = []processSeries{
+		{peer: processMutexPeer, colour: processMutexColour, dash: "none"},
+		{peer: processFairPeer, colour: processFairColour, dash: "6 4"},
+	}
+	peak = float64(max(maxExecutedPerGrant, maxFairExecutedPerGrant))
+	for i := range series {
+		for _, procs := range res.Opts.Processes {
+			v := overReps(res.Reps, processesMetric(series[i].peer, procs, executed)).Median
+			series[i].values = append(series[i].values, v)
+			if !math.IsNaN(v) {
+				peak = math.Max(peak, v)
+			}
+		}
+	}
+	mutexAtLo = overReps(res.Reps, processesMetric(processMutexPeer, lo, executed)).Median
+	if !math.IsNaN(mutexAtLo) {
+		peak = math.Max(peak, maxExecutedGrowth*mutexAtLo)
+	}
+	return series, mutexAtLo, peak
+}
+
+// processLimits draws the limits on the processes chart: in grey for
+// lockgen/mutex and in fair's colour for lockgen/fair, labelled in the
+// right margin.
+type processLimits struct {
+	p           func(string, ...any)
+	left, right float64 // the plot's edges
+	x           func(procs int) float64
+	y           func(v float64) float64
+	labels      []float64 // the y of every label placed so far
+}
+
+// draw draws the mutex's absolute limit at hi processes, its growth limit
+// from lo (when measured there) and, with fair on the chart, fair's.
+func (l *processLimits) draw(lo, hi int, mutexAtLo float64, fair bool) {
+	absY := l.y(maxExecutedPerGrant)
+	l.p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#777" stroke-dasharray="2 3"/>`, l.left, absY, l.right, absY)
+	l.label(absY, "#555", fmt.Sprintf("mutex limit at %d processes: %d", hi, maxExecutedPerGrant))
+	if !math.IsNaN(mutexAtLo) && hi > lo {
+		endY := l.y(maxExecutedGrowth * mutexAtLo)
+		l.p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#777" stroke-dasharray="2 3"/>`, l.x(lo), l.y(mutexAtLo), l.x(hi), endY)
+		l.label(endY, "#555", fmt.Sprintf("mutex limit: %.1f × at %d", maxExecutedGrowth, lo))
+	}
+	if fair {
+		fairY := l.y(maxFairExecutedPerGrant)
+		l.p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-dasharray="2 3"/>`, l.left, fairY, l.right, fairY, processFairColour)
+		l.label(fairY, processFairColour, fmt.Sprintf("fair limit at %d processes: %d", hi, maxFairExecutedPerGrant))
+	}
+}
+
+// label writes text in the right margin at height at, moved down while it
+// would overlap a label placed before.
+func (l *processLimits) label(at float64, colour, text string) {
+	for moved := true; moved; {
+		moved = false
+		for _, prev := range l.labels {
+			if math.Abs(at-prev) < 14 {
+				at, moved = prev+14, true
+			}
+		}
+	}
+	l.labels = append(l.labels, at)
+	l.p(`<text x="%.1f" y="%.1f" fill="%s">%s</text>`, l.right+8, at+4, colour, html.EscapeString(text))
 }
 
 // writeProcessSeries draws one series as a polyline through its measured

@@ -9,78 +9,83 @@ import (
 	"strings"
 )
 
+// The handoff chart's layout, in SVG units.
+const (
+	handoffLabelW = 190.0 // the peers' names, left of the bars
+	handoffPlotW  = 520.0
+	handoffValueW = 190.0 // the values, right of the bars
+	handoffRowH   = 22.0
+	handoffGroupH = 30.0 // a goroutine count's title
+	handoffTopH   = 40.0
+	handoffAxisH  = 36.0
+	handoffBarH   = 14.0
+	handoffMinUs  = 1.0 // the axis starts at 1 µs at the least
+)
+
 // WriteHandoffSVG draws the handoff latency of every peer (median over
 // repetitions) as horizontal bars on a logarithmic axis: a dark bar to the
 // p50, a light one to the p99, one group per goroutine count. Polling
 // libraries and event-driven ones differ by orders of magnitude, hence the
 // log scale.
 func WriteHandoffSVG(w io.Writer, res *Results) error {
-	const (
-		labelW  = 190.0
-		plotW   = 520.0
-		valueW  = 190.0
-		rowH    = 22.0
-		groupH  = 30.0
-		topH    = 40.0
-		axisH   = 36.0
-		barH    = 14.0
-		minTick = 1.0 // µs
-	)
 	groups, lo, hi := handoffGroups(res)
 	if math.IsInf(lo, 1) { // nothing measured: one decade to draw an empty axis
 		lo, hi = 10, 100
 	}
-	decLo := math.Floor(math.Log10(math.Max(lo, minTick)))
+	decLo := math.Floor(math.Log10(math.Max(lo, handoffMinUs)))
 	decHi := math.Ceil(math.Log10(hi))
 	if decHi <= decLo {
 		decHi = decLo + 1
 	}
 	x := func(us float64) float64 {
 		if us <= 0 || math.IsNaN(us) {
-			return labelW
+			return handoffLabelW
 		}
 		f := (math.Log10(us) - decLo) / (decHi - decLo)
-		return labelW + math.Max(0, math.Min(1, f))*plotW
+		return handoffLabelW + math.Max(0, math.Min(1, f))*handoffPlotW
 	}
 
-	height := topH + axisH
+	height := handoffTopH + handoffAxisH
 	for _, g := range groups {
-		height += groupH + float64(len(g.rows))*rowH
+		height += handoffGroupH + float64(len(g.rows))*handoffRowH
 	}
-	width := labelW + plotW + valueW
-	c := newSVGChart(width, height, "Handoff latency on one hot key (µs, log scale): dark p50, light p99")
+	c := newSVGChart(handoffLabelW+handoffPlotW+handoffValueW, height, "Handoff latency on one hot key (µs, log scale): dark p50, light p99")
 	p := c.p
-	y := topH
-	plotTop := y
+	y := handoffTopH
 	for _, g := range groups {
-		p(`<text x="10" y="%.1f" font-weight="bold">%s</text>`, y+groupH-10, html.EscapeString(g.title))
-		y += groupH
+		p(`<text x="10" y="%.1f" font-weight="bold">%s</text>`, y+handoffGroupH-10, html.EscapeString(g.title))
+		y += handoffGroupH
 		for _, r := range g.rows {
-			p(`<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`, labelW-8, y+rowH/2+4, html.EscapeString(r.name))
-			barY := y + (rowH-barH)/2
-			if math.IsNaN(r.p50) {
-				p(`<text x="%.1f" y="%.1f" fill="#777">not measured</text>`, labelW+4, y+rowH/2+4)
-				y += rowH
-				continue
-			}
-			fill := "#1f77b4"
-			if strings.HasPrefix(r.name, "lockgen/") {
-				fill = "#d62728"
-			}
-			p(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" fill-opacity="0.3"/>`, labelW, barY, x(r.p99)-labelW, barH, fill)
-			p(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`, labelW, barY, x(r.p50)-labelW, barH, fill)
-			p(`<text x="%.1f" y="%.1f">p50 %s · p99 %s</text>`, labelW+plotW+8, y+rowH/2+4, fmtMicros(r.p50), fmtMicros(r.p99))
-			y += rowH
+			writeHandoffBar(p, r, y, x)
+			y += handoffRowH
 		}
 	}
 	// Axis: one tick per decade.
-	p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="black"/>`, labelW, y+4, labelW+plotW, y+4)
+	p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="black"/>`, handoffLabelW, y+4, handoffLabelW+handoffPlotW, y+4)
 	for d := decLo; d <= decHi; d++ {
 		tx := x(math.Pow(10, d))
-		p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ccc"/>`, tx, plotTop, tx, y+4)
+		p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ccc"/>`, tx, handoffTopH, tx, y+4)
 		p(`<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, tx, y+20, fmtMicros(math.Pow(10, d)))
 	}
 	return c.writeTo(w)
+}
+
+// writeHandoffBar draws one peer's row at height y: its name, its bars
+// (lockgen's red, the others blue) and its values, or "not measured".
+func writeHandoffBar(p func(string, ...any), r handoffRow, y float64, x func(us float64) float64) {
+	p(`<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`, handoffLabelW-8, y+handoffRowH/2+4, html.EscapeString(r.name))
+	if math.IsNaN(r.p50) {
+		p(`<text x="%.1f" y="%.1f" fill="#777">not measured</text>`, handoffLabelW+4, y+handoffRowH/2+4)
+		return
+	}
+	fill := "#1f77b4"
+	if strings.HasPrefix(r.name, "lockgen/") {
+		fill = "#d62728"
+	}
+	barY := y + (handoffRowH-handoffBarH)/2
+	p(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" fill-opacity="0.3"/>`, handoffLabelW, barY, x(r.p99)-handoffLabelW, handoffBarH, fill)
+	p(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`, handoffLabelW, barY, x(r.p50)-handoffLabelW, handoffBarH, fill)
+	p(`<text x="%.1f" y="%.1f">p50 %s · p99 %s</text>`, handoffLabelW+handoffPlotW+8, y+handoffRowH/2+4, fmtMicros(r.p50), fmtMicros(r.p99))
 }
 
 // handoffRow is one library's bar in the handoff chart.
