@@ -25,9 +25,10 @@
 //
 // For fault tests, a Server can be killed and restarted on the same port
 // (Kill, Restart; no other Server, in any test process, gets the port in
-// between, so nothing else answers at a killed server's address), frozen (DebugSleep, with EnableDebugCommand) or made to
-// hold writes (PauseWrites), and a Proxy in front of it forwards, delays,
-// blackholes or cuts a client's connection as the test switches it:
+// between, so nothing else answers at a killed server's address), frozen
+// (DebugSleep, with EnableDebugCommand) or made to hold writes
+// (PauseWrites), and a Proxy in front of it forwards, delays, blackholes or
+// cuts a client's connection as the test switches it:
 //
 //	srv := redistest.Start(t, redistest.EnableDebugCommand...)
 //	p := redistest.StartProxy(t, srv.Addr) // clients dial p.Addr
