@@ -34,6 +34,9 @@
 //	p := redistest.StartProxy(t, srv.Addr) // clients dial p.Addr
 //	p.SetMode(redistest.Blackhole())
 //
+// ReserveAddr gives a test a loopback address where dials are refused, and
+// stay refused until the test ends: no Server takes its port meanwhile.
+//
 // Servers keep no data on disk (no RDB, no AOF) and listen on 127.0.0.1
 // only. Launch and LaunchCluster are the same without a testing.TB, for
 // programs such as benchmark harnesses; their Close must be called.
