@@ -43,8 +43,9 @@ var (
 	mutexHanded       = [][]string{{"mutex_acquire", "A", "1000", "500"}, {"mutex_acquire", "B", "1000", "500"}, {"mutex_release", "A", "1000", "$F"}}
 	mutexOfferedAhead = [][]string{{"mutex_acquire", "A", "1000", "500"}, {"mutex_acquire", "B", "1000", "500"},
 		{"mutex_acquire", "C", "1000", "500"}, {"mutex_release", "A", "1000", "$F"}}
-	fairHeld   = [][]string{{"fair_acquire", "A", "1000"}}
-	fairQueued = [][]string{{"fair_acquire", "A", "1000"}, {"fair_acquire", "B", "1000"}}
+	fairHeld     = [][]string{{"fair_acquire", "A", "1000"}}
+	fairReleased = [][]string{{"fair_acquire", "A", "1000"}, {"fair_release", "A", "1000"}}
+	fairQueued   = [][]string{{"fair_acquire", "A", "1000"}, {"fair_acquire", "B", "1000"}}
 )
 
 // costAfter: for the paths that the setup alone does not make certain, B
@@ -61,6 +62,7 @@ var costAfter = map[string]*regexp.Regexp{
 	"mutex claim, registers next":          regexp.MustCompile(`^B \d+ \+$`),
 	"mutex free take, registers next":      regexp.MustCompile(`^B \d+ \+$`),
 	"mutex release by a waiter":            regexp.MustCompile(`^A \d+ \+$`),
+	"fair uncontended acquire, tombstone":  regexp.MustCompile(`^B \d+ -$`),
 	"fair acquire, handed (missed)":        regexp.MustCompile(`^B \d+ -$`),
 	"fair release by a waiter":             regexp.MustCompile(`^A \d+ -$`),
 }
@@ -75,6 +77,9 @@ var costCommands = map[string]string{
 	// A claim publishes "taken" when B is marked (an offer always is).
 	"mutex claim of an offer":     "GET×1 PEXPIRE×1 PUBLISH×1",
 	"mutex claim, others waiting": "GET×1 PEXPIRE×1 PUBLISH×1",
+	// With nobody queued, a fair acquire and release read no clock.
+	"fair uncontended acquire, tombstone": "GET×1 SET×1 ZRANGE×1",
+	"fair release, no waiters":            "GET×1 SET×1 ZPOPMIN×1",
 }
 
 // costCases pin the common paths. The package documentation of lua carries
@@ -106,6 +111,7 @@ var costCases = []costCase{
 	{"mutex release by a waiter", mutexFamily, mutexRegistered, nil, []string{"mutex_release", "B", "1000"}, 2},
 
 	{"fair uncontended acquire", fairFamily, nil, nil, []string{"fair_acquire", "A", "1000"}, 4},
+	{"fair uncontended acquire, tombstone", fairFamily, fairReleased, nil, []string{"fair_acquire", "B", "1000"}, 3},
 	{"fair acquire, own lock", fairFamily, fairHeld, nil, []string{"fair_acquire", "A", "1000"}, 2},
 	{"fair busy (joins queue)", fairFamily, fairHeld, nil, []string{"fair_acquire", "B", "1000"}, 9},
 	// C's longer lease gives the sets a later deadline than B's, whenever the
@@ -127,7 +133,7 @@ var costCases = []costCase{
 	// ignores the deadline sent.
 	{"fair heartbeat, lock free", fairFamily, fairQueued, [][]string{{"DEL", "$B"}}, []string{"fair_heartbeat", "B", "1000", farDeadline, "0"}, 15},
 	{"fair renew", fairFamily, fairHeld, nil, []string{"fair_renew", "A", "1000"}, 3},
-	{"fair release, no waiters", fairFamily, fairHeld, nil, []string{"fair_release", "A", "1000"}, 4},
+	{"fair release, no waiters", fairFamily, fairHeld, nil, []string{"fair_release", "A", "1000"}, 3},
 	{"fair release, hands over", fairFamily, fairQueued, nil, []string{"fair_release", "A", "1000"}, 6},
 	{"fair acquire, handed (missed)", fairFamily, slices.Concat(fairQueued, [][]string{{"fair_release", "A", "1000"}}), nil,
 		[]string{"fair_acquire", "B", "1000"}, 2},

@@ -18,13 +18,15 @@ import (
 const cpuBatch = 64
 
 // BenchmarkScriptCPU reports the Redis CPU time of the uncontended mutex
-// path as Redis itself measures it (INFO commandstats, usec of EVALSHA),
-// which is what the scripts cost the server whatever the network and the
-// client do:
+// and fair paths as Redis itself measures it (INFO commandstats, usec of
+// EVALSHA), which is what the scripts cost the server whatever the network
+// and the client do:
 //
-//	redis-µs/acquire  mutex_acquire on a free lock
-//	redis-µs/release  mutex_release of the only hold, nobody waiting, with
-//	                  the fence of its grant
+//	redis-µs/acquire  the acquire script on a free lock (a tombstone from
+//	                  the round before, after the first round)
+//	redis-µs/release  the release of the only hold, nobody waiting (the
+//	                  mutex's with the fence of its grant, as the runtime
+//	                  sends it)
 //	redis-µs/empty    a script that only returns, the floor of any EVALSHA
 //
 // Run it with
@@ -34,16 +36,43 @@ const cpuBatch = 64
 // ns/op is the wall time of one acquire+release pair from this process and
 // includes two round trips.
 func BenchmarkScriptCPU(b *testing.B) {
-	rdb := mutexCycleServer(b)
+	for _, c := range []scriptCycle{
+		{"mutex", lua.MutexAcquire, lua.MutexRelease, []string{"", ":waiters", ":wake"}, []any{"A", "30000", "PUBLISH", "500"}, true},
+		{"fair", lua.FairAcquire, lua.FairRelease, []string{"", ":queue", ":alive", ":wake"}, []any{"A", "30000", "PUBLISH"}, false},
+	} {
+		b.Run(c.kind, func(b *testing.B) { benchmarkScriptCycle(b, c) })
+	}
+}
+
+// scriptCycle is one kind's uncontended cycle: its two scripts, the
+// suffixes of its KEYS after the lock's own key, the acquire's ARGV, and
+// whether the release also sends the fence of the grant.
+type scriptCycle struct {
+	kind             string
+	acquire, release *lua.Script
+	suffixes         []string
+	args             []any
+	releaseFence     bool
+}
+
+func benchmarkScriptCycle(b *testing.B, c scriptCycle) {
+	rdb := redistest.Start(b).Client(b)
 	ctx := context.Background()
 	empty, err := rdb.ScriptLoad(ctx, "return 0").Result()
 	if err != nil {
 		b.Fatal(err)
 	}
+	for _, s := range []*lua.Script{c.acquire, c.release} {
+		if err := rdb.ScriptLoad(ctx, s.Source).Err(); err != nil {
+			b.Fatalf("SCRIPT LOAD %s: %v", s.Name, err)
+		}
+	}
 	keys := make([][]string, cpuBatch)
 	for i := range keys {
-		base := "lockgen:mutex:{cpu" + strconv.Itoa(i) + "}"
-		keys[i] = []string{base, base + ":waiters", base + ":wake"}
+		base := "lockgen:" + c.kind + ":{cpu" + strconv.Itoa(i) + "}"
+		for _, suffix := range c.suffixes {
+			keys[i] = append(keys[i], base+suffix)
+		}
 	}
 	eval := func(sha string, keys []string, args ...any) any {
 		v, err := rdb.EvalSha(ctx, sha, keys, args...).Result()
@@ -52,21 +81,25 @@ func BenchmarkScriptCPU(b *testing.B) {
 		}
 		return v
 	}
-	// The release sends the fence of the grant, as the runtime does.
-	fences := make([]string, cpuBatch)
-
+	releaseArgs := make([][]any, cpuBatch)
 	var acquire, release, floor evalshaTime
 	b.ResetTimer()
 	for done := 0; done < b.N; {
 		n := min(cpuBatch, b.N-done)
 		acquire.phase(b, rdb, func() {
 			for i := 0; i < n; i++ {
-				fences[i] = strconv.FormatInt(eval(lua.MutexAcquire.SHA1, keys[i], "A", "30000", "PUBLISH", "500").(int64), 10)
+				fence := eval(c.acquire.SHA1, keys[i], c.args...).(int64)
+				releaseArgs[i] = c.args[:3:3]
+				if c.releaseFence {
+					releaseArgs[i] = append(releaseArgs[i], strconv.FormatInt(fence, 10))
+				}
 			}
 		})
 		release.phase(b, rdb, func() {
 			for i := 0; i < n; i++ {
-				eval(lua.MutexRelease.SHA1, keys[i], "A", "30000", "PUBLISH", fences[i])
+				if r := eval(c.release.SHA1, keys[i], releaseArgs[i]...); r != int64(1) {
+					b.Fatalf("%s: %v, want 1", c.release.Name, r)
+				}
 			}
 		})
 		b.StopTimer()

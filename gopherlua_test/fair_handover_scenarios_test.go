@@ -133,8 +133,13 @@ func fairHandOverScenarios() []*scenario {
 				{at: 700 * ms, script: rel, holder: "D", lease: 1000 * ms, want: integer(1),
 					expect: []keyWant{{holder: tombstone}}},
 				{at: 800 * ms, script: acq, holder: "E", lease: 1000 * ms, want: granted()},
+				{at: 805 * ms, script: acq, holder: "G", lease: 500 * ms, want: busy(500)},
 				{at: 810 * ms, script: acq, holder: "F", lease: 100 * ms, want: busy(100)},
-				// F's place ended at 910 ms.
+				// G leaves, and the sets keep the TTL its place gave them
+				// (1305 ms). F's place ended at 910 ms: the release pops
+				// it, finds it dead, and frees the lock.
+				{at: 850 * ms, script: rel, holder: "G", lease: 500 * ms, want: integer(0),
+					expect: []keyWant{{suffix: ":queue", members: []string{"F"}}}},
 				{at: 1000 * ms, script: rel, holder: "E", lease: 1000 * ms, want: integer(1),
 					expect: []keyWant{{holder: tombstone}, {suffix: ":queue", absent: true}, {suffix: ":alive", absent: true}}},
 			},

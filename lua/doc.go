@@ -59,8 +59,12 @@
 // scripts every mutex cycle runs (mutex_acquire, mutex_renew,
 // mutex_release) take no helper at all, only the constants LG_TOMB and
 // LG_FLOOR_MS: they write out the checks of lg_args and the value of
-// lg_lock_decode and lg_lock_encode, a third less Redis CPU ("Cost"). The
-// malformed-input scenarios hold them to the same refusals as the rest.
+// lg_lock_decode and lg_lock_encode, a third less Redis CPU ("Cost").
+// fair_acquire and fair_release write out only their usual path (a free
+// lock with nobody queued, the holder's release with nobody queued) ahead
+// of the helpers' code, and hand everything else, with what they read, to
+// that code. The malformed-input scenarios hold them to the same refusals
+// as the rest.
 // [Script.File] maps a line of Source back to its file and line.
 //
 // # Idempotence
@@ -262,19 +266,20 @@
 //	mutex claim, registers next           5   GET PEXPIRE ZADD(NX) PEXPIRE PUBLISH(taken)
 //	mutex free take, registers next       4   GET ZADD(NX) PEXPIRE SET
 //	mutex release by a waiter             2   GET ZREM
-//	fair uncontended acquire              4   GET TIME ZRANGE SET
+//	fair uncontended acquire              4   GET ZRANGE TIME SET
+//	fair uncontended acquire, tombstone   3   GET ZRANGE SET
 //	fair acquire, own lock                2   GET PEXPIRE
-//	fair busy (joins queue)               9   GET TIME PTTL ZADD(NX) ZADD PEXPIREAT×4(GT, NX: new sets)
-//	fair busy (joins behind)              7   GET TIME PTTL ZADD(NX) ZADD PEXPIREAT×2(GT)
-//	fair busy (queued)                    8   GET TIME PTTL ZADD(NX) ZSCORE ZADD PEXPIREAT×2(GT)
+//	fair busy (joins queue)               9   GET PTTL TIME ZADD(NX) ZADD PEXPIREAT×4(GT, NX: new sets)
+//	fair busy (joins behind)              7   GET PTTL TIME ZADD(NX) ZADD PEXPIREAT×2(GT)
+//	fair busy (queued)                    8   GET PTTL TIME ZADD(NX) ZSCORE ZADD PEXPIREAT×2(GT)
 //	fair heartbeat                        2   PTTL ZADD(XX GT CH)
 //	fair heartbeat, refresh               4   PTTL ZADD(XX GT CH) PEXPIREAT×2(GT)
 //	fair heartbeat, deadline not later    3   PTTL ZADD(XX GT CH) ZSCORE
 //	fair heartbeat, not queued            3   PTTL ZADD(XX GT CH) ZSCORE
 //	fair heartbeat, lock free            15   PTTL GET TIME ZSCORE ZADD PEXPIREAT×2 ZRANGE ZSCORE ZREM×2 TIME SET PUBLISH PTTL
 //	fair renew                            3   GET PTTL PEXPIRE
-//	fair release, no waiters              4   GET TIME ZPOPMIN SET(tombstone)
-//	fair release, hands over              6   GET TIME ZPOPMIN×2 SET PUBLISH
+//	fair release, no waiters              3   GET ZPOPMIN SET(tombstone)
+//	fair release, hands over              6   GET ZPOPMIN TIME ZPOPMIN SET PUBLISH
 //	fair acquire, handed (missed)         2   GET PEXPIRE
 //	fair release by a waiter              4   GET ZREM×2 PTTL
 //	read uncontended acquire              7   TIME ZRANGEBYSCORE HMGET ZADD HSET PEXPIREAT×2

@@ -1,7 +1,8 @@
 -- fair_acquire: take the fair lock if the caller is first in line, or join
 -- (or keep) its place in the queue.
 --
--- KEYS[1] B        the lock: string "<holder> <fence> 0", PX lease
+-- KEYS[1] B        the lock: string "<holder> <fence> -", PX lease
+--                  + the fence floor
 -- KEYS[2] B:queue  zset waiter -> arrival (server µs)
 -- KEYS[3] B:alive  zset waiter -> deadline of its place (server ms)
 -- KEYS[4] B:wake   wake channel
@@ -24,21 +25,57 @@
 -- Wake: "grant:<fence>:<head>" when the lock is free and someone else is
 -- first in line: the lock is handed to it and the caller queues behind it.
 local queue, alive = KEYS[2], KEYS[3]
-local holder, lease, pub, err = lg_args(4, 3)
-if err then return err end
 
-local owner, fence, _, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
+-- The usual acquire, a free lock with nobody queued, is written out here
+-- with no helper: the helpers' calls cost Redis more than the commands on
+-- this path (lua/doc.go, "Cost"). Its test is lg_args's, without the
+-- messages: a call that fails it goes on below, where lg_args refuses it
+-- before anything is read. Anything else goes on below too, with what
+-- this part read (value, head), so no command runs twice.
+local holder, lease = ARGV[1], tonumber(ARGV[2])
+local read, value, head = false, nil, nil
+if #KEYS >= 4 and #ARGV >= 3 and lease and lease >= 1 and lease <= 2147483648 and lease % 1 == 0
+    and #holder > 0 and #holder <= 64 and not string.find(holder, ' ', 1, true) and holder ~= LG_TOMB
+    and (ARGV[3] == 'PUBLISH' or ARGV[3] == 'SPUBLISH') then
+  read, value = true, redis.call('GET', KEYS[1])
+  local owner, fence
+  if value then owner, fence = string.match(value, '^(%S+) (%d+) [-+]$') end
+  if not value or owner == LG_TOMB then
+    head = redis.call('ZRANGE', queue, 0, 0)[1]
+    if not head then
+      -- One more than the last fence; a key that remembers none starts
+      -- from the server clock in µs (lg_next_fence).
+      if fence then
+        fence = string.format('%d', fence + 1)
+      else
+        local t = redis.call('TIME')
+        fence = string.format('%d', t[1] * 1000000 + t[2])
+      end
+      redis.call('SET', KEYS[1], holder .. ' ' .. fence .. ' -', 'PX', lease + LG_FLOOR_MS)
+      return fence + 0
+    end
+  end
+end
+
+local pub, err
+holder, lease, pub, err = lg_args(4, 3)
+if err then return err end
+if not read then value = redis.call('GET', KEYS[1]) end
+local owner, fence, _, bad = lg_lock_decode(value)
 if bad then return bad end
 if owner == holder then
   redis.call('PEXPIRE', KEYS[1], lg_lease_ttl(lease))
   return fence
 end
 
-local now_ms, now_us = lg_now()
 local wait = owner and owner ~= LG_TOMB and lg_lease_left(KEYS[1])
-local by = owner
+local by, now_ms, now_us = owner, nil, nil
 if not wait or wait < 0 then
-  local head, deadline = lg_fair_live_head(queue, alive, now_ms, nil)
+  -- Free, and someone may be queued: the head's place has a deadline to
+  -- check against the server clock.
+  local deadline
+  now_ms, now_us = lg_now()
+  head, deadline = lg_fair_live_head(queue, alive, now_ms, head)
   if not head or head == holder then
     if head then
       redis.call('ZREM', queue, holder)
@@ -53,6 +90,8 @@ if not wait or wait < 0 then
   redis.call('ZREM', queue, head)
   lg_fair_hand_over(KEYS[1], alive, head, deadline, fence, now_ms, pub, KEYS[4])
   wait, by = deadline - now_ms, head
+else
+  now_ms, now_us = lg_now()
 end
 -- Held: the caller queues, whoever is first. Dead places are not looked
 -- for here: they go when they come first in line.

@@ -15,10 +15,34 @@
 -- (lg_fair_hand_over), or, when not held, if the lock is free while someone
 -- waits.
 local queue, alive = KEYS[2], KEYS[3]
-local holder, _, pub, err = lg_args(4, 3)
-if err then return err end
 
-local owner, fence, _, bad = lg_lock_decode(redis.call('GET', KEYS[1]))
+-- The usual release, the caller's lock with nobody queued, is written out
+-- here with no helper, as fair_acquire's usual acquire is (the test is
+-- lg_args's; what fails it, or finds anything else, goes on below with
+-- what this part read). It reads no clock: only a waiter's place has a
+-- deadline to check.
+local holder, lease = ARGV[1], tonumber(ARGV[2])
+local read, value, first = false, nil, nil
+if #KEYS >= 4 and #ARGV >= 3 and lease and lease >= 1 and lease <= 2147483648 and lease % 1 == 0
+    and #holder > 0 and #holder <= 64 and not string.find(holder, ' ', 1, true) and holder ~= LG_TOMB
+    and (ARGV[3] == 'PUBLISH' or ARGV[3] == 'SPUBLISH') then
+  read, value = true, redis.call('GET', KEYS[1])
+  local owner, fence
+  if value then owner, fence = string.match(value, '^(%S+) (%d+) [-+]$') end
+  if owner == holder then
+    first = redis.call('ZPOPMIN', queue)[1]
+    if not first then
+      redis.call('SET', KEYS[1], LG_TOMB .. ' ' .. fence .. ' -', 'PX', LG_FLOOR_MS)
+      return 1
+    end
+  end
+end
+
+local pub, err
+holder, lease, pub, err = lg_args(4, 3)
+if err then return err end
+if not read then value = redis.call('GET', KEYS[1]) end
+local owner, fence, _, bad = lg_lock_decode(value)
 if bad then return bad end
 
 if owner ~= holder then
@@ -31,7 +55,8 @@ if owner ~= holder then
   return 0
 end
 
-local grant = lg_fair_pass_on(KEYS[1], queue, alive, fence, lg_now(), pub, KEYS[4])
+-- The caller's lock, and the part above popped the first waiter.
+local grant = lg_fair_pass_on(KEYS[1], queue, alive, first, fence, lg_now(), pub, KEYS[4])
 if grant then return grant end
 lg_retire_string(KEYS[1], fence)
 return 1

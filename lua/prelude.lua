@@ -347,13 +347,12 @@ local function lg_fair_take_deadline(alive, first, now_ms)
   return deadline + 0
 end
 
--- The release of a held fair lock: the lock goes to the first live waiter,
--- popped off the queue as it is read (ZPOPMIN saves a ZREM), or to the next
--- one if that place ran out. Returns the wake message of the grant, or
--- false if nobody got it.
-local function lg_fair_pass_on(lock, queue, alive, fence, now_ms, pub, wake)
-  local first = redis.call('ZPOPMIN', queue)[1]
-  if not first then return false end
+-- The release of a held fair lock: the lock goes to first, the first
+-- waiter, which the caller popped off the queue as it read it (ZPOPMIN
+-- saves a ZREM; an empty queue needs no clock), or to the next one if that
+-- place ran out. Returns the wake message of the grant, or false if nobody
+-- got it.
+local function lg_fair_pass_on(lock, queue, alive, first, fence, now_ms, pub, wake)
   local deadline = lg_fair_take_deadline(alive, first, now_ms)
   if deadline and deadline > now_ms then
     return lg_hand_over(lock, first, fence, 0, deadline - now_ms, pub, wake)
