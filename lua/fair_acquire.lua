@@ -26,12 +26,13 @@
 -- first in line: the lock is handed to it and the caller queues behind it.
 local queue, alive = KEYS[2], KEYS[3]
 
--- The usual acquire, a free lock with nobody queued, is written out here
--- with no helper: the helpers' calls cost Redis more than the commands on
--- this path (lua/doc.go, "Cost"). Its test is lg_args's, without the
--- messages: a call that fails it goes on below, where lg_args refuses it
--- before anything is read. Anything else goes on below too, with what
--- this part read (value, head), so no command runs twice.
+-- The usual acquire, a free lock with nobody queued, is written out here,
+-- above the mark where the helpers are made: their closures and calls
+-- cost Redis more than the commands on this path (lua/doc.go, "Cost").
+-- Its test is lg_args's, without the messages: a call that fails it goes
+-- on below, where lg_args refuses it before anything is read. Anything
+-- else goes on below too, with what this part read (value, head), so no
+-- command runs twice.
 local holder, lease = ARGV[1], tonumber(ARGV[2])
 local read, value, head = false, nil, nil
 if #KEYS >= 4 and #ARGV >= 3 and lease and lease >= 1 and lease <= 2147483648 and lease % 1 == 0
@@ -57,6 +58,7 @@ if #KEYS >= 4 and #ARGV >= 3 and lease and lease >= 1 and lease <= 2147483648 an
   end
 end
 
+-- lg:helpers
 local pub, err
 holder, lease, pub, err = lg_args(4, 3)
 if err then return err end

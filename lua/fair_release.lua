@@ -17,7 +17,7 @@
 local queue, alive = KEYS[2], KEYS[3]
 
 -- The usual release, the caller's lock with nobody queued, is written out
--- here with no helper, as fair_acquire's usual acquire is (the test is
+-- above the helpers, as fair_acquire's usual acquire is (the test is
 -- lg_args's; what fails it, or finds anything else, goes on below with
 -- what this part read). It reads no clock: only a waiter's place has a
 -- deadline to check.
@@ -38,6 +38,7 @@ if #KEYS >= 4 and #ARGV >= 3 and lease and lease >= 1 and lease <= 2147483648 an
   end
 end
 
+-- lg:helpers
 local pub, err
 holder, lease, pub, err = lg_args(4, 3)
 if err then return err end

@@ -28,6 +28,10 @@ var (
 	helperRef   = regexp.MustCompile(`\b(?:lg|LG)_[A-Za-z0-9_]*\b`)
 )
 
+// function reports whether h is a function (lg_*), made as a closure on
+// every call of a script that carries it, rather than a constant (LG_*).
+func (h helper) function() bool { return strings.HasPrefix(h.name, "lg_") }
+
 // splitPrelude cuts src into its helpers, in file order. Lines that belong
 // to no definition (the file's header, comments on a group of helpers,
 // blank lines) are left out. A function ends at the first `end` in column

@@ -15,29 +15,49 @@ type Script struct {
 	Source string // the full source sent to Redis: the prelude helpers it uses, then the operation
 	SHA1   string // hex SHA-1 of Source, what EVALSHA takes
 
-	// helpers names the prelude helpers Source defines, in prelude order.
+	// helpers names the prelude helpers Source defines, in the order it
+	// defines them.
 	helpers []string
-	// preludeLine[i] is the line of prelude.lua that line i+1 of Source
-	// comes from; the lines after those are the operation's file. A line
-	// number reported by Redis or by a coverage tool can so be traced back
-	// to the file it was written in.
-	preludeLine []int
-	// bodyOffset is where the operation's file starts in Source.
-	bodyOffset int
+	// origin[i] is where line i+1 of Source comes from: a line of
+	// prelude.lua or of the operation's file. A line number reported by
+	// Redis or by a coverage tool can so be traced back to the file it was
+	// written in.
+	origin []lineOrigin
+	// body is the operation's file.
+	body string
+}
+
+// lineOrigin is the file (the prelude, or the operation's own) and line
+// that one line of a Source was copied from.
+type lineOrigin struct {
+	prelude bool
+	line    int
 }
 
 // PreludeFile is the name of the file that holds the helpers shared by the
 // scripts.
 const PreludeFile = "prelude.lua"
 
+// HelpersMark is a line an operation's file may hold once: the helper
+// functions it uses are made there instead of ahead of the file, and the
+// code above it, which may use the prelude's constants but none of its
+// functions, runs without making them (each is a closure made on every
+// call: the usual path of a script can so cost less than its others).
+const HelpersMark = "-- lg:helpers"
+
 // File reports which embedded file and which line of it produced line
 // sourceLine (1-based) of s.Source: PreludeFile for the shared helpers,
-// otherwise s.Name + ".lua".
+// otherwise s.Name + ".lua". A line outside Source is reported as line 0
+// of the operation's file.
 func (s *Script) File(sourceLine int) (file string, line int) {
-	if sourceLine >= 1 && sourceLine <= len(s.preludeLine) {
-		return PreludeFile, s.preludeLine[sourceLine-1]
+	if sourceLine < 1 || sourceLine > len(s.origin) {
+		return s.Name + ".lua", 0
 	}
-	return s.Name + ".lua", sourceLine - len(s.preludeLine)
+	o := s.origin[sourceLine-1]
+	if o.prelude {
+		return PreludeFile, o.line
+	}
+	return s.Name + ".lua", o.line
 }
 
 // Helpers returns the names of the prelude helpers that s.Source defines,
@@ -45,9 +65,8 @@ func (s *Script) File(sourceLine int) (file string, line int) {
 // through another helper.
 func (s *Script) Helpers() []string { return append([]string(nil), s.helpers...) }
 
-// Body returns the operation's own file, the part of Source after the
-// helpers.
-func (s *Script) Body() string { return s.Source[s.bodyOffset:] }
+// Body returns the operation's own file: Source without the helpers.
+func (s *Script) Body() string { return s.body }
 
 // The scripts, one per operation; see the package documentation and the
 // comment at the top of each .lua file for KEYS, ARGV and the reply.
@@ -137,26 +156,78 @@ func mustSplit(src string) []helper {
 }
 
 func mustLoad(name string) *Script {
-	body := mustRead(name + ".lua")
-	hs, err := helpersFor(preludeHelpers, body)
+	s, err := compose(name, mustRead(name+".lua"), preludeHelpers)
 	if err != nil {
 		panic(fmt.Sprintf("lua: %s.lua: %v", name, err))
 	}
-	s := &Script{Name: name}
+	registry[name] = s
+	return s
+}
+
+// compose builds the Source of the operation name from its file, body, and
+// the prelude's helpers: those it uses, in prelude order, then the file;
+// or, in a file with HelpersMark, the constants it uses, the file's lines
+// above the mark, the functions it uses, and the rest of the file.
+func compose(name, body string, all []helper) (*Script, error) {
+	hs, err := helpersFor(all, body)
+	if err != nil {
+		return nil, err
+	}
+	s := &Script{Name: name, body: body}
 	var src strings.Builder
-	for _, h := range hs {
-		s.helpers = append(s.helpers, h.name)
-		for i, l := range h.lines {
-			src.WriteString(l)
-			src.WriteByte('\n')
-			s.preludeLine = append(s.preludeLine, h.first+i)
+	writeHelpers := func(take func(helper) bool) {
+		for _, h := range hs {
+			if !take(h) {
+				continue
+			}
+			s.helpers = append(s.helpers, h.name)
+			for i, l := range h.lines {
+				src.WriteString(l + "\n")
+				s.origin = append(s.origin, lineOrigin{prelude: true, line: h.first + i})
+			}
 		}
 	}
-	s.bodyOffset = src.Len()
-	src.WriteString(body)
+	writeBody := func(part string, first int) {
+		src.WriteString(part)
+		for i := range strings.Count(strings.TrimSuffix(part, "\n"), "\n") + 1 {
+			s.origin = append(s.origin, lineOrigin{line: first + i})
+		}
+	}
+	before, after, marked, err := cutHelpersMark(body)
+	if err != nil {
+		return nil, err
+	}
+	if !marked {
+		writeHelpers(func(helper) bool { return true })
+		writeBody(body, 1)
+	} else {
+		for _, ref := range references(strings.Split(before, "\n")) {
+			if strings.HasPrefix(ref, "lg_") {
+				return nil, fmt.Errorf("%s above %q: only the prelude's constants are made there", ref, HelpersMark)
+			}
+		}
+		writeHelpers(func(h helper) bool { return !h.function() })
+		writeBody(before, 1)
+		writeHelpers(helper.function)
+		writeBody(after, strings.Count(before, "\n")+1)
+	}
 	s.Source = src.String()
 	sum := sha1.Sum([]byte(s.Source))
 	s.SHA1 = hex.EncodeToString(sum[:])
-	registry[name] = s
-	return s
+	return s, nil
+}
+
+// cutHelpersMark splits body after the line HelpersMark, if it has one:
+// before holds the lines above it and the mark, after the rest.
+func cutHelpersMark(body string) (before, after string, marked bool, err error) {
+	i := strings.Index(body, "\n"+HelpersMark+"\n")
+	if i < 0 {
+		return body, "", false, nil
+	}
+	cut := i + len(HelpersMark) + 2
+	before, after = body[:cut], body[cut:]
+	if strings.Contains("\n"+after, "\n"+HelpersMark+"\n") {
+		return "", "", false, fmt.Errorf("%q more than once", HelpersMark)
+	}
+	return before, after, true, nil
 }
