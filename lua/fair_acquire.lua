@@ -29,37 +29,32 @@ local queue, alive = KEYS[2], KEYS[3]
 -- The usual acquire, a free lock with nobody queued, is written out here,
 -- above the mark where the helpers are made: their closures and calls
 -- cost Redis more than the commands on this path (lua/doc.go, "Cost").
--- Its test is lg_args's, without the messages: a call that fails it goes
--- on below, where lg_args refuses it before anything is read. Anything
--- else goes on below too, with what this part read (value, head), so no
--- command runs twice.
-local holder, lease = ARGV[1], tonumber(ARGV[2])
+-- Anything else, a call that fails LG_ARGS_OK included, goes on below
+-- with what this part read (value, head), so no command runs twice.
+local holder = ARGV[1]
 local read, value, head = false, nil, nil
-if #KEYS >= 4 and #ARGV >= 3 and lease and lease >= 1 and lease <= 2147483648 and lease % 1 == 0
-    and #holder > 0 and #holder <= 64 and not string.find(holder, ' ', 1, true) and holder ~= LG_TOMB
-    and (ARGV[3] == 'PUBLISH' or ARGV[3] == 'SPUBLISH') then
+if #KEYS >= 4 and LG_ARGS_OK then
   read, value = true, redis.call('GET', KEYS[1])
-  local owner, fence
-  if value then owner, fence = string.match(value, '^(%S+) (%d+) [-+]$') end
+  local owner, fence = string.match(value or '', '^(%S+) (%d+) [-+]$')
   if not value or owner == LG_TOMB then
     head = redis.call('ZRANGE', queue, 0, 0)[1]
     if not head then
       -- One more than the last fence; a key that remembers none starts
       -- from the server clock in µs (lg_next_fence).
-      if fence then
-        fence = string.format('%d', fence + 1)
-      else
+      local next = fence and fence + 1
+      if not next then
         local t = redis.call('TIME')
-        fence = string.format('%d', t[1] * 1000000 + t[2])
+        next = t[1] * 1000000 + t[2]
       end
-      redis.call('SET', KEYS[1], holder .. ' ' .. fence .. ' -', 'PX', lease + LG_FLOOR_MS)
+      fence = string.format('%d', next)
+      redis.call('SET', KEYS[1], holder .. ' ' .. fence .. ' -', 'PX', LG_LEASE + LG_FLOOR_MS)
       return fence + 0
     end
   end
 end
 
 -- lg:helpers
-local pub, err
+local lease, pub, err
 holder, lease, pub, err = lg_args(4, 3)
 if err then return err end
 if not read then value = redis.call('GET', KEYS[1]) end

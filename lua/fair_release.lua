@@ -17,18 +17,13 @@
 local queue, alive = KEYS[2], KEYS[3]
 
 -- The usual release, the caller's lock with nobody queued, is written out
--- above the helpers, as fair_acquire's usual acquire is (the test is
--- lg_args's; what fails it, or finds anything else, goes on below with
--- what this part read). It reads no clock: only a waiter's place has a
--- deadline to check.
-local holder, lease = ARGV[1], tonumber(ARGV[2])
+-- above the helpers, as fair_acquire's usual acquire is. It reads no
+-- clock: only a waiter's place has a deadline to check.
+local holder = ARGV[1]
 local read, value, first = false, nil, nil
-if #KEYS >= 4 and #ARGV >= 3 and lease and lease >= 1 and lease <= 2147483648 and lease % 1 == 0
-    and #holder > 0 and #holder <= 64 and not string.find(holder, ' ', 1, true) and holder ~= LG_TOMB
-    and (ARGV[3] == 'PUBLISH' or ARGV[3] == 'SPUBLISH') then
+if #KEYS >= 4 and LG_ARGS_OK then
   read, value = true, redis.call('GET', KEYS[1])
-  local owner, fence
-  if value then owner, fence = string.match(value, '^(%S+) (%d+) [-+]$') end
+  local owner, fence = string.match(value or '', '^(%S+) (%d+) [-+]$')
   if owner == holder then
     first = redis.call('ZPOPMIN', queue)[1]
     if not first then
@@ -39,8 +34,8 @@ if #KEYS >= 4 and #ARGV >= 3 and lease and lease >= 1 and lease <= 2147483648 an
 end
 
 -- lg:helpers
-local pub, err
-holder, lease, pub, err = lg_args(4, 3)
+local _, pub, err
+holder, _, pub, err = lg_args(4, 3)
 if err then return err end
 if not read then value = redis.call('GET', KEYS[1]) end
 local owner, fence, _, bad = lg_lock_decode(value)

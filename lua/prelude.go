@@ -35,7 +35,8 @@ func (h helper) function() bool { return strings.HasPrefix(h.name, "lg_") }
 // splitPrelude cuts src into its helpers, in file order. Lines that belong
 // to no definition (the file's header, comments on a group of helpers,
 // blank lines) are left out. A function ends at the first `end` in column
-// 0; a constant is one line.
+// 0; a constant at its last line, the lines after its first that are
+// indented included.
 func splitPrelude(src string) ([]helper, error) {
 	lines := strings.Split(strings.TrimSuffix(src, "\n"), "\n")
 	var out []helper
@@ -62,6 +63,10 @@ func splitPrelude(src string) ([]helper, error) {
 			}
 			if end == len(lines) {
 				return nil, fmt.Errorf("%s:%d: function %s has no `end` in column 0", PreludeFile, i+1, m[1])
+			}
+		} else {
+			for end+1 < len(lines) && strings.HasPrefix(lines[end+1], " ") {
+				end++
 			}
 		}
 		h := helper{name: m[1], first: start + 1, lines: lines[start : end+1]}

@@ -52,6 +52,17 @@ local function lg_positive(s, max)
   return n
 end
 
+-- ARGV[2], the lease in ms, read as lg_positive reads it (nil if it is no
+-- number), and whether ARGV[1..3] pass lg_args's checks, as one value and
+-- no message. They are values, not functions (no closure per call): a
+-- script's usual path, written out above its helpers (lua.HelpersMark),
+-- tests LG_ARGS_OK, and a call that fails it goes on to lg_args, which
+-- refuses it before anything is read.
+local LG_LEASE = tonumber(ARGV[2])
+local LG_ARGS_OK = #ARGV >= 3 and LG_LEASE and LG_LEASE >= 1 and LG_LEASE <= 2147483648 and LG_LEASE % 1 == 0
+  and #ARGV[1] > 0 and #ARGV[1] <= 64 and not string.find(ARGV[1], ' ', 1, true) and ARGV[1] ~= LG_TOMB
+  and (ARGV[3] == 'PUBLISH' or ARGV[3] == 'SPUBLISH')
+
 -- mutex_acquire, mutex_renew and mutex_release write this and the value's
 -- decoding out themselves (no closure per call on the mutex cycle); the
 -- malformed-input scenarios keep them refusing what these refuse.
