@@ -44,6 +44,10 @@ func fairHeartbeatScenarios() []*scenario {
 					expect: []keyWant{queue(2000*ms, "B"), {suffix: ":alive", members: []string{"B"}, deadlines: []time.Duration{800 * ms}, ttl: 2000 * ms}}},
 				{at: 600 * ms, script: hb, holder: "B", lease: 500 * ms, extraAt: beatAt(1100*ms, false), want: kept(),
 					expect: []keyWant{queue(1700*ms, "B"), {suffix: ":alive", members: []string{"B"}, deadlines: []time.Duration{1100 * ms}, ttl: 1700 * ms}}},
+				// A deadline of 0 (unknown to the caller): a lease from the
+				// server's clock.
+				{at: 700 * ms, script: hb, lease: 500 * ms, args: []string{"B", "500", "PUBLISH", "0", "0"}, want: kept(),
+					expect: []keyWant{{suffix: ":alive", members: []string{"B"}, deadlines: []time.Duration{1200 * ms}}}},
 			},
 		},
 		{

@@ -29,14 +29,6 @@
 -- only the caller's own place, only later (GT), and only if the place is
 -- still there (XX): no other waiter's place, no order, no lock changes.
 local queue, alive = KEYS[2], KEYS[3]
-local holder, lease, pub, err = lg_args(4, 5)
-if err then return err end
-local deadline, refresh = tonumber(ARGV[4]), ARGV[5]
-if not deadline or deadline < 0 or deadline >= 2 ^ 50 or deadline % 1 ~= 0
-    or (refresh ~= '0' and refresh ~= '1') then
-  return lg_error('want a deadline of ms in 0..2^50 and a refresh flag 0 or 1')
-end
-refresh = refresh == '1'
 
 -- The common case, a waiter behind a holder whose lease runs: one PTTL
 -- says so, one ZADD XX GT keeps the place (1), or finds it gone (0). A 0
@@ -44,20 +36,42 @@ refresh = refresh == '1'
 -- it a later one): only then does ZSCORE tell the two apart. A place that
 -- ran out but that nobody removed is kept: no script acted on its death
 -- (they remove what they find dead). The sets' TTLs are refreshed only
--- when asked, every few heartbeats.
-local left = lg_lease_left(KEYS[1])
-if left >= 0 then
-  if deadline == 0 then deadline = lg_now() + lease end
-  if redis.call('ZADD', alive, 'XX', 'GT', 'CH', lg_int(deadline), holder) == 0
-      and not redis.call('ZSCORE', alive, holder) then
-    return 0
+-- when asked, every few heartbeats. It is written out above the mark where
+-- the helpers are made (their closures and calls would cost Redis more
+-- than its commands); its test is that of the checks below, without the
+-- messages, and anything else goes on below.
+local holder, deadline, refresh = ARGV[1], tonumber(ARGV[4]), ARGV[5]
+if #KEYS >= 4 and #ARGV >= 5 and LG_ARGS_OK and deadline and deadline >= 0 and deadline < 2 ^ 50
+    and deadline % 1 == 0 and (refresh == '0' or refresh == '1') then
+  local left = redis.call('PTTL', KEYS[1]) - LG_FLOOR_MS
+  if left >= 0 then
+    if deadline == 0 then
+      local t = redis.call('TIME')
+      deadline = t[1] * 1000 + math.floor(t[2] / 1000) + LG_LEASE
+    end
+    if redis.call('ZADD', alive, 'XX', 'GT', 'CH', string.format('%d', deadline), holder) == 0
+        and not redis.call('ZSCORE', alive, holder) then
+      return 0
+    end
+    if refresh == '1' then
+      -- PEXPIREAT GT never shortens (lg_fair_expire_at_least).
+      local at = string.format('%d', deadline + 3 * LG_LEASE)
+      redis.call('PEXPIREAT', queue, at, 'GT')
+      redis.call('PEXPIREAT', alive, at, 'GT')
+    end
+    return math.max(math.min(left, LG_LEASE), 1)
   end
-  if refresh then
-    lg_fair_expire_at_least(queue, lg_int(deadline + 3 * lease), false)
-    lg_fair_expire_at_least(alive, lg_int(deadline + 3 * lease), false)
-  end
-  return lg_wait(left, lease)
 end
+
+-- lg:helpers
+local lease, pub, err
+holder, lease, pub, err = lg_args(4, 5)
+if err then return err end
+if not deadline or deadline < 0 or deadline >= 2 ^ 50 or deadline % 1 ~= 0
+    or (refresh ~= '0' and refresh ~= '1') then
+  return lg_error('want a deadline of ms in 0..2^50 and a refresh flag 0 or 1')
+end
+refresh = refresh == '1'
 
 -- Free (absent, a tombstone, a lease that ended, or a damaged key): keep
 -- the place by the server's clock, then hand the lock to the first live
