@@ -60,11 +60,16 @@
 // mutex_release) take no helper at all, only the constants LG_TOMB and
 // LG_FLOOR_MS: they write out the checks of lg_args and the value of
 // lg_lock_decode and lg_lock_encode, a third less Redis CPU ("Cost").
-// fair_acquire and fair_release write out only their usual path (a free
-// lock with nobody queued, the holder's release with nobody queued) ahead
-// of the helpers' code, and hand everything else, with what they read, to
-// that code. The malformed-input scenarios hold them to the same refusals
-// as the rest.
+// The fair scripts that run often (acquire, release, renew, heartbeat)
+// and semaphore_acquire write out only their usual path (a free lock with
+// nobody queued, a release with nobody queued, a lease that runs, a waiter
+// behind a live holder, a free permit), above the line [HelpersMark] of
+// their file: the composer puts
+// the prelude's constants ahead of the file and its functions right below
+// the mark, so the usual path makes no closure; it tests LG_ARGS_OK
+// (lg_args's checks as one value) and hands everything else, with what it
+// read, to the code below the mark. The malformed-input scenarios hold
+// them all to the same refusals.
 // [Script.File] maps a line of Source back to its file and line.
 //
 // # Idempotence
