@@ -41,12 +41,12 @@ if #KEYS >= 4 and LG_ARGS_OK then
     if not head then
       -- One more than the last fence; a key that remembers none starts
       -- from the server clock in µs (lg_next_fence).
-      local next = fence and fence + 1
-      if not next then
+      local n = fence and fence + 1
+      if not n then
         local t = redis.call('TIME')
-        next = t[1] * 1000000 + t[2]
+        n = t[1] * 1000000 + t[2]
       end
-      fence = string.format('%d', next)
+      fence = string.format('%d', n)
       redis.call('SET', KEYS[1], holder .. ' ' .. fence .. ' -', 'PX', LG_LEASE + LG_FLOOR_MS)
       return fence + 0
     end
