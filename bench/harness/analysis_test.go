@@ -76,6 +76,22 @@ func TestAnalyzeGrantsFindsOverlaps(t *testing.T) {
 	}
 }
 
+// A run with no grant in its window says why, so that the report's "—"
+// has a reason; one with grants has no error of its own.
+func TestAnalyzeGrantsNamesAnEmptyWindow(t *testing.T) {
+	grants := []grant{{Proc: 0, Req: 0, Acq: 10, Rel: 20}, {Proc: 1, Req: 5}}
+	var res ContendedResult
+	analyzeGrants(&res, grants, 100, 1000)
+	if res.Grants != 0 || res.Err != "no grant in the measured window: 1 granted outside it, 1 requests unserved, 0 failed" {
+		t.Errorf("grants %d, err %q", res.Grants, res.Err)
+	}
+	res = ContendedResult{}
+	analyzeGrants(&res, grants, 0, 1000)
+	if res.Grants != 1 || res.Err != "" {
+		t.Errorf("grants %d, err %q; want 1 and none", res.Grants, res.Err)
+	}
+}
+
 func TestParseCommandStats(t *testing.T) {
 	info := "# Commandstats\r\ncmdstat_evalsha:calls=12,usec=40,usec_per_call=3.33,rejected_calls=0,failed_calls=0\r\n" +
 		"cmdstat_subscribe:calls=3,usec=1\r\ncmdstat_info:calls=7,usec=9\r\ncmdstat_config|resetstat:calls=1,usec=9\r\n"

@@ -295,6 +295,9 @@ func analyzeGrants(res *ContendedResult, grants []grant, winStart, winEnd int64)
 	}
 	if res.Grants > 0 {
 		res.OutOfOrder = float64(countOutOfOrder(grants, served, inWindow)) / float64(res.Grants)
+	} else if res.Err == "" {
+		// The report's "—" then says why (writeErrors).
+		res.Err = fmt.Sprintf("no grant in the measured window: %d granted outside it, %d requests unserved, %d failed", len(served), res.Unserved, res.Errors)
 	}
 }
 

@@ -60,11 +60,11 @@ func TestQuickRunWritesWellFormedReport(t *testing.T) {
 	// throughput (a "—" there means it failed).
 	for _, p := range opts.Peers {
 		row := findRow(report, "## 1.", p.Name())
-		if row == nil || row[1] == "—" || row[4] == "—" {
+		if row == nil || (row[1] == "—" || row[4] == "—") && !failureNamed(report, p.Name()) {
 			t.Errorf("uncontended row of %s missing or unmeasured (p50, Redis µs / cycle): %q", p.Name(), row)
 		}
 		row = findRow(report, "## 2.", p.Name())
-		if row == nil || row[1] == "—" {
+		if row == nil || row[1] == "—" && !failureNamed(report, p.Name()) {
 			t.Errorf("hot-key row of %s missing or unmeasured: %q", p.Name(), row)
 		}
 	}
@@ -96,8 +96,8 @@ func TestQuickRunWritesWellFormedReport(t *testing.T) {
 			for _, row := range rows5 {
 				if row[0] == p.Name() && row[1] == fmt.Sprint(procs) {
 					found = true
-					if row[2] == "—" {
-						t.Errorf("workload 5 row of %s at %d processes unmeasured: %q", p.Name(), procs, row)
+					if row[2] == "—" && !failureNamed(report, p.Name()) {
+						t.Errorf("workload 5 row of %s at %d processes unmeasured: %q\n%s", p.Name(), procs, row, section(report, "## Errors"))
 					}
 				}
 			}
@@ -111,7 +111,7 @@ func TestQuickRunWritesWellFormedReport(t *testing.T) {
 	for _, p := range opts.ManyPeers {
 		for _, g := range opts.ManyGoroutines {
 			row := rowWith(rows6, p.Name(), fmt.Sprint(g))
-			if row == nil || row[2] == "—" || row[6] == "—" || row[7] == "—" {
+			if row == nil || (row[2] == "—" || row[6] == "—" || row[7] == "—") && !failureNamed(report, p.Name()) {
 				t.Errorf("workload 6 row of %s at %d goroutines missing or unmeasured: %q", p.Name(), g, row)
 			}
 		}
@@ -242,6 +242,14 @@ func cells(line string) []string {
 
 // section returns the text from the heading starting with prefix to the
 // next heading.
+// failureNamed reports whether a "—" in peer's row is allowed: lockgen's
+// own peers are always measured, but another library may get nothing done
+// in a quick run's 300 ms windows on a loaded machine, and then the
+// report's errors section must say so.
+func failureNamed(report, peer string) bool {
+	return !strings.HasPrefix(peer, "lockgen/") && strings.Contains(section(report, "## Errors"), "- "+peer+" (")
+}
+
 func section(md, prefix string) string {
 	i := strings.Index(md, "\n"+prefix)
 	if i < 0 {
