@@ -86,6 +86,19 @@ func rwScenarios() []*scenario {
 			wakes: []string{"all"},
 		},
 		{
+			// A reader whose lease ended is purged by the next reader's
+			// acquire, which gets in beside the live one.
+			name: "rw-dead-reader-read", fam: rwFamily,
+			steps: []step{
+				{at: 0, script: racq, holder: "R1", lease: 300 * ms, want: granted()},
+				{at: 100 * ms, script: racq, holder: "R2", lease: 1000 * ms, want: granted()},
+				{at: 500 * ms, script: racq, holder: "R3", lease: 1000 * ms, want: granted(),
+					expect: []keyWant{{suffix: ":readers", members: []string{"R2", "R3"}}, {fields: []string{"exp", "f", "r:R2", "r:R3"}, fenced: true}}},
+				{at: 600 * ms, script: rrel, holder: "R2", lease: 1000 * ms, want: integer(1)},
+				{at: 600 * ms, script: rrel, holder: "R3", lease: 1000 * ms, want: integer(1), expect: retired(rwFamily)},
+			},
+		},
+		{
 			// A writer that gives up releases: not the writer, it withdraws
 			// its claim (0), and the reader it held back gets in without
 			// waiting out the writer's lease. Only the claimant can withdraw

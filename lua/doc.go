@@ -61,10 +61,11 @@
 // LG_FLOOR_MS: they write out the checks of lg_args and the value of
 // lg_lock_decode and lg_lock_encode, a third less Redis CPU ("Cost").
 // The fair scripts that run often (acquire, release, renew, heartbeat)
-// and semaphore_acquire write out only their usual path (a free lock with
-// nobody queued, a release with nobody queued, a lease that runs, a waiter
-// behind a live holder, a free permit), above the line [HelpersMark] of
-// their file: the composer puts
+// and the shared kinds' acquires (read, write, semaphore) write out only
+// their usual path (a free lock with nobody queued, a release with nobody
+// queued, a lease that runs, a waiter behind a live holder, a free read
+// side, lock or permit), above the line [HelpersMark] of their file: the
+// composer puts
 // the prelude's constants ahead of the file and its functions right below
 // the mark, so the usual path makes no closure; it tests LG_ARGS_OK
 // (lg_args's checks as one value) and hands everything else, with what it

@@ -378,9 +378,11 @@ end
 -- f, the latest deadline its TTL covers in exp, and wq = 1 once someone got
 -- busy since the last wake. Both keys live until exp.
 
--- Removes holders whose lease ended; returns how many.
-local function lg_shared_purge(hash, set, prefix, now_ms)
-  local dead = redis.call('ZRANGEBYSCORE', set, '-inf', lg_int(now_ms))
+-- Removes holders whose lease ended; returns how many. dead, when given,
+-- is what the caller's own ZRANGEBYSCORE of them replied (a script's usual
+-- path, above its helpers, reads it first).
+local function lg_shared_purge(hash, set, prefix, now_ms, dead)
+  dead = dead or redis.call('ZRANGEBYSCORE', set, '-inf', lg_int(now_ms))
   for i = 1, #dead, 500 do
     local last = math.min(i + 499, #dead)
     local fields = {}
@@ -395,9 +397,10 @@ end
 -- ({} when none), after the holders whose lease ended are purged. That
 -- one is read first: if it is live, none has ended, and the purge (a
 -- ZRANGEBYSCORE) is skipped; a busy caller takes its wait from the same
--- reply.
-local function lg_shared_first(hash, set, prefix, now_ms)
-  local first = redis.call('ZRANGE', set, 0, 0, 'WITHSCORES')
+-- reply. first, when given, is that reply, read by the caller's usual
+-- path above its helpers.
+local function lg_shared_first(hash, set, prefix, now_ms, first)
+  first = first or redis.call('ZRANGE', set, 0, 0, 'WITHSCORES')
   if first[2] and first[2] + 0 <= now_ms then
     lg_shared_purge(hash, set, prefix, now_ms)
     first = redis.call('ZRANGE', set, 0, 0, 'WITHSCORES')

@@ -17,12 +17,49 @@
 --                     readers let it in first); retry within wait_ms
 --        {0, wait_ms, writer, left_ms} when a writer holds it, for left_ms
 local readers = KEYS[2]
-local holder, lease, _, err = lg_args(3, 3)
+
+-- The usual acquire, a free read side for a caller that holds none (no
+-- writer, no waiting writer, no reader whose lease ended), is written out
+-- above the mark where the helpers are made, as semaphore_acquire's is.
+-- Anything else, a call that fails LG_ARGS_OK included, goes on below with
+-- what this part read (the clock, dead, st), so no command runs twice.
+local holder = ARGV[1]
+local read, now_ms, now_us, dead, st = false, nil, nil, nil, nil
+if #KEYS >= 3 and LG_ARGS_OK then
+  read = true
+  local t = redis.call('TIME')
+  now_ms, now_us = t[1] * 1000 + math.floor(t[2] / 1000), t[1] * 1000000 + t[2]
+  dead = redis.call('ZRANGEBYSCORE', readers, '-inf', string.format('%d', now_ms))
+  if not dead[1] then
+    st = redis.call('HMGET', KEYS[1], 'w', 'ww', 'f', 'exp', 'wq', 'r:' .. holder)
+    if not st[1] and not st[2] and not st[6] then
+      -- A new hold (lg_shared_hold): one more than the last fence, or the
+      -- server clock in µs for a hash that remembers none (lg_next_fence);
+      -- both keys live until the latest deadline and the floor after it
+      -- (lg_shared_write).
+      local last = tonumber(st[3])
+      local fence = last and last + 1 or now_us
+      local f, deadline, exp = string.format('%d', fence), now_ms + LG_LEASE, tonumber(st[4]) or 0
+      if deadline > exp then exp = deadline end
+      local expire_at = string.format('%d', exp + LG_FLOOR_MS)
+      redis.call('ZADD', readers, string.format('%d', deadline), holder)
+      redis.call('HSET', KEYS[1], 'r:' .. holder, f, 'f', f, 'exp', string.format('%d', exp))
+      redis.call('PEXPIREAT', KEYS[1], expire_at)
+      redis.call('PEXPIREAT', readers, expire_at)
+      return { 1, fence }
+    end
+  end
+end
+
+-- lg:helpers
+local lease, _, err
+holder, lease, _, err = lg_args(3, 3)
 if err then return err end
 
-local now_ms, now_us = lg_now()
-lg_shared_purge(KEYS[1], readers, 'r:', now_ms)
-local st = redis.call('HMGET', KEYS[1], 'w', 'ww', 'f', 'exp', 'wq', 'r:' .. holder)
+if not read then now_ms, now_us = lg_now() end
+-- Readers whose lease ended go (the part above may have read them).
+lg_shared_purge(KEYS[1], readers, 'r:', now_ms, dead)
+st = st or redis.call('HMGET', KEYS[1], 'w', 'ww', 'f', 'exp', 'wq', 'r:' .. holder)
 local writer = lg_writer_decode(st[1], now_ms)
 local ww, exp = tonumber(st[2]), tonumber(st[4]) or 0
 local deadline = now_ms + lease

@@ -65,13 +65,8 @@ if not read then now_ms, now_us = lg_now() end
 -- The hold whose lease ends first, read before anything else: when
 -- every permit is taken it says how long to wait, so a waiter's retry
 -- costs one ZRANGE where a purge's ZRANGEBYSCORE and the wait's ZRANGE
--- were two. The part above stops where that hold's lease has ended: the
--- purge and the new first hold are the rest of lg_shared_first.
-if not read then first = redis.call('ZRANGE', holds, 0, 0, 'WITHSCORES') end
-if first[2] and first[2] + 0 <= now_ms then
-  lg_shared_purge(KEYS[1], holds, 'h:', now_ms)
-  first = redis.call('ZRANGE', holds, 0, 0, 'WITHSCORES')
-end
+-- were two. The part above may have read it (first).
+first = lg_shared_first(KEYS[1], holds, 'h:', now_ms, first)
 st = st or redis.call('HMGET', KEYS[1], 'h:' .. holder, 'f', 'exp', 'wq')
 local exp = tonumber(st[3]) or 0
 local deadline = now_ms + lease

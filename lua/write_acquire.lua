@@ -17,11 +17,48 @@
 --        {0, wait_ms, writer, left_ms} when another writer holds it, for
 --                     left_ms
 local readers = KEYS[2]
-local holder, lease, _, err = lg_args(3, 3)
+
+-- The usual acquire, a lock nobody holds (no writer field, no reader), is
+-- written out above the mark where the helpers are made, as
+-- semaphore_acquire's is. Anything else, a call that fails LG_ARGS_OK
+-- included, goes on below with what this part read (the clock, st,
+-- first), so no command runs twice.
+local holder = ARGV[1]
+local read, now_ms, now_us, st, first = false, nil, nil, nil, nil
+if #KEYS >= 3 and LG_ARGS_OK then
+  read = true
+  local t = redis.call('TIME')
+  now_ms, now_us = t[1] * 1000 + math.floor(t[2] / 1000), t[1] * 1000000 + t[2]
+  st = redis.call('HMGET', KEYS[1], 'w', 'ww', 'f', 'exp')
+  if not st[1] then
+    first = redis.call('ZRANGE', readers, 0, 0, 'WITHSCORES')
+    if not first[2] then
+      -- One more than the last fence, or the server clock in µs for a hash
+      -- that remembers none (lg_next_fence); a waiting writer's claim goes;
+      -- both keys live until the latest deadline and the floor after it
+      -- (lg_shared_write).
+      local last = tonumber(st[3])
+      local fence = last and last + 1 or now_us
+      local f, deadline, exp = string.format('%d', fence), now_ms + LG_LEASE, tonumber(st[4]) or 0
+      if st[2] then redis.call('HDEL', KEYS[1], 'ww', 'wwh') end
+      if deadline > exp then exp = deadline end
+      local expire_at = string.format('%d', exp + LG_FLOOR_MS)
+      redis.call('HSET', KEYS[1], 'w', holder .. ' ' .. f .. ' ' .. string.format('%d', deadline), 'f', f,
+        'exp', string.format('%d', exp))
+      redis.call('PEXPIREAT', KEYS[1], expire_at)
+      redis.call('PEXPIREAT', readers, expire_at)
+      return { 1, fence }
+    end
+  end
+end
+
+-- lg:helpers
+local lease, _, err
+holder, lease, _, err = lg_args(3, 3)
 if err then return err end
 
-local now_ms, now_us = lg_now()
-local st = redis.call('HMGET', KEYS[1], 'w', 'ww', 'f', 'exp')
+if not read then now_ms, now_us = lg_now() end
+st = st or redis.call('HMGET', KEYS[1], 'w', 'ww', 'f', 'exp')
 local writer = lg_writer_decode(st[1], now_ms)
 local exp = tonumber(st[4]) or 0
 local deadline = now_ms + lease
@@ -41,7 +78,7 @@ local wait, by
 if writer then
   wait, by = writer.deadline - now_ms, writer.holder
 else
-  local first = lg_shared_first(KEYS[1], readers, 'r:', now_ms)
+  first = lg_shared_first(KEYS[1], readers, 'r:', now_ms, first)
   if first[2] then wait = first[2] - now_ms end
 end
 if wait then
