@@ -12,7 +12,7 @@ import (
 // Script is one lockgen operation as it is sent to Redis.
 type Script struct {
 	Name   string // "mutex_acquire": the file lua/<Name>.lua
-	Source string // the full source sent to Redis: the prelude helpers it uses, then the operation
+	Source string // the full source sent to Redis: the operation and the prelude helpers it uses (compose)
 	SHA1   string // hex SHA-1 of Source, what EVALSHA takes
 
 	// helpers names the prelude helpers Source defines, in the order it
@@ -125,7 +125,7 @@ func ByName(name string) (*Script, bool) {
 }
 
 // Prelude returns prelude.lua, the helpers shared by the scripts; each
-// Script.Source opens with those of them it uses.
+// Script.Source carries those of them it uses.
 func Prelude() string { return prelude }
 
 //go:embed *.lua
