@@ -32,6 +32,12 @@ func TestComposeHelpersMark(t *testing.T) {
 		}
 	}
 
+	// The mark on the file's last line: nothing follows it.
+	s, err = compose("op", "-- op\nreturn LG_K\n"+HelpersMark+"\n", all)
+	if err != nil || !strings.HasSuffix(s.Source, HelpersMark+"\n") || len(s.origin) != strings.Count(s.Source, "\n") {
+		t.Errorf("mark last: %v, %d origins for %d lines:\n%s", err, len(s.origin), strings.Count(s.Source, "\n"), s.Source)
+	}
+
 	for body, wantErr := range map[string]string{
 		"return lg_f()\n" + HelpersMark + "\nreturn 1\n":            "lg_f above",
 		"return 1\n" + HelpersMark + "\n" + HelpersMark + "\nend\n": "more than once",

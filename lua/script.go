@@ -188,6 +188,9 @@ func compose(name, body string, all []helper) (*Script, error) {
 		}
 	}
 	writeBody := func(part string, first int) {
+		if part == "" {
+			return
+		}
 		src.WriteString(part)
 		for i := range strings.Count(strings.TrimSuffix(part, "\n"), "\n") + 1 {
 			s.origin = append(s.origin, lineOrigin{line: first + i})
