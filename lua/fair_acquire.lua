@@ -54,12 +54,9 @@ if #KEYS >= 4 and LG_ARGS_OK then
 end
 
 -- lg:helpers
-local lease, pub, err
-holder, lease, pub, err = lg_args(4, 3)
+local lease, pub, owner, fence, err
+holder, lease, pub, owner, fence, err = lg_fair_begin(read, value)
 if err then return err end
-if not read then value = redis.call('GET', KEYS[1]) end
-local owner, fence, _, bad = lg_lock_decode(value)
-if bad then return bad end
 if owner == holder then
   redis.call('PEXPIRE', KEYS[1], lg_lease_ttl(lease))
   return fence

@@ -34,12 +34,9 @@ if #KEYS >= 4 and LG_ARGS_OK then
 end
 
 -- lg:helpers
-local _, pub, err
-holder, _, pub, err = lg_args(4, 3)
+local _, pub, owner, fence, err
+holder, _, pub, owner, fence, err = lg_fair_begin(read, value)
 if err then return err end
-if not read then value = redis.call('GET', KEYS[1]) end
-local owner, fence, _, bad = lg_lock_decode(value)
-if bad then return bad end
 
 if owner ~= holder then
   redis.call('ZREM', queue, holder)

@@ -185,6 +185,19 @@ local function lg_lock_decode(v)
   return holder, fence + 0, waiters == '+' and 1 or 0
 end
 
+-- What a fair script does first below its helpers' mark: lg_args's
+-- checks, then the lock's value, read by the usual path above the mark
+-- (read) or now, decoded. Returns holder, lease, publish command, owner
+-- and fence, or, as the sixth value, the error reply for bad arguments or
+-- a value that is not a lock.
+local function lg_fair_begin(read, value)
+  local holder, lease, pub, err = lg_args(4, 3)
+  if err then return nil, nil, nil, nil, nil, err end
+  if not read then value = redis.call('GET', KEYS[1]) end
+  local owner, fence, _, bad = lg_lock_decode(value)
+  return holder, lease, pub, owner, fence, bad
+end
+
 -- lg_int keeps the µs fence out of Lua 5.1's exponent notation (1.7e+15);
 -- the rest is concatenation, cheaper than a three-field string.format.
 local function lg_lock_encode(holder, fence, waiters)
