@@ -49,10 +49,22 @@ func TestOtherProcessIsGrantedWithinTheNearHandOvers(t *testing.T) {
 
 	// B asks again and again: after each of B's holds, A's waiter that
 	// B's release offers the lock to starts a new run of near hand-overs.
+	// A round in which B found the lock free (all of A's goroutines
+	// between a release and their next acquire, which a loaded machine
+	// can make happen) bounds nothing and is not counted; most rounds
+	// find it held, and 20 must.
 	worst := int64(0)
-	for round := range 20 {
+	for round, counted := 0, 0; counted < 20; round++ {
+		if round == 60 {
+			t.Fatalf("in %d rounds, B found A's goroutines holding the lock only %d times", round, counted)
+		}
 		holdsAtBusy.Store(-1)
-		between, queued := grantedWhileQueued(t, a, b, lock, &holds, &holdsAtBusy, round)
+		between, queued, busy := grantedWhileQueued(t, a, b, lock, &holds, &holdsAtBusy, round)
+		if !busy {
+			t.Logf("round %d: B was granted without a busy reply: A's goroutines were not holding the lock", round)
+			continue
+		}
+		counted++
 		worst = max(worst, between)
 		if queued < 1 {
 			t.Errorf("round %d: A had no waiter queued when B was granted: the bound was not what let B in", round)
@@ -66,7 +78,7 @@ func TestOtherProcessIsGrantedWithinTheNearHandOvers(t *testing.T) {
 			t.Errorf("round %d: A made %d holds between B's registration and B's grant; want at most %d", round, between, limit)
 		}
 	}
-	t.Logf("at most %d of A's holds between B's registration and its grant, in 20 rounds", worst)
+	t.Logf("at most %d of A's holds between B's registration and its grant, in 20 counted rounds", worst)
 	select {
 	case err := <-errs:
 		t.Fatalf("A: %v", err)
@@ -76,9 +88,9 @@ func TestOtherProcessIsGrantedWithinTheNearHandOvers(t *testing.T) {
 
 // grantedWhileQueued has B take the lock once and give it back, and
 // returns how many holds A made between B's registration (its first busy
-// reply) and its grant, and how many of A's waiters were queued at the
-// grant.
-func grantedWhileQueued(t *testing.T, a, b *runtime.Locker, lock runtime.Lock, holds, holdsAtBusy *atomic.Int64, round int) (between int64, queued int) {
+// reply) and its grant, how many of A's waiters were queued at the grant,
+// and whether B got a busy reply at all.
+func grantedWhileQueued(t *testing.T, a, b *runtime.Locker, lock runtime.Lock, holds, holdsAtBusy *atomic.Int64, round int) (between int64, queued int, busy bool) {
 	t.Helper()
 	ctx := ctxTimeout(t, 10*time.Second)
 	start := time.Now()
@@ -91,10 +103,7 @@ func grantedWhileQueued(t *testing.T, a, b *runtime.Locker, lock runtime.Lock, h
 	if err := h.Release(); err != nil {
 		t.Errorf("round %d: %v", round, err)
 	}
-	if holdsAtBusy.Load() < 0 {
-		t.Fatalf("round %d: B was granted without a busy reply: A's goroutines were not holding the lock", round)
-	}
-	return between, queued
+	return between, queued, holdsAtBusy.Load() >= 0
 }
 
 // handAround has n goroutines of l take lock and give it back at once,
