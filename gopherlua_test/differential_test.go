@@ -52,23 +52,52 @@ func TestScenarios(t *testing.T) {
 			}
 			// The real run first, then the shim on the real run's
 			// timeline: timestamps of both count from one start, however
-			// long either run took on a loaded machine.
-			real, online := playOnRedis(t, rdb, sc)
-			defer real.close()
-			shim := newShimTargetAt(t, []string{sc.wakeChannel()}, real.start())
-			defer shim.close()
-			offline := play(t, sc, shim, 0)
-			for i := range sc.steps {
-				st := &sc.steps[i]
-				if !sameStepReply(st, offline[i].reply, online[i].reply, shim.start(), real.start(), tol) {
-					t.Errorf("step %d (%s at %v): shim replied %#v, redis-server %#v", i, st.label(), st.at, offline[i].reply, online[i].reply)
+			// long either run took on a loaded machine. The shim plays
+			// each step at its scheduled time, so a real run that fell
+			// behind its schedule wrote its TTLs later: if the two then
+			// disagree, both are played again, as playOnRedis does with
+			// a late run that failed its own expectations.
+			for attempt := 0; ; attempt++ {
+				diffs, late := playBoth(t, rdb, sc, tol)
+				if len(diffs) == 0 || late <= realTolerance/2 || attempt == maxReplays {
+					for _, d := range diffs {
+						t.Error(d)
+					}
+					return
 				}
-				if !sameKeys(offline[i].keys, online[i].keys, shim.start(), real.start(), tol) {
-					t.Errorf("step %d (%s at %v): keys differ\nshim         %v\nredis-server %v", i, st.label(), st.at, offline[i].keys, online[i].keys)
-				}
+				t.Logf("run %d fell %v behind its schedule and differs from the shim (%d steps, first: %s): played again", attempt+1, late.Round(time.Millisecond), len(diffs), diffs[0])
 			}
 		})
 	}
+}
+
+// playBoth plays sc on the real server, then in the shim on the real run's
+// timeline, and returns where the two disagree and how far the real run
+// fell behind its schedule.
+func playBoth(t *testing.T, rdb *redis.Client, sc *scenario, tol float64) (diffs []string, late time.Duration) {
+	t.Helper()
+	real, online := playOnRedis(t, rdb, sc)
+	defer real.close()
+	shim := newShimTargetAt(t, []string{sc.wakeChannel()}, real.start())
+	defer shim.close()
+	offline := play(t, sc, shim, 0)
+	return compareRuns(sc, offline, online, shim.start(), real.start(), tol), real.lateness()
+}
+
+// compareRuns lists the steps at which the shim's run and the real one
+// disagree, reply or keys (time-valued numbers within tol).
+func compareRuns(sc *scenario, offline, online []stepResult, shimStart, realStart time.Time, tol float64) []string {
+	var diffs []string
+	for i := range sc.steps {
+		st := &sc.steps[i]
+		if !sameStepReply(st, offline[i].reply, online[i].reply, shimStart, realStart, tol) {
+			diffs = append(diffs, fmt.Sprintf("step %d (%s at %v): shim replied %#v, redis-server %#v", i, st.label(), st.at, offline[i].reply, online[i].reply))
+		}
+		if !sameKeys(offline[i].keys, online[i].keys, shimStart, realStart, tol) {
+			diffs = append(diffs, fmt.Sprintf("step %d (%s at %v): keys differ\nshim         %v\nredis-server %v", i, st.label(), st.at, offline[i].keys, online[i].keys))
+		}
+	}
+	return diffs
 }
 
 // sameStepReply is sameReply, but for the one script whose integer reply

@@ -129,6 +129,24 @@ func (m *mix) refused(prefix string, calls map[string]func() any) {
 	}
 }
 
+// tombstoneAged waits until the lock's key, a tombstone just written with
+// the floor as its TTL, is more than a ms old on the server's clock: in its
+// first ms its PTTL is the whole floor, which lg_lease_left reads as a
+// lease in its last ms, and a heartbeat as a holder's that runs. A tick
+// is 10 ms on schedule, but a run that fell behind its schedule (a loaded
+// machine) may make its next call in the same ms; then it ticks again.
+func (m *mix) tombstoneAged() {
+	m.t.Helper()
+	floor := lua.FenceFloor.Milliseconds()
+	for range 100 {
+		if pttl, ok := m.tg.do("PTTL", m.keys[0]).(int64); !ok || pttl < floor {
+			return
+		}
+		m.tick()
+	}
+	m.t.Fatalf("%s: the tombstone's PTTL stayed at the floor", m.tg.name())
+}
+
 // vanish makes the lock's key expire now, as it does lease + floor after
 // a holder that died: the other keys (a mutex's registrations, a fair
 // queue) may outlive it.
@@ -303,6 +321,7 @@ func TestProtocolFairOldHolds(t *testing.T) {
 		if got := m.oldCall("fair_release", "W"); got != int64(1) {
 			t.Errorf("%s: old release by W: %#v, want 1", tg.name(), got)
 		}
+		m.tombstoneAged()
 		m.refused(protocolErr, map[string]func() any{
 			"new acquire on the old tombstone":   func() any { return m.call(lua.FairAcquire, "B") },
 			"new heartbeat on the old tombstone": func() any { return m.call(lua.FairHeartbeat, "W") },
