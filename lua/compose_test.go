@@ -47,3 +47,18 @@ func TestComposeHelpersMark(t *testing.T) {
 		}
 	}
 }
+
+// The prelude's names say what a definition is, and a constant uses no
+// function: compose relies on both to put constants ahead of a marked
+// file and functions below its mark.
+func TestSplitPreludeKeepsConstantsAndFunctionsApart(t *testing.T) {
+	for src, wantErr := range map[string]string{
+		"local function LG_F()\n  return 1\nend\n":                      "functions are named lg_*",
+		"local lg_k = 1\n":                                              "functions are named lg_*",
+		"local function lg_f()\n  return 1\nend\nlocal LG_K = lg_f()\n": "constant LG_K uses function lg_f",
+	} {
+		if _, err := splitPrelude(src); err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Errorf("splitPrelude(%q): %v, want an error with %q", src, err, wantErr)
+		}
+	}
+}

@@ -57,6 +57,11 @@ func splitPrelude(src string) ([]helper, error) {
 			start--
 		}
 		end := i
+		// The name says which a definition is (helper.function): a
+		// script's mark relies on it to keep functions below it.
+		if isFunc := strings.HasPrefix(lines[i], "local function "); isFunc != strings.HasPrefix(m[1], "lg_") {
+			return nil, fmt.Errorf("%s:%d: %s: functions are named lg_*, constants LG_*", PreludeFile, i+1, m[1])
+		}
 		if strings.HasPrefix(lines[i], "local function ") {
 			for end < len(lines) && strings.TrimRight(lines[end], " \t") != "end" {
 				end++
@@ -76,6 +81,11 @@ func splitPrelude(src string) ([]helper, error) {
 			}
 			if !known[ref] {
 				return nil, fmt.Errorf("%s:%d: %s uses %s, which is not defined above it", PreludeFile, i+1, h.name, ref)
+			}
+			// Constants go ahead of a marked file, functions below its
+			// mark: a constant made of a function would be nil there.
+			if !h.function() && strings.HasPrefix(ref, "lg_") {
+				return nil, fmt.Errorf("%s:%d: constant %s uses function %s", PreludeFile, i+1, h.name, ref)
 			}
 			h.uses = append(h.uses, ref)
 		}
