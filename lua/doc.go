@@ -68,7 +68,7 @@
 // their file. The composer puts the prelude's constants ahead of the file
 // and its functions right below the mark, so the usual path makes no
 // closure: it tests LG_ARGS_OK (lg_args's checks as one value) and hands
-// everything else, with what it read, to the code below the mark, 15 to 48
+// everything else, with what it read, to the code below the mark, 15 to 49
 // per cent less Redis CPU per call (docs/redis-cost.md). The
 // malformed-input scenarios hold them all to the same refusals.
 // [Script.File] maps a line of Source back to its file and line.
